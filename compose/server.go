@@ -1,0 +1,269 @@
+// Package compose brings up the Redis topologies a run measures (local
+// redis-server processes or external servers) and the fault handles on them.
+package compose
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Persistence names how a local server keeps data across a restart.
+type Persistence string
+
+const (
+	// PersistNone keeps nothing: a restarted server comes back empty.
+	PersistNone Persistence = "none"
+	// PersistAOFAlways fsyncs the append-only file after every write.
+	PersistAOFAlways Persistence = "aof-always"
+)
+
+// ParsePersistence accepts none or aof-always.
+func ParsePersistence(s string) (Persistence, error) {
+	switch Persistence(s) {
+	case PersistNone, "":
+		return PersistNone, nil
+	case PersistAOFAlways:
+		return PersistAOFAlways, nil
+	}
+	return "", fmt.Errorf("persistence %q: want none or aof-always", s)
+}
+
+// ErrNoRedisServer is returned when redis-server is not on PATH.
+var ErrNoRedisServer = errors.New("redis-server not found on PATH; install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or pass --redis URL")
+
+// ServerOptions configures one local redis-server.
+type ServerOptions struct {
+	// Port to listen on; 0 picks a free loopback port.
+	Port int
+	// Persistence of the server's data.
+	Persistence Persistence
+	// Args are extra "--name value" configuration arguments.
+	Args []string
+	// Env is extra environment for the process (LD_PRELOAD for the clock shim).
+	Env []string
+	// Binary overrides the redis-server binary name.
+	Binary string
+}
+
+// Server is one redis-server process that this program started and must stop.
+type Server struct {
+	opts ServerOptions
+	port int
+	dir  string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartServer starts a redis-server on loopback and waits until it answers PING.
+func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
+	if opts.Binary == "" {
+		opts.Binary = "redis-server"
+	}
+	if _, err := exec.LookPath(opts.Binary); err != nil {
+		return nil, ErrNoRedisServer
+	}
+	dir, err := os.MkdirTemp("", "lockbench-redis-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir for redis-server: %w", err)
+	}
+	s := &Server{opts: opts, dir: dir, port: opts.Port}
+	// A free port can be taken between our probe and the server's bind: retry a few.
+	for try := 0; ; try++ {
+		if opts.Port == 0 {
+			if s.port, err = freePort(); err != nil {
+				_ = os.RemoveAll(dir)
+				return nil, err
+			}
+		}
+		if err = s.Start(ctx); err == nil {
+			return s, nil
+		}
+		if opts.Port != 0 || try == 4 || ctx.Err() != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Addr is host:port of the server.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// Port is the server's TCP port.
+func (s *Server) Port() int { return s.port }
+
+// Dir is the server's working directory (its log, AOF and RDB files).
+func (s *Server) Dir() string { return s.dir }
+
+// PID is the running process's id, or 0 when it is not running.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil || s.exited() {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+func (s *Server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) args() []string {
+	args := []string{
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--daemonize", "no", "--protected-mode", "yes", "--save", "",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}
+	if s.opts.Persistence == PersistAOFAlways {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--appendonly", "no")
+	}
+	return append(args, s.opts.Args...)
+}
+
+// Start starts the process (again, after Kill or Stop) on the same port and dir.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	if s.cmd != nil && !s.exited() {
+		s.mu.Unlock()
+		return fmt.Errorf("redis-server %s is already running", s.Addr())
+	}
+	cmd := exec.Command(s.opts.Binary, s.args()...)
+	cmd.Env = append(os.Environ(), s.opts.Env...)
+	// Own process group, so a terminal's Ctrl-C reaches us and we stop the server
+	// in order; Pdeathsig, so a killed lockbench leaves no server behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("start redis-server on %s: %w", s.Addr(), err)
+	}
+	done := make(chan struct{})
+	s.cmd, s.done = cmd, done
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Unlock()
+
+	if err := s.waitReady(ctx, done); err != nil {
+		_ = s.Kill()
+		logTail, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+		return fmt.Errorf("redis-server on %s did not become ready: %w; %s%s", s.Addr(), err, tail(stderr.Bytes()), tail(logTail))
+	}
+	return nil
+}
+
+func tail(b []byte) string {
+	const n = 400
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// waitReady polls PING until the server answers, it exits, or 10 s pass.
+func (s *Server) waitReady(ctx context.Context, done <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DisableIdentity: true})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := c.Ping(ctx).Err(); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-done:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// signal sends sig to the running process.
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.exited() {
+		return fmt.Errorf("redis-server %s is not running", s.Addr())
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("signal %v to redis-server %s: %w", sig, s.Addr(), err)
+	}
+	return nil
+}
+
+// wait blocks until the process has exited or timeout passes.
+func (s *Server) wait(timeout time.Duration) bool {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done == nil {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// Kill sends SIGKILL (a crash: nothing is flushed) and waits for the exit.
+func (s *Server) Kill() error {
+	// A stopped process must be continued to die promptly on some kernels.
+	_ = s.signal(syscall.SIGCONT)
+	if err := s.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	s.wait(5 * time.Second)
+	return nil
+}
+
+// Pause stops the process with SIGSTOP: it keeps its sockets but answers nothing.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process with SIGCONT.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+// Stop ends the process (SIGTERM, then SIGKILL after 3 s) and removes its dir.
+func (s *Server) Stop() error {
+	if s.PID() != 0 {
+		_ = s.signal(syscall.SIGCONT)
+		_ = s.signal(syscall.SIGTERM)
+		if !s.wait(3 * time.Second) {
+			_ = s.Kill()
+		}
+	}
+	return os.RemoveAll(s.dir)
+}

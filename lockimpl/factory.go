@@ -1,0 +1,54 @@
+package lockimpl
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Names lists the locks New builds, in the order help text shows them.
+var names = []string{"single", "fenced", "redlock", "naive"}
+
+// Names returns the lock names New accepts.
+func Names() []string { return append([]string(nil), names...) }
+
+// Options configures whichever lock New builds.
+type Options struct {
+	// Redlock tunes the redlock lock.
+	Redlock RedlockOptions
+	// NaiveGap is slept between the naive lock's GET and DEL, standing in for
+	// the round trip a real network would put there.
+	NaiveGap time.Duration
+}
+
+// New builds the named lock over the given masters. Single-instance locks
+// need exactly one; redlock takes any number from 1.
+func New(name string, nodes []*redis.Client, opts Options) (Locker, error) {
+	single := func() (*redis.Client, error) {
+		if len(nodes) != 1 {
+			return nil, fmt.Errorf("lock %q works on one master, the topology has %d; use --lock redlock for several", name, len(nodes))
+		}
+		return nodes[0], nil
+	}
+	switch name {
+	case "single", "fenced", "naive":
+		c, err := single()
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "single":
+			return NewSingle(c), nil
+		case "fenced":
+			return NewFenced(c), nil
+		}
+		n := NewNaive(c)
+		n.gap = opts.NaiveGap
+		return n, nil
+	case "redlock":
+		return NewRedlock(nodes, opts.Redlock)
+	}
+	return nil, fmt.Errorf("lock %q: unknown; want one of %s", name, strings.Join(names, ", "))
+}

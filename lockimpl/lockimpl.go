@@ -1,0 +1,129 @@
+// Package lockimpl holds the Locker contract and its Redis implementations:
+// the single-instance lease lock, the fenced lock, Redlock over N masters and
+// the deliberately unsafe naive lock kept to measure its hazard.
+package lockimpl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Outcome is the typed result of one lock operation. Contended is not an error:
+// a benchmark must be able to tell "someone else holds it" from "the network failed".
+type Outcome uint8
+
+const (
+	// OK means the operation did what was asked: acquired, renewed or released.
+	OK Outcome = iota
+	// Contended means another owner holds the key (acquire only).
+	Contended
+	// Lost means our token is gone because the key no longer exists (expired).
+	Lost
+	// Taken means the key now holds another owner's token.
+	Taken
+	// Failed means the operation could not be decided: network, timeout, no quorum.
+	Failed
+)
+
+// String names the outcome as it appears in results.
+func (o Outcome) String() string {
+	switch o {
+	case OK:
+		return "ok"
+	case Contended:
+		return "contended"
+	case Lost:
+		return "lost"
+	case Taken:
+		return "taken"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// IsLost reports whether the caller no longer owns the lease.
+func (o Outcome) IsLost() bool { return o == Lost || o == Taken }
+
+// Lease is what a successful acquisition hands its holder.
+type Lease struct {
+	// Key is the locked key.
+	Key string
+	// Token is the owner's random token (128 bits, hex).
+	Token string
+	// Fence is the fencing token, or 0 for locks that have none.
+	Fence int64
+	// Start is when the attempt (or renewal) that set the current expiry began;
+	// validity counts from here because the server's clock started no earlier.
+	Start time.Time
+	// Validity is how long after Start the holder may assume it still owns the key.
+	Validity time.Duration
+}
+
+// ValidUntil is the instant after which the holder must assume the lease is gone.
+func (l Lease) ValidUntil() time.Time { return l.Start.Add(l.Validity) }
+
+// Info describes a lock implementation for reports.
+type Info struct {
+	// Name is the lock's name as given to --lock.
+	Name string `json:"name"`
+	// Fencing is true when leases carry fencing tokens.
+	Fencing bool `json:"fencing"`
+	// Unsafe is true for locks kept only to measure a known hazard.
+	Unsafe bool `json:"unsafe"`
+	// Nodes is the number of Redis masters the lock talks to.
+	Nodes int `json:"nodes"`
+}
+
+// Locker acquires, renews and releases leases on keys. Implementations are safe
+// for concurrent use by many goroutines.
+type Locker interface {
+	// Acquire makes one attempt to take key for ttl.
+	Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error)
+	// Renew extends the lease to ttl from now, only while the caller still owns it;
+	// on OK the lease's Start and Validity are updated in place.
+	Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error)
+	// Release gives the key up, only while the caller still owns it.
+	Release(ctx context.Context, lease Lease) (Outcome, error)
+	// Info describes the implementation.
+	Info() Info
+}
+
+// ErrNoQuorum is returned when too few masters answered for a quorum to be possible.
+var ErrNoQuorum = errors.New("no quorum")
+
+// ErrValidityExpired is returned when a quorum was reached but took longer than the TTL
+// allows, so the lease would already be invalid.
+var ErrValidityExpired = errors.New("validity expired before quorum")
+
+// NewToken returns a fresh 128-bit owner token from crypto/rand, hex encoded.
+func NewToken() string {
+	var b [16]byte
+	// crypto/rand.Read never returns an error on supported platforms (Go 1.24+).
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ErrorKind names an error for the errors-by-kind counters, so that results
+// group failures by cause without keeping every message.
+func ErrorKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrNoQuorum):
+		return "no_quorum"
+	case errors.Is(err, ErrValidityExpired):
+		return "validity_expired"
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case isConnRefused(err):
+		return "conn_refused"
+	}
+	return classifyRedisError(err)
+}

@@ -1,0 +1,275 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedlockOptions tunes Redlock.
+type RedlockOptions struct {
+	// NodeTimeout bounds each master's reply; it must be much smaller than the TTL
+	// so that a slow master cannot eat the lease's validity. 0 picks the default:
+	// 50 ms or TTL/100, whichever is smaller.
+	NodeTimeout time.Duration
+	// DriftFactor is the share of the TTL allowed for clock drift (default 0.01).
+	DriftFactor float64
+	// FailFast returns as soon as quorum is reached or can no longer be reached.
+	FailFast bool
+}
+
+// DefaultDriftFactor is Redlock's customary clock-drift allowance.
+const DefaultDriftFactor = 0.01
+
+// Quorum is the number of masters out of n that must agree: n/2+1.
+func Quorum(n int) int { return n/2 + 1 }
+
+// Validity is what remains of a lease after elapsed time and the clock-drift
+// allowance: ttl − elapsed − (ttl × driftFactor + 2 ms). Not positive means invalid.
+func Validity(ttl, elapsed time.Duration, driftFactor float64) time.Duration {
+	drift := time.Duration(float64(ttl)*driftFactor) + 2*time.Millisecond
+	return ttl - elapsed - drift
+}
+
+// NodeTimeoutFor returns the per-node timeout to use for ttl when none is set.
+func NodeTimeoutFor(ttl time.Duration) time.Duration {
+	return min(50*time.Millisecond, ttl/100)
+}
+
+// NodeCounts are one master's outcome counters.
+type NodeCounts struct {
+	// Acquired counts SETs that took the key on this master.
+	Acquired int64 `json:"acquired"`
+	// Contended counts SETs that found another owner.
+	Contended int64 `json:"contended"`
+	// Errors counts SETs that failed for other reasons than a timeout.
+	Errors int64 `json:"errors"`
+	// Timeouts counts SETs that did not answer within the node timeout.
+	Timeouts int64 `json:"timeouts"`
+}
+
+type nodeCounters struct{ acquired, contended, errors, timeouts atomic.Int64 }
+
+// Redlock acquires a key on a quorum of N independent masters in parallel.
+type Redlock struct {
+	nodes    []*redis.Client
+	opts     RedlockOptions
+	scripts  scripts
+	counters []nodeCounters
+	// cleanup tracks releases still running after a fail-fast return.
+	cleanup sync.WaitGroup
+}
+
+// NewRedlock returns Redlock over the given masters.
+func NewRedlock(nodes []*redis.Client, opts RedlockOptions) (*Redlock, error) {
+	if len(nodes) == 0 {
+		return nil, errors.New("redlock needs at least one master")
+	}
+	if opts.DriftFactor == 0 {
+		opts.DriftFactor = DefaultDriftFactor
+	}
+	if opts.DriftFactor < 0 || opts.DriftFactor >= 1 {
+		return nil, fmt.Errorf("redlock drift factor %v: want 0 < f < 1", opts.DriftFactor)
+	}
+	return &Redlock{nodes: nodes, opts: opts, scripts: newScripts(), counters: make([]nodeCounters, len(nodes))}, nil
+}
+
+// Info describes the lock.
+func (r *Redlock) Info() Info { return Info{Name: "redlock", Nodes: len(r.nodes)} }
+
+// NodeCounts returns each master's outcome counters, in node order.
+func (r *Redlock) NodeCounts() []NodeCounts {
+	out := make([]NodeCounts, len(r.counters))
+	for i := range r.counters {
+		c := &r.counters[i]
+		out[i] = NodeCounts{Acquired: c.acquired.Load(), Contended: c.contended.Load(), Errors: c.errors.Load(), Timeouts: c.timeouts.Load()}
+	}
+	return out
+}
+
+// Wait blocks until releases started after fail-fast returns are done.
+func (r *Redlock) Wait() { r.cleanup.Wait() }
+
+func (r *Redlock) nodeTimeout(ttl time.Duration) time.Duration {
+	if r.opts.NodeTimeout > 0 {
+		return r.opts.NodeTimeout
+	}
+	return NodeTimeoutFor(ttl)
+}
+
+// releaseTimeout is never shorter than 50 ms: a release is not racing the
+// lease's validity, and giving up early would leave keys behind.
+func (r *Redlock) releaseTimeout(ttl time.Duration) time.Duration {
+	return max(r.nodeTimeout(ttl), 50*time.Millisecond)
+}
+
+// nodeReply is one master's answer to a fanned-out command.
+type nodeReply struct {
+	node int
+	out  Outcome
+	err  error
+}
+
+// tally counts replies against the quorum.
+type tally struct {
+	n, quorum              int
+	ok, taken, lost, fails int
+	firstErr               error
+}
+
+func (t *tally) add(r nodeReply) {
+	switch r.out {
+	case OK:
+		t.ok++
+	case Contended, Taken:
+		t.taken++
+	case Lost:
+		t.lost++
+	default:
+		t.fails++
+		if t.firstErr == nil {
+			t.firstErr = r.err
+		}
+	}
+}
+
+func (t *tally) answered() int { return t.ok + t.taken + t.lost + t.fails }
+
+// decided reports whether the quorum question is settled either way.
+func (t *tally) decided() bool {
+	return t.ok >= t.quorum || t.n-t.answered()+t.ok < t.quorum
+}
+
+// fanOut runs op on every master in parallel and gathers replies; with failFast it
+// returns once the quorum is decided, leaving the rest to finish on their own
+// (their channel is buffered, so they never block). pending is how many are still out.
+func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, pending int) {
+	n := len(r.nodes)
+	replies := make(chan nodeReply, n)
+	for i := range r.nodes {
+		go func(i int) {
+			nctx, cancel := context.WithTimeout(ctx, timeout)
+			out, err := op(nctx, i)
+			cancel()
+			replies <- nodeReply{node: i, out: out, err: err}
+		}(i)
+	}
+	t = tally{n: n, quorum: Quorum(n)}
+	for t.answered() < n {
+		t.add(<-replies)
+		if failFast && t.decided() {
+			break
+		}
+	}
+	if pending = n - t.answered(); pending > 0 {
+		r.cleanup.Add(1)
+		go func() {
+			defer r.cleanup.Done()
+			for range pending {
+				<-replies
+			}
+		}()
+	}
+	return t, pending
+}
+
+// Acquire sends SET NX PX to every master in parallel and succeeds with a quorum
+// and positive validity; otherwise it releases on every master, including those
+// that failed or timed out, since their SET may still have landed.
+func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
+	token := NewToken()
+	start := time.Now()
+	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+		return r.setOne(nctx, i, key, token, ttl)
+	})
+	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
+	if t.ok >= t.quorum && validity > 0 {
+		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
+	}
+	r.releaseAll(ctx, key, token, ttl)
+	switch {
+	case t.ok >= t.quorum:
+		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
+	case t.n-t.fails < t.quorum:
+		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w (%d of %d masters failed, first: %v)", key, ErrNoQuorum, t.fails, t.n, t.firstErr)
+	}
+	return Lease{}, Contended, nil
+}
+
+func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time.Duration) (Outcome, error) {
+	c := &r.counters[i]
+	ok, err := r.nodes[i].SetNX(ctx, key, token, ttl).Result()
+	switch {
+	case err != nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)):
+		c.timeouts.Add(1)
+		return Failed, fmt.Errorf("master %d: %w", i, err)
+	case err != nil:
+		c.errors.Add(1)
+		return Failed, fmt.Errorf("master %d: %w", i, err)
+	case !ok:
+		c.contended.Add(1)
+		return Contended, nil
+	}
+	c.acquired.Add(1)
+	return OK, nil
+}
+
+// releaseAll runs compare-and-delete on every master; it waits for all, since a
+// failed acquisition must not leave keys behind that block others for a TTL.
+func (r *Redlock) releaseAll(ctx context.Context, key, token string, ttl time.Duration) tally {
+	// A cancelled run still cleans up after itself.
+	ctx = context.WithoutCancel(ctx)
+	t, _ := r.fanOut(ctx, r.releaseTimeout(ttl), false, func(nctx context.Context, i int) (Outcome, error) {
+		n, err := r.scripts.release.Run(nctx, r.nodes[i], []string{key}, token).Int64()
+		if err != nil {
+			return Failed, err
+		}
+		return scriptOutcome(n), nil
+	})
+	return t
+}
+
+// Renew extends the lease on every master in parallel; it succeeds only with a
+// quorum and positive validity, otherwise the lease counts as lost.
+func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
+	start := time.Now()
+	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+		n, err := r.scripts.renew.Run(nctx, r.nodes[i], []string{lease.Key}, lease.Token, ttl.Milliseconds()).Int64()
+		if err != nil {
+			return Failed, err
+		}
+		return scriptOutcome(n), nil
+	})
+	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
+	if t.ok >= t.quorum && validity > 0 {
+		lease.Start, lease.Validity = start, validity
+		return OK, nil
+	}
+	return quorumLoss(t, "renew", lease.Key)
+}
+
+// Release runs compare-and-delete on every master in parallel.
+func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
+	t := r.releaseAll(ctx, lease.Key, lease.Token, lease.Validity)
+	if t.ok >= t.quorum {
+		return OK, nil
+	}
+	return quorumLoss(t, "release", lease.Key)
+}
+
+// quorumLoss explains why a renew or release did not reach a quorum of owners.
+func quorumLoss(t tally, op, key string) (Outcome, error) {
+	switch {
+	case t.n-t.fails < t.quorum && t.ok+t.fails >= t.quorum:
+		// Without the failures we might still own it: undecided, not lost.
+		return Failed, fmt.Errorf("redlock %s %s: %w (%d of %d masters failed, first: %v)", op, key, ErrNoQuorum, t.fails, t.n, t.firstErr)
+	case t.taken > 0:
+		return Taken, nil
+	}
+	return Lost, nil
+}

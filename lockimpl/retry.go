@@ -1,0 +1,172 @@
+package lockimpl
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// RetryKind names an acquire retry strategy.
+type RetryKind string
+
+const (
+	// RetryNone makes a single attempt.
+	RetryNone RetryKind = "none"
+	// RetryFixed waits the same delay between attempts.
+	RetryFixed RetryKind = "fixed"
+	// RetryExp waits a uniformly random delay in [0, min(cap, base·2^k)]
+	// ("full jitter"), so that contenders spread out instead of retrying in step.
+	RetryExp RetryKind = "exp"
+)
+
+// RetryPolicy says how an acquisition retries after a contended or failed attempt.
+type RetryPolicy struct {
+	// Kind is the strategy.
+	Kind RetryKind
+	// Delay is the fixed delay, or the exponential base.
+	Delay time.Duration
+	// Cap bounds the exponential delay.
+	Cap time.Duration
+	// Timeout bounds the whole acquisition, attempts and waits together.
+	Timeout time.Duration
+}
+
+// RetrySpecHelp lists the accepted forms of a retry spec.
+const RetrySpecHelp = "none, fixed:DELAY (e.g. fixed:5ms) or exp:BASE,CAP (e.g. exp:1ms,100ms)"
+
+// ParseRetry parses a retry spec: none, fixed:D or exp:BASE,CAP.
+func ParseRetry(spec string) (RetryPolicy, error) {
+	kind, args, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	switch RetryKind(kind) {
+	case RetryNone:
+		if args != "" {
+			return RetryPolicy{}, fmt.Errorf("retry %q: none takes no arguments; want %s", spec, RetrySpecHelp)
+		}
+		return RetryPolicy{Kind: RetryNone}, nil
+	case RetryFixed:
+		d, err := positiveDuration(args)
+		if err != nil {
+			return RetryPolicy{}, fmt.Errorf("retry %q: %v; want %s", spec, err, RetrySpecHelp)
+		}
+		return RetryPolicy{Kind: RetryFixed, Delay: d}, nil
+	case RetryExp:
+		baseS, capS, ok := strings.Cut(args, ",")
+		if !ok {
+			return RetryPolicy{}, fmt.Errorf("retry %q: exp needs BASE,CAP; want %s", spec, RetrySpecHelp)
+		}
+		base, err := positiveDuration(baseS)
+		if err != nil {
+			return RetryPolicy{}, fmt.Errorf("retry %q: base %v; want %s", spec, err, RetrySpecHelp)
+		}
+		capD, err := positiveDuration(capS)
+		if err != nil {
+			return RetryPolicy{}, fmt.Errorf("retry %q: cap %v; want %s", spec, err, RetrySpecHelp)
+		}
+		if capD < base {
+			return RetryPolicy{}, fmt.Errorf("retry %q: cap %v is below base %v; want %s", spec, capD, base, RetrySpecHelp)
+		}
+		return RetryPolicy{Kind: RetryExp, Delay: base, Cap: capD}, nil
+	}
+	return RetryPolicy{}, fmt.Errorf("retry %q: unknown strategy; want %s", spec, RetrySpecHelp)
+}
+
+func positiveDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%v is not positive", d)
+	}
+	return d, nil
+}
+
+// String renders the policy back in spec form.
+func (p RetryPolicy) String() string {
+	switch p.Kind {
+	case RetryFixed:
+		return fmt.Sprintf("fixed:%v", p.Delay)
+	case RetryExp:
+		return fmt.Sprintf("exp:%v,%v", p.Delay, p.Cap)
+	}
+	return string(RetryNone)
+}
+
+// Backoff returns the wait before retry number k (0 for the first retry).
+func (p RetryPolicy) Backoff(k int, rng *rand.Rand) time.Duration {
+	switch p.Kind {
+	case RetryFixed:
+		return p.Delay
+	case RetryExp:
+		ceiling := p.Cap
+		if k < 62 && p.Delay<<k > 0 && p.Delay<<k < p.Cap {
+			ceiling = p.Delay << k
+		}
+		return time.Duration(rng.Int64N(int64(ceiling) + 1))
+	}
+	return 0
+}
+
+// Attempt is one acquire attempt as the retry loop saw it.
+type Attempt struct {
+	// Latency is how long the attempt took.
+	Latency time.Duration
+	// Outcome is what it returned.
+	Outcome Outcome
+	// Err is set when Outcome is Failed.
+	Err error
+}
+
+// Acquisition is the end of a retried acquisition.
+type Acquisition struct {
+	// Lease is valid when Outcome is OK.
+	Lease Lease
+	// Outcome is the last attempt's outcome.
+	Outcome Outcome
+	// Err is the last attempt's error, if it failed.
+	Err error
+	// Attempts counts every attempt made.
+	Attempts int
+}
+
+// AcquireWithRetry tries key until it is acquired, the policy gives up, the
+// timeout passes or ctx ends. observe sees every attempt, so none goes uncounted.
+func AcquireWithRetry(ctx context.Context, l Locker, key string, ttl time.Duration, p RetryPolicy, rng *rand.Rand, observe func(Attempt)) Acquisition {
+	var deadline time.Time
+	if p.Timeout > 0 {
+		deadline = time.Now().Add(p.Timeout)
+	}
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for k := 0; ; k++ {
+		start := time.Now()
+		lease, out, err := l.Acquire(ctx, key, ttl)
+		if observe != nil {
+			observe(Attempt{Latency: time.Since(start), Outcome: out, Err: err})
+		}
+		acq := Acquisition{Lease: lease, Outcome: out, Err: err, Attempts: k + 1}
+		if out == OK || p.Kind == RetryNone || ctx.Err() != nil {
+			return acq
+		}
+		wait := p.Backoff(k, rng)
+		if !deadline.IsZero() && time.Now().Add(wait).After(deadline) {
+			return acq
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ctx.Done():
+			return acq
+		case <-timer.C:
+		}
+	}
+}

@@ -1,0 +1,303 @@
+// Package results holds the versioned result schema of a lockbench run, its
+// store and its renderers. It knows nothing of Redis: a Result is plain data.
+package results
+
+import (
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Schema is the version tag every result file carries.
+const Schema = "lockbench/v1"
+
+// Operation names, the keys of Result.Ops.
+const (
+	OpAcquire       = "acquire"
+	OpTimeToAcquire = "time_to_acquire"
+	OpRelease       = "release"
+	OpRenew         = "renew"
+	OpHold          = "hold"
+	OpBlocked       = "blocked"
+)
+
+// OpNames lists the operations in the order reports show them.
+var opNames = []string{OpAcquire, OpTimeToAcquire, OpRelease, OpRenew, OpHold, OpBlocked}
+
+// OpNames returns the operations in report order.
+func OpNames() []string { return append([]string(nil), opNames...) }
+
+// Histogram bounds shared by every recorder, so histograms always merge exactly:
+// 1 µs to 1 hour, 3 significant digits.
+const (
+	HistMinUS   = 1
+	HistMaxUS   = int64(time.Hour / time.Microsecond)
+	HistSigFigs = 3
+)
+
+// NewHistogram returns an empty latency histogram in microseconds.
+func NewHistogram() *hdr.Histogram { return hdr.New(HistMinUS, HistMaxUS, HistSigFigs) }
+
+// Result is one run, as stored in its JSON file.
+type Result struct {
+	// Schema is always "lockbench/v1".
+	Schema string `json:"schema"`
+	// ID names the run; its keys live under lockbench:<id>:.
+	ID string `json:"id"`
+	// StartedAt is when the measured window began.
+	StartedAt time.Time `json:"started_at"`
+	// DurationS is the measured window's wall length in seconds.
+	DurationS float64 `json:"duration_s"`
+	// Partial is true when the run was interrupted before its end.
+	Partial bool `json:"partial"`
+	// Config holds every setting's value, by flag name.
+	Config map[string]any `json:"config"`
+	// Lock describes the lock implementation.
+	Lock LockInfo `json:"lock"`
+	// Topology describes the servers measured.
+	Topology Topology `json:"topology"`
+	// Ops summarises each operation's latency.
+	Ops map[string]OpSummary `json:"ops"`
+	// Throughput is per-second rates over the measured window.
+	Throughput Throughput `json:"throughput"`
+	// Contention counts attempts and how they ended.
+	Contention Contention `json:"contention"`
+	// Counters are further event counts.
+	Counters Counters `json:"counters"`
+	// Incidents counts safety-relevant events.
+	Incidents Incidents `json:"incidents"`
+	// Errors counts failures by kind.
+	Errors map[string]int64 `json:"errors"`
+	// Series has one point per second of the measured window.
+	Series []SeriesPoint `json:"series"`
+	// NodeOutcomes are per-master outcome counts (Redlock).
+	NodeOutcomes []NodeOutcome `json:"node_outcomes,omitempty"`
+	// Servers is the server-side cost, where INFO was allowed.
+	Servers *Servers `json:"servers,omitempty"`
+	// Faults lists the faults injected, with their actual times.
+	Faults []FaultEvent `json:"faults,omitempty"`
+}
+
+// LockInfo describes the lock measured.
+type LockInfo struct {
+	// Name is the --lock value.
+	Name string `json:"name"`
+	// Fencing is true when leases carried fencing tokens.
+	Fencing bool `json:"fencing"`
+	// Unsafe marks locks kept only to measure a hazard.
+	Unsafe bool `json:"unsafe"`
+	// Nodes is the number of masters the lock used.
+	Nodes int `json:"nodes"`
+}
+
+// Topology describes the servers of a run; addresses never carry passwords.
+type Topology struct {
+	// Kind is single, redlock or replicated.
+	Kind string `json:"kind"`
+	// Spec is the --topology value, e.g. redlock:5.
+	Spec string `json:"spec"`
+	// Provider is local or external.
+	Provider string `json:"provider"`
+	// Nodes are host:port of each server.
+	Nodes []string `json:"nodes"`
+	// ServerVersion is the first node's version.
+	ServerVersion string `json:"server_version"`
+}
+
+// OpSummary summarises one operation.
+type OpSummary struct {
+	// Count is how many were recorded (successful or not).
+	Count int64 `json:"count"`
+	// Errors is how many of them failed.
+	Errors int64 `json:"errors"`
+	// LatencyUS are the percentiles in microseconds.
+	LatencyUS Percentiles `json:"latency_us"`
+	// HDR is the histogram in HdrHistogram's compressed base64 encoding.
+	HDR string `json:"hdr"`
+}
+
+// Percentiles of a latency distribution, in microseconds.
+type Percentiles struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Throughput over the measured window.
+type Throughput struct {
+	// AcquiredPerS is successful acquisitions per second.
+	AcquiredPerS float64 `json:"acquired_per_s"`
+	// AttemptsPerS is acquire attempts per second.
+	AttemptsPerS float64 `json:"attempts_per_s"`
+}
+
+// Contention counts acquire attempts and their ends.
+type Contention struct {
+	// Attempts is every acquire attempt, retries included.
+	Attempts int64 `json:"attempts"`
+	// Acquired is attempts that took the lock.
+	Acquired int64 `json:"acquired"`
+	// Contended is attempts that found the key held by another.
+	Contended int64 `json:"contended"`
+	// GaveUp is acquisitions that ended without the lock (retries exhausted or timeout).
+	GaveUp int64 `json:"gave_up"`
+	// Rate is Contended / Attempts.
+	Rate float64 `json:"rate"`
+	// AttemptsPerAcquire is Attempts / Acquired.
+	AttemptsPerAcquire float64 `json:"attempts_per_acquire"`
+}
+
+// Counters are further event counts of a run.
+type Counters struct {
+	// Released is releases that found the lease ours and deleted it.
+	Released int64 `json:"released"`
+	// Renewed is successful renewals.
+	Renewed int64 `json:"renewed"`
+	// Crashed is holders that abandoned their lease without releasing.
+	Crashed int64 `json:"crashed"`
+	// Paused is holders that stalled inside the critical section.
+	Paused int64 `json:"paused"`
+	// Scheduled is open-loop requests scheduled in the window.
+	Scheduled int64 `json:"scheduled"`
+	// Late is open-loop requests that started after their intended time.
+	Late int64 `json:"late"`
+	// Writes is protected-resource writes attempted.
+	Writes int64 `json:"writes"`
+	// Unreplicated is acquisitions refused for too few replica acks (WAIT).
+	Unreplicated int64 `json:"acquire_unreplicated"`
+}
+
+// Incidents counts the events that mean a lease did not protect its work.
+type Incidents struct {
+	// ExpiredDuringWork: the work ended after the lease's validity.
+	ExpiredDuringWork int64 `json:"expired_during_work"`
+	// ReleaseLost: release found the key gone or held by another.
+	ReleaseLost int64 `json:"release_lost"`
+	// RenewLost: a renewal found the lease gone.
+	RenewLost int64 `json:"renew_lost"`
+	// WorkAborted: work stopped because a renewal found the lease lost.
+	WorkAborted int64 `json:"work_aborted"`
+	// Overlaps: a holder entered while another holder of the same key was inside.
+	Overlaps int64 `json:"overlaps"`
+	// FencingRejected: a fenced write carried a token lower than one already written.
+	FencingRejected int64 `json:"fencing_rejected"`
+	// StaleWritesAccepted: an unfenced write by an expired holder after a newer holder wrote.
+	StaleWritesAccepted int64 `json:"stale_writes_accepted"`
+}
+
+// Total sums the incidents that signal unsafety or lost work.
+func (i Incidents) Total() int64 {
+	return i.ExpiredDuringWork + i.ReleaseLost + i.RenewLost + i.WorkAborted + i.Overlaps + i.FencingRejected + i.StaleWritesAccepted
+}
+
+// SeriesPoint is one second of a run.
+type SeriesPoint struct {
+	// ElapsedS is the second's end, counted from the window's start.
+	ElapsedS float64 `json:"elapsed_s"`
+	// Acquired in this second.
+	Acquired int64 `json:"acquired"`
+	// Attempts in this second.
+	Attempts int64 `json:"attempts"`
+	// P99US is this second's acquire-attempt p99.
+	P99US float64 `json:"p99_us"`
+	// Errors in this second.
+	Errors int64 `json:"errors"`
+	// Incidents in this second.
+	Incidents int64 `json:"incidents"`
+	// Faults names faults that fired in this second.
+	Faults []string `json:"faults,omitempty"`
+}
+
+// NodeOutcome is one master's acquire outcome counts.
+type NodeOutcome struct {
+	Node      string `json:"node"`
+	Acquired  int64  `json:"acquired"`
+	Contended int64  `json:"contended"`
+	Errors    int64  `json:"errors"`
+	Timeouts  int64  `json:"timeouts"`
+}
+
+// Servers is the server-side cost of a run.
+type Servers struct {
+	// CommandsPerAcquire sums all nodes' executed commands over acquisitions.
+	CommandsPerAcquire float64 `json:"commands_per_acquire"`
+	// CPUUSPerAcquire sums all nodes' CPU microseconds over acquisitions.
+	CPUUSPerAcquire float64 `json:"cpu_us_per_acquire"`
+	// Nodes are each node's own figures.
+	Nodes []ServerNode `json:"nodes"`
+	// Unavailable says why some node's figures are missing (INFO refused).
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// ServerNode is one server's cost over the window.
+type ServerNode struct {
+	Addr               string           `json:"addr"`
+	Commands           int64            `json:"commands"`
+	CPUUS              float64          `json:"cpu_us"`
+	CommandsPerAcquire float64          `json:"commands_per_acquire"`
+	CPUUSPerAcquire    float64          `json:"cpu_us_per_acquire"`
+	ByCommand          map[string]int64 `json:"by_command,omitempty"`
+	Error              string           `json:"error,omitempty"`
+}
+
+// FaultEvent is one injected fault as it actually happened.
+type FaultEvent struct {
+	// Spec is the --fault value.
+	Spec string `json:"spec"`
+	// AtS is when it fired, in seconds from the window's start.
+	AtS float64 `json:"at_s"`
+	// EndS is when it was undone, if it has an end.
+	EndS float64 `json:"end_s,omitempty"`
+	// Error says why it could not be applied.
+	Error string `json:"error,omitempty"`
+}
+
+// Summarize computes an OpSummary from a histogram of microseconds.
+func Summarize(h *hdr.Histogram, errors int64) (OpSummary, error) {
+	enc, err := EncodeHistogram(h)
+	if err != nil {
+		return OpSummary{}, err
+	}
+	return OpSummary{Count: h.TotalCount(), Errors: errors, LatencyUS: PercentilesOf(h), HDR: enc}, nil
+}
+
+// PercentilesOf reads the standard percentiles of h.
+func PercentilesOf(h *hdr.Histogram) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	return Percentiles{
+		P50:  float64(h.ValueAtQuantile(50)),
+		P90:  float64(h.ValueAtQuantile(90)),
+		P99:  float64(h.ValueAtQuantile(99)),
+		P999: float64(h.ValueAtQuantile(99.9)),
+		Max:  float64(h.Max()),
+		Mean: h.Mean(),
+	}
+}
+
+// EncodeHistogram returns h in HdrHistogram's compressed base64 form.
+func EncodeHistogram(h *hdr.Histogram) (string, error) {
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encode histogram: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeHistogram parses the compressed base64 form back into a histogram.
+func DecodeHistogram(s string) (*hdr.Histogram, error) {
+	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+		return nil, fmt.Errorf("histogram is not base64: %w", err)
+	}
+	h, err := hdr.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,136 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// FileName is the name a result is stored under in its directory.
+func FileName(id string) string { return id + ".json" }
+
+// Write stores r in dir atomically (temp file, then rename), so an interrupted
+// run never leaves half a file; it returns the file's path.
+func Write(dir string, r *Result) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("results dir %s: %w", dir, err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode result %s: %w", r.ID, err)
+	}
+	path := filepath.Join(dir, FileName(r.ID))
+	return path, writeAtomic(path, append(b, '\n'))
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
+
+// Read loads and validates one result file. Errors name the file.
+func Read(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	return Decode(path, b)
+}
+
+// Decode parses a result from b; name is used in errors.
+func Decode(name string, b []byte) (*Result, error) {
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s: not a lockbench result (invalid or truncated JSON: %v)", name, err)
+	}
+	switch {
+	case head.Schema == nil:
+		return nil, fmt.Errorf("%s: not a lockbench result (no \"schema\" field)", name)
+	case *head.Schema != Schema:
+		return nil, fmt.Errorf("%s: unknown schema %q; this lockbench reads %q", name, *head.Schema, Schema)
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: malformed %s result: %v", name, Schema, err)
+	}
+	if r.ID == "" {
+		return nil, fmt.Errorf("%s: result has no id", name)
+	}
+	return &r, nil
+}
+
+// List reads every result in dir, newest first. Files that are not results are
+// reported in skipped rather than failing the listing.
+func List(dir string) (rs []*Result, skipped []error, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("results dir %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		r, err := Read(filepath.Join(dir, e.Name()))
+		if err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		rs = append(rs, r)
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].StartedAt.After(rs[j].StartedAt) })
+	return rs, skipped, nil
+}
+
+// Find resolves a run reference: a path to a file, or an id (or unique id
+// prefix) of a result in dir.
+func Find(dir, ref string) (*Result, error) {
+	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
+		return Read(ref)
+	}
+	if r, err := Read(filepath.Join(dir, FileName(ref))); err == nil {
+		return r, nil
+	}
+	rs, _, err := List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", ref, err)
+	}
+	var found []*Result
+	for _, r := range rs {
+		if strings.HasPrefix(r.ID, ref) {
+			found = append(found, r)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, fmt.Errorf("run %q: no such file, and no result with that id in %s", ref, dir)
+	}
+	return nil, fmt.Errorf("run %q: %w: %d results in %s start with it", ref, errAmbiguous, len(found), dir)
+}
+
+var errAmbiguous = errors.New("ambiguous id")

@@ -1,0 +1,137 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// NewTable returns a table writer in lockbench's style: ASCII borders (they
+// survive every terminal and log), headers as written, numbers right-aligned.
+func NewTable(w io.Writer, header ...any) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+		tablewriter.WithRowAlignment(tw.AlignRight),
+	)
+	t.Header(header...)
+	return t
+}
+
+// FormatUS renders microseconds with a unit that keeps 3 significant digits.
+func FormatUS(us float64) string {
+	switch {
+	case us == 0:
+		return "0"
+	case us < 1000:
+		return fmt.Sprintf("%.0fµs", us)
+	case us < 10_000:
+		return fmt.Sprintf("%.2fms", us/1000)
+	case us < 1_000_000:
+		return fmt.Sprintf("%.1fms", us/1000)
+	}
+	return fmt.Sprintf("%.2fs", us/1e6)
+}
+
+// Headline is the one-line description of a run.
+func Headline(r *Result) string {
+	unsafe := ""
+	if r.Lock.Unsafe {
+		unsafe = " [UNSAFE lock: kept only to measure its hazard]"
+	}
+	partial := ""
+	if r.Partial {
+		partial = " [PARTIAL: interrupted]"
+	}
+	return fmt.Sprintf("run %s  %s  topology %s (%s, %d node(s), redis %s)  lock %s%s  %s%s",
+		r.ID, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, len(r.Topology.Nodes),
+		r.Topology.ServerVersion, r.Lock.Name, unsafe, describeConfig(r), partial)
+}
+
+func describeConfig(r *Result) string {
+	var parts []string
+	for _, k := range []string{"workload", "concurrency", "keys", "ttl", "hold", "rate"} {
+		if v, ok := r.Config[k]; ok && fmt.Sprint(v) != "" && fmt.Sprint(v) != "0" {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// WriteSummary renders one run as the tables `lockbench run` prints.
+func WriteSummary(w io.Writer, r *Result) error {
+	fmt.Fprintln(w, Headline(r))
+	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
+	t := NewTable(w, "op", "count", "errors", "p50", "p90", "p99", "p99.9", "max", "mean")
+	for _, op := range opNames {
+		s, ok := r.Ops[op]
+		if !ok || s.Count == 0 {
+			continue
+		}
+		l := s.LatencyUS
+		_ = t.Append(op, s.Count, s.Errors, FormatUS(l.P50), FormatUS(l.P90), FormatUS(l.P99), FormatUS(l.P999), FormatUS(l.Max), FormatUS(l.Mean))
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render ops table: %w", err)
+	}
+	fmt.Fprintln(w)
+	return writeCounts(w, r)
+}
+
+func writeCounts(w io.Writer, r *Result) error {
+	c, i := r.Contention, r.Incidents
+	t := NewTable(w, "contention", "", "incidents", "")
+	rows := [][]any{
+		{"attempts", c.Attempts, "expired_during_work", i.ExpiredDuringWork},
+		{"acquired", c.Acquired, "release_lost", i.ReleaseLost},
+		{"contended", c.Contended, "renew_lost", i.RenewLost},
+		{"gave_up", c.GaveUp, "work_aborted", i.WorkAborted},
+		{"rate", fmt.Sprintf("%.4f", c.Rate), "overlaps", i.Overlaps},
+		{"attempts/acquire", fmt.Sprintf("%.2f", c.AttemptsPerAcquire), "fencing_rejected", i.FencingRejected},
+		{"errors", sumErrors(r.Errors), "stale_writes_accepted", i.StaleWritesAccepted},
+	}
+	for _, row := range rows {
+		_ = t.Append(row...)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render counts table: %w", err)
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(w, "errors by kind: %s\n", formatErrors(r.Errors))
+	}
+	if s := r.Servers; s != nil {
+		if s.Unavailable != "" {
+			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
+		} else {
+			fmt.Fprintf(w, "server cost: %.2f commands and %.1f µs CPU per acquisition (all nodes)\n", s.CommandsPerAcquire, s.CPUUSPerAcquire)
+		}
+	}
+	return nil
+}
+
+func sumErrors(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func formatErrors(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}

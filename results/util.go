@@ -1,0 +1,5 @@
+package results
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }
