@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// Measurement is what one Run recorded in its window, merged over workers.
+type Measurement struct {
+	// WindowStart is when recording began (after the warm-up).
+	WindowStart time.Time
+	// Elapsed is the window's wall length.
+	Elapsed time.Duration
+	// Partial is true when the run was interrupted.
+	Partial bool
+	// Scheduled is the open-loop requests intended inside the window.
+	Scheduled int64
+	// Series has one point per second.
+	Series []results.SeriesPoint
+
+	hists    [numOps]*hdr.Histogram
+	counters counters
+}
+
+func (r *run) measurement(windowStart time.Time, elapsed time.Duration, partial bool) *Measurement {
+	m := &Measurement{WindowStart: windowStart, Elapsed: elapsed, Partial: partial, Series: r.series.points}
+	for i := range m.hists {
+		m.hists[i] = results.NewHistogram()
+	}
+	return m
+}
+
+// merge folds every worker's recorder into m; called once all workers stopped.
+func (m *Measurement) merge(recs []*recorder) {
+	for _, rec := range recs {
+		rec.mu.Lock()
+		for i, h := range rec.hists {
+			m.hists[i].Merge(h)
+		}
+		m.counters.add(&rec.c)
+		rec.mu.Unlock()
+	}
+}
+
+// Histogram returns the merged histogram of an operation (results.Op* names).
+func (m *Measurement) Histogram(name string) *hdr.Histogram {
+	for i, n := range opResultNames {
+		if n == name {
+			return m.hists[i]
+		}
+	}
+	return nil
+}
+
+// Fill writes the measurement into a result: window, ops, throughput,
+// contention, counters, incidents, errors and series.
+func (m *Measurement) Fill(r *results.Result) error {
+	c := &m.counters
+	r.StartedAt = m.WindowStart.UTC()
+	r.DurationS = m.Elapsed.Seconds()
+	r.Partial = m.Partial
+	r.Ops = map[string]results.OpSummary{}
+	for i, h := range m.hists {
+		s, err := results.Summarize(h, c.opErrors[i])
+		if err != nil {
+			return fmt.Errorf("summarize %s: %w", opResultNames[i], err)
+		}
+		r.Ops[opResultNames[i]] = s
+	}
+	secs := m.Elapsed.Seconds()
+	if secs > 0 {
+		r.Throughput = results.Throughput{AcquiredPerS: float64(c.acquired) / secs, AttemptsPerS: float64(c.attempts) / secs}
+	}
+	r.Contention = results.Contention{Attempts: c.attempts, Acquired: c.acquired, Contended: c.contended, GaveUp: c.gaveUp}
+	if c.attempts > 0 {
+		r.Contention.Rate = float64(c.contended) / float64(c.attempts)
+	}
+	if c.acquired > 0 {
+		r.Contention.AttemptsPerAcquire = float64(c.attempts) / float64(c.acquired)
+	}
+	r.Counters = results.Counters{Released: c.released, Renewed: c.renewed, Crashed: c.crashed, Paused: c.paused,
+		Scheduled: m.Scheduled, Late: c.late, Writes: c.writes, Unreplicated: c.unreplicated}
+	r.Incidents = results.Incidents{ExpiredDuringWork: c.expired, ReleaseLost: c.releaseLost, RenewLost: c.renewLost,
+		WorkAborted: c.aborted, Overlaps: c.overlaps, FencingRejected: c.fencingRejected, StaleWritesAccepted: c.staleAccepted}
+	r.Errors = map[string]int64{}
+	for k, v := range c.errs {
+		r.Errors[k] = v
+	}
+	r.Series = m.Series
+	return nil
+}

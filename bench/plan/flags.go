@@ -1,0 +1,148 @@
+// Package plan turns a run's flag values into a Plan (topology, lock,
+// workload, runner options) and executes it: it brings the topology up, builds
+// the lock, runs the benchmark, reads server cost and cleans up. The CLI only
+// collects flag values; every parse and every validation message lives here,
+// so sweeps and scenarios build runs the same way users do.
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Flag describes one run flag.
+type Flag struct {
+	// Name is the long flag name, also the key in Values and in the result's config.
+	Name string
+	// Aliases are short names (-c, -d).
+	Aliases []string
+	// Default is the value used when the flag is not given ("" for none).
+	Default string
+	// Usage is the one-line help.
+	Usage string
+	// Multi marks flags that may be given more than once.
+	Multi bool
+	// Bool marks switches.
+	Bool bool
+	// Category groups flags in help.
+	Category string
+}
+
+// Values holds flag values by flag name; single-valued flags have one element.
+type Values map[string][]string
+
+// Get returns the (last) value of name, or "".
+func (v Values) Get(name string) string {
+	if s := v[name]; len(s) > 0 {
+		return s[len(s)-1]
+	}
+	return ""
+}
+
+// Set replaces name's value.
+func (v Values) Set(name string, value ...string) { v[name] = value }
+
+// Clone copies v.
+func (v Values) Clone() Values {
+	out := make(Values, len(v))
+	for k, s := range v {
+		out[k] = append([]string(nil), s...)
+	}
+	return out
+}
+
+const (
+	catTarget   = "target"
+	catWorkload = "workload"
+	catRunner   = "runner"
+	catOutput   = "output"
+)
+
+var runFlags = []Flag{
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single or redlock:N (1-9 masters); repeat to compare topologies side by side"},
+	{Name: "redis", Multi: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
+	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive (default: redlock on redlock topologies, single otherwise)"},
+	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
+	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller)"},
+	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},
+	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered"},
+	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
+
+	{Name: "workload", Category: catWorkload, Usage: "preset name (see `lockbench workloads`); flags given override it"},
+	{Name: "keys", Default: "0", Category: catWorkload, Usage: "key chooser: unique (or 0), uniform:K (or K), zipf:K,s (s>1), hot:K,p"},
+	{Name: "ttl", Default: "10s", Category: catWorkload, Usage: "lease time to live"},
+	{Name: "hold", Default: "0", Category: catWorkload, Usage: "work time inside the lock: D, const:D, uniform:A,B, exp:MEAN, lognormal:MEDIAN,SIGMA, pareto:MIN,ALPHA"},
+	{Name: "think", Default: "0", Category: catWorkload, Usage: "time between critical sections (closed loop), same forms as --hold"},
+	{Name: "renew-every", Default: "0", Category: catWorkload, Usage: "renew the lease while holding: a duration, ttl/N, or 0 for never"},
+	{Name: "pause-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder stalls before its protected write (GC pause)"},
+	{Name: "pause", Default: "0", Category: catWorkload, Usage: "stall length distribution, same forms as --hold"},
+	{Name: "crash-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder dies without releasing"},
+	{Name: "rate", Default: "0", Category: catWorkload, Usage: "open loop: lock requests per second (0: closed loop)"},
+
+	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)"},
+	{Name: "duration", Aliases: []string{"d"}, Default: "10s", Category: catRunner, Usage: "measured window"},
+	{Name: "warmup", Default: "1s", Category: catRunner, Usage: "unrecorded warm-up before the window"},
+	{Name: "retry", Default: "none", Category: catRunner, Usage: "acquire retry: none, fixed:DELAY or exp:BASE,CAP (full jitter)"},
+	{Name: "acquire-timeout", Default: "0", Category: catRunner, Usage: "give up an acquisition after this long, retries included (0: the ttl)"},
+	{Name: "seed", Default: "1", Category: catRunner, Usage: "seed of the workers' random generators"},
+	{Name: "generator-id", Default: "0", Category: catRunner, Usage: "this generator's index when several run together (see results merge)"},
+	{Name: "generators", Default: "1", Category: catRunner, Usage: "how many generators run together"},
+
+	{Name: "out", Default: "./runs", Category: catOutput, Usage: "directory for result files"},
+	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table or json"},
+	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line"},
+}
+
+// RunFlags returns the run flags in help order.
+func RunFlags() []Flag { return append([]Flag(nil), runFlags...) }
+
+func lookupFlag(name string) (Flag, bool) {
+	for _, f := range runFlags {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Flag{}, false
+}
+
+// InputError is bad input: it names the flag and what the flag accepts.
+type InputError struct {
+	Flag string
+	Msg  string
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("--%s: %s", e.Flag, e.Msg) }
+
+// badInput builds an InputError.
+func badInput(flag, format string, args ...any) error {
+	return &InputError{Flag: flag, Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsInputError reports whether err is bad input (exit code 2).
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
+
+// Config renders resolved values as the result's config: every flag's value,
+// single values as strings and repeated ones as lists.
+func (v Values) Config() map[string]any {
+	out := map[string]any{}
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		f, known := lookupFlag(k)
+		switch {
+		case known && f.Multi:
+			out[k] = append([]string{}, v[k]...)
+		default:
+			out[k] = strings.Join(v[k], ",")
+		}
+	}
+	return out
+}

@@ -1,0 +1,288 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// Plan is one fully parsed run: one topology, one lock, one workload.
+type Plan struct {
+	// Values are the resolved flag values this plan came from (its config).
+	Values Values
+	// Topology is the topology to bring up.
+	Topology compose.Spec
+	// URLs are external servers; empty means local processes.
+	URLs []string
+	// Persistence of local servers.
+	Persistence compose.Persistence
+	// Lock is the lock's name.
+	Lock string
+	// LockOptions tune the lock.
+	LockOptions lockimpl.Options
+	// Workload is what the workers do.
+	Workload workloads.Workload
+	// Bench are the runner options (progress and hooks are set by Execute).
+	Bench bench.Options
+	// OutDir is where the result file goes.
+	OutDir string
+	// Format is table or json.
+	Format string
+	// Quiet turns the live line off.
+	Quiet bool
+}
+
+// Resolve applies a preset (--workload) under the given values and the
+// defaults under both, so the result's config holds every flag's value.
+func Resolve(given Values) (Values, error) {
+	v := Values{}
+	for _, f := range runFlags {
+		if f.Default != "" {
+			v.Set(f.Name, f.Default)
+		}
+	}
+	if name := given.Get("workload"); name != "" {
+		p, err := workloads.LookupPreset(name)
+		if err != nil {
+			return nil, badInput("workload", "%v", err)
+		}
+		for k, val := range p.Flags {
+			if _, ok := lookupFlag(k); !ok {
+				return nil, fmt.Errorf("preset %s sets unknown flag %q", name, k)
+			}
+			v.Set(k, val)
+		}
+	}
+	for k, s := range given {
+		if _, ok := lookupFlag(k); !ok {
+			return nil, badInput(k, "unknown flag")
+		}
+		v[k] = append([]string(nil), s...)
+	}
+	if v.Get("workload") == "" {
+		v.Set("workload", "custom")
+	}
+	return v, nil
+}
+
+// Expand resolves the given values and returns one plan per --topology.
+func Expand(given Values) ([]Plan, error) {
+	v, err := Resolve(given)
+	if err != nil {
+		return nil, err
+	}
+	topologies := v["topology"]
+	if len(topologies) == 0 {
+		topologies = []string{"single"}
+	}
+	var plans []Plan
+	for _, t := range topologies {
+		one := v.Clone()
+		one.Set("topology", t)
+		p, err := Parse(one)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// parser collects the first bad flag while reading values, so Parse reads as
+// a list of fields rather than a ladder of error checks.
+type parser struct {
+	v   Values
+	err error
+}
+
+func (p *parser) fail(flag, format string, args ...any) {
+	if p.err == nil {
+		p.err = badInput(flag, format, args...)
+	}
+}
+
+func (p *parser) duration(flag string, min time.Duration) time.Duration {
+	s := p.v.Get(flag)
+	d, err := time.ParseDuration(s)
+	if s == "0" {
+		d, err = 0, nil
+	}
+	if err != nil {
+		p.fail(flag, "%q is not a duration; want a Go duration such as 500ms, 10s or 1m", s)
+		return 0
+	}
+	if d < min {
+		p.fail(flag, "%v is too small; want at least %v", d, min)
+	}
+	return d
+}
+
+func (p *parser) integer(flag string, lo, hi int) int {
+	s := p.v.Get(flag)
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		p.fail(flag, "%q: want a whole number from %d to %d", s, lo, hi)
+	}
+	return n
+}
+
+func (p *parser) float(flag string, lo, hi float64) float64 {
+	s := p.v.Get(flag)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < lo || f > hi {
+		p.fail(flag, "%q: want a number from %g to %g", s, lo, hi)
+	}
+	return f
+}
+
+func (p *parser) boolean(flag string) bool {
+	s := p.v.Get(flag)
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		p.fail(flag, "%q: want true or false", s)
+	}
+	return b
+}
+
+func (p *parser) oneOf(flag string, allowed ...string) string {
+	s := p.v.Get(flag)
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	p.fail(flag, "%q: want one of %s", s, strings.Join(allowed, ", "))
+	return ""
+}
+
+func (p *parser) dist(flag string) workloads.Dist {
+	d, err := workloads.ParseDist(p.v.Get(flag))
+	if err != nil {
+		p.fail(flag, "%v", err)
+	}
+	return d
+}
+
+// Parse reads one plan out of resolved values with a single --topology.
+func Parse(v Values) (Plan, error) {
+	p := &parser{v: v}
+	pl := Plan{Values: v, URLs: v["redis"], OutDir: v.Get("out")}
+	topo, err := compose.ParseSpec(v.Get("topology"))
+	if err != nil {
+		return Plan{}, badInput("topology", "%v", err)
+	}
+	if topo.Kind == compose.KindRedlock && topo.Masters == 0 && len(pl.URLs) == 0 {
+		topo.Masters = 5
+	}
+	pl.Topology = topo
+	pers, err := compose.ParsePersistence(v.Get("persistence"))
+	if err != nil {
+		p.fail("persistence", "%v", err)
+	}
+	pl.Persistence = pers
+	pl.Lock = p.lockFor(topo)
+	pl.LockOptions = lockimpl.Options{
+		Redlock: lockimpl.RedlockOptions{
+			NodeTimeout: p.duration("node-timeout", 0),
+			DriftFactor: p.float("drift-factor", 0, 0.5),
+			FailFast:    p.boolean("fail-fast"),
+		},
+		NaiveGap: p.duration("naive-gap", 0),
+	}
+	pl.Workload = p.workload()
+	pl.Bench = p.benchOptions(pl.Workload.TTL)
+	pl.Format = p.oneOf("format", "table", "json")
+	pl.Quiet = p.boolean("quiet")
+	generators := p.integer("generators", 1, 1<<20)
+	if id := p.integer("generator-id", 0, 1<<20); p.err == nil && id >= generators {
+		p.fail("generator-id", "%d: want 0 to %d (one less than --generators)", id, generators-1)
+	}
+	if p.err != nil {
+		return Plan{}, p.err
+	}
+	return pl, nil
+}
+
+// lockFor picks and checks the lock for a topology.
+func (p *parser) lockFor(topo compose.Spec) string {
+	lock := p.v.Get("lock")
+	if lock == "" {
+		lock = "single"
+		if topo.Kind == compose.KindRedlock {
+			lock = "redlock"
+		}
+		p.v.Set("lock", lock)
+	}
+	known := false
+	for _, n := range lockimpl.Names() {
+		known = known || n == lock
+	}
+	switch {
+	case !known:
+		p.fail("lock", "%q: want one of %s", lock, strings.Join(lockimpl.Names(), ", "))
+	case lock != "redlock" && topo.Kind == compose.KindRedlock:
+		p.fail("lock", "%s is a single-instance lock and cannot run on %s; use --lock redlock or --topology single", lock, topo)
+	}
+	return lock
+}
+
+func (p *parser) workload() workloads.Workload {
+	w := workloads.Workload{Name: p.v.Get("workload")}
+	keys, err := workloads.ParseKeys(p.v.Get("keys"))
+	if err != nil {
+		p.fail("keys", "%v", err)
+	}
+	w.Keys = keys
+	w.TTL = p.duration("ttl", time.Millisecond)
+	w.Hold = p.dist("hold")
+	w.Think = p.dist("think")
+	w.Pause = p.dist("pause")
+	w.PauseProb = p.probability("pause-prob")
+	w.CrashProb = p.probability("crash-prob")
+	if w.TTL > 0 {
+		every, err := workloads.ParseRenewEvery(p.v.Get("renew-every"), w.TTL)
+		if err != nil {
+			p.fail("renew-every", "%v", err)
+		}
+		w.RenewEvery = every
+	}
+	w.Rate = p.float("rate", 0, 10_000_000)
+	return w
+}
+
+func (p *parser) probability(flag string) float64 {
+	f, err := workloads.ParseProbability(flag, p.v.Get(flag))
+	if err != nil && p.err == nil {
+		p.err = &InputError{Flag: flag, Msg: strings.TrimPrefix(err.Error(), "--"+flag+": ")}
+	}
+	return f
+}
+
+func (p *parser) benchOptions(ttl time.Duration) bench.Options {
+	o := bench.Options{
+		Concurrency: p.integer("concurrency", 1, 100_000),
+		Duration:    p.duration("duration", 100*time.Millisecond),
+		Warmup:      p.duration("warmup", 0),
+	}
+	retry, err := lockimpl.ParseRetry(p.v.Get("retry"))
+	if err != nil {
+		p.fail("retry", "%v", err)
+	}
+	retry.Timeout = p.duration("acquire-timeout", 0)
+	if retry.Timeout == 0 {
+		retry.Timeout = ttl
+	}
+	o.Retry = retry
+	seed, err := strconv.ParseUint(p.v.Get("seed"), 10, 64)
+	if err != nil {
+		p.fail("seed", "%q: want a whole number from 0 to 2^64-1", p.v.Get("seed"))
+	}
+	o.Seed = seed
+	return o
+}
