@@ -102,10 +102,10 @@ func (r *Redlock) nodeTimeout(ttl time.Duration) time.Duration {
 	return NodeTimeoutFor(ttl)
 }
 
-// releaseTimeout is never shorter than 50 ms: a release is not racing the
+// releaseTimeout is never shorter than 500 ms: a release is not racing the
 // lease's validity, and giving up early would leave keys behind.
 func (r *Redlock) releaseTimeout(ttl time.Duration) time.Duration {
-	return max(r.nodeTimeout(ttl), 50*time.Millisecond)
+	return max(r.nodeTimeout(ttl), 500*time.Millisecond)
 }
 
 // nodeReply is one master's answer to a fanned-out command.

@@ -252,14 +252,18 @@ func (p *parser) workload() workloads.Workload {
 		}
 		w.RenewEvery = every
 	}
-	w.Rate = p.float("rate", 0, 10_000_000)
+	rate, err := workloads.ParseRate("rate", p.v.Get("rate"))
+	if err != nil && p.err == nil {
+		p.err = &InputError{Flag: "rate", Msg: strings.TrimPrefix(err.Error(), "--rate ")}
+	}
+	w.Rate = rate
 	return w
 }
 
 func (p *parser) probability(flag string) float64 {
 	f, err := workloads.ParseProbability(flag, p.v.Get(flag))
 	if err != nil && p.err == nil {
-		p.err = &InputError{Flag: flag, Msg: strings.TrimPrefix(err.Error(), "--"+flag+": ")}
+		p.err = &InputError{Flag: flag, Msg: strings.TrimPrefix(err.Error(), "--"+flag+" ")}
 	}
 	return f
 }
