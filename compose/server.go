@@ -12,11 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Persistence names how a local server keeps data across a restart.
@@ -191,11 +190,9 @@ func tail(b []byte) string {
 
 // waitReady polls PING until the server answers, it exits, or 10 s pass.
 func (s *Server) waitReady(ctx context.Context, done <-chan struct{}) error {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, DisableIdentity: true})
-	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if err := c.Ping(ctx).Err(); err == nil {
+		if err := rawPing(s.Addr()); err == nil {
 			return nil
 		} else if time.Now().After(deadline) {
 			return err
@@ -208,6 +205,29 @@ func (s *Server) waitReady(ctx context.Context, done <-chan struct{}) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// rawPing speaks just enough RESP to ask PING, without a client library that
+// would log every refused dial while the server starts.
+func rawPing(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if reply := string(buf[:n]); !strings.HasPrefix(reply, "+PONG") {
+		return fmt.Errorf("PING answered %q", strings.TrimSpace(reply))
+	}
+	return nil
 }
 
 // signal sends sig to the running process.

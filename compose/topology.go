@@ -151,12 +151,25 @@ func ParseRedisURL(raw string) (*redis.Options, error) {
 
 func redactErr(err error, raw string) string {
 	msg := err.Error()
-	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
+	if p := urlPassword(raw); p != "" {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
 	}
 	return msg
+}
+
+// urlPassword finds the password of scheme://user:password@host even in a URL
+// that does not parse, so that no error message can carry it.
+func urlPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		rest = raw
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
 }
 
 // RedactURL hides the password of a Redis URL.

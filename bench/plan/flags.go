@@ -70,7 +70,7 @@ var runFlags = []Flag{
 	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered"},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
 
-	{Name: "workload", Category: catWorkload, Usage: "preset name (see `lockbench workloads`); flags given override it"},
+	{Name: "workload", Category: catWorkload, Usage: "preset name (see: lockbench workloads); flags given override it"},
 	{Name: "keys", Default: "0", Category: catWorkload, Usage: "key chooser: unique (or 0), uniform:K (or K), zipf:K,s (s>1), hot:K,p"},
 	{Name: "ttl", Default: "10s", Category: catWorkload, Usage: "lease time to live"},
 	{Name: "hold", Default: "0", Category: catWorkload, Usage: "work time inside the lock: D, const:D, uniform:A,B, exp:MEAN, lognormal:MEDIAN,SIGMA, pareto:MIN,ALPHA"},

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockbench/lockbench/bench/plan"
@@ -29,6 +30,8 @@ const (
 )
 
 func main() {
+	// go-redis logs dial failures itself; lockbench reports them once, as errors.
+	redis.SetLogger(quietLogger{})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
@@ -69,7 +72,7 @@ func exitCode(err error) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "lockbench",
 		Usage:     "benchmark and load-test Redis distributed locks",
 		Writer:    stdout,
@@ -89,6 +92,16 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			versionCommand(),
 		},
 	}
+	setUsageErrors(app.Commands, app.OnUsageError)
+	return app
+}
+
+// setUsageErrors makes every subcommand report flag errors as bad input.
+func setUsageErrors(cmds []*cli.Command, f cli.OnUsageErrorFunc) {
+	for _, c := range cmds {
+		c.OnUsageError = f
+		setUsageErrors(c.Subcommands, f)
+	}
 }
 
 func versionCommand() *cli.Command {
@@ -101,3 +114,8 @@ func versionCommand() *cli.Command {
 		},
 	}
 }
+
+// quietLogger drops go-redis's internal log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...interface{}) {}

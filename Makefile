@@ -1,0 +1,44 @@
+# lockbench: build, test and demo targets. `make test` is what CI runs.
+GO       ?= go
+BIN      ?= bin/lockbench
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+
+.PHONY: all build test lint demo redis bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lockbench
+
+# vet first (cheap), then every test under the race detector.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt wants to rewrite:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+# redis-server must be on PATH: lockbench starts its own servers on free ports.
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "redis-server not found; installing Debian's redis-server (needs root)"; \
+		apt-get update -qq && apt-get install -y -qq redis-server redis-tools; }
+	@# Debian's package starts a system service; lockbench never uses it.
+	@command -v systemctl >/dev/null 2>&1 && systemctl stop redis-server >/dev/null 2>&1 || true
+
+demo: build redis
+	./$(BIN) run
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./workloads/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseKeys -fuzztime 20s ./workloads/
+	$(GO) test -run '^$$' -fuzz FuzzParseDist -fuzztime 20s ./workloads/
+	$(GO) test -run '^$$' -fuzz FuzzParseRetry -fuzztime 20s ./lockimpl/
+
+clean:
+	rm -rf bin runs

@@ -1,0 +1,288 @@
+package bench
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// memLocker is an in-memory lease lock with real expiry, so runner logic can
+// be tested (and benchmarked) without a server.
+type memLocker struct {
+	mu     sync.Mutex
+	keys   map[string]memLease
+	fence  int64
+	fenced bool
+	calls  atomic.Int64
+}
+
+type memLease struct {
+	token   string
+	expires time.Time
+}
+
+func newMemLocker(fenced bool) *memLocker {
+	return &memLocker{keys: map[string]memLease{}, fenced: fenced}
+}
+
+func (m *memLocker) Info() lockimpl.Info {
+	return lockimpl.Info{Name: "mem", Fencing: m.fenced, Nodes: 1}
+}
+
+func (m *memLocker) Acquire(_ context.Context, key string, ttl time.Duration) (lockimpl.Lease, lockimpl.Outcome, error) {
+	m.calls.Add(1)
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.keys[key]; ok && now.Before(l.expires) {
+		return lockimpl.Lease{}, lockimpl.Contended, nil
+	}
+	tok := lockimpl.NewToken()
+	m.keys[key] = memLease{token: tok, expires: now.Add(ttl)}
+	lease := lockimpl.Lease{Key: key, Token: tok, Start: now, Validity: ttl}
+	if m.fenced {
+		m.fence++
+		lease.Fence = m.fence
+	}
+	return lease, lockimpl.OK, nil
+}
+
+func (m *memLocker) owner(l lockimpl.Lease) lockimpl.Outcome {
+	cur, ok := m.keys[l.Key]
+	switch {
+	case !ok || time.Now().After(cur.expires):
+		return lockimpl.Lost
+	case cur.token != l.Token:
+		return lockimpl.Taken
+	}
+	return lockimpl.OK
+}
+
+func (m *memLocker) Renew(_ context.Context, l *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.owner(*l)
+	if out == lockimpl.OK {
+		now := time.Now()
+		m.keys[l.Key] = memLease{token: l.Token, expires: now.Add(ttl)}
+		l.Start, l.Validity = now, ttl
+	}
+	return out, nil
+}
+
+func (m *memLocker) Release(_ context.Context, l lockimpl.Lease) (lockimpl.Outcome, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.owner(l)
+	if out == lockimpl.OK {
+		delete(m.keys, l.Key)
+	}
+	return out, nil
+}
+
+func mustKeys(t testing.TB, spec string) workloads.KeyChooser {
+	t.Helper()
+	k, err := workloads.ParseKeys(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func mustDist(t testing.TB, spec string) workloads.Dist {
+	t.Helper()
+	d, err := workloads.ParseDist(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func runMem(t *testing.T, l lockimpl.Locker, wl workloads.Workload, opts Options) *results.Result {
+	t.Helper()
+	m, err := Run(context.Background(), l, wl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &results.Result{}
+	if err := m.Fill(r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRunUncontended(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "100us")}
+	r := runMem(t, newMemLocker(false), wl, Options{Concurrency: 4, Duration: 500 * time.Millisecond})
+	c := r.Contention
+	if c.Acquired == 0 || c.Contended != 0 || c.Rate != 0 {
+		t.Fatalf("contention %+v, want acquisitions and no contention", c)
+	}
+	if r.Counters.Released != c.Acquired && r.Counters.Released+4 < c.Acquired {
+		t.Fatalf("released %d of %d acquired", r.Counters.Released, c.Acquired)
+	}
+	if got := r.Ops[results.OpAcquire].Count; got != c.Attempts {
+		t.Fatalf("acquire histogram has %d values, %d attempts counted", got, c.Attempts)
+	}
+	if r.Incidents.Total() != 0 {
+		t.Fatalf("incidents %+v on a safe uncontended run", r.Incidents)
+	}
+	if len(r.Series) == 0 {
+		t.Fatal("no series")
+	}
+}
+
+func TestRunContendedCountsEveryAttempt(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "200us")}
+	opts := Options{Concurrency: 8, Duration: 500 * time.Millisecond,
+		Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: 100 * time.Microsecond, Timeout: time.Second}}
+	r := runMem(t, newMemLocker(false), wl, opts)
+	c := r.Contention
+	if c.Contended == 0 || c.Rate <= 0 || c.AttemptsPerAcquire <= 1 {
+		t.Fatalf("contention %+v: want contended attempts with one key and 8 workers", c)
+	}
+	if c.Attempts != c.Acquired+c.Contended {
+		t.Fatalf("attempts %d != acquired %d + contended %d", c.Attempts, c.Acquired, c.Contended)
+	}
+	if r.Incidents.Overlaps != 0 {
+		t.Fatalf("%d overlaps with a correct lock", r.Incidents.Overlaps)
+	}
+}
+
+func TestRunPausesCauseIncidents(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fenced bool
+	}{{"unfenced", false}, {"fenced", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			wl := workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: 20 * time.Millisecond, Hold: mustDist(t, "1ms"),
+				PauseProb: 0.3, Pause: mustDist(t, "60ms")}
+			opts := Options{Concurrency: 6, Duration: time.Second,
+				Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: time.Millisecond, Timeout: time.Second}}
+			r := runMem(t, newMemLocker(tc.fenced), wl, opts)
+			in := r.Incidents
+			if in.Overlaps == 0 || in.ExpiredDuringWork == 0 {
+				t.Fatalf("incidents %+v: pauses past the ttl must show overlaps and expiry", in)
+			}
+			if tc.fenced && (in.FencingRejected == 0 || in.StaleWritesAccepted != 0) {
+				t.Fatalf("fenced: %+v, want rejections and no stale writes accepted", in)
+			}
+			if !tc.fenced && (in.StaleWritesAccepted == 0 || in.FencingRejected != 0) {
+				t.Fatalf("unfenced: %+v, want stale writes accepted", in)
+			}
+		})
+	}
+}
+
+func TestRunRenewalKeepsLongWorkSafe(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: 30 * time.Millisecond, Hold: mustDist(t, "80ms"), RenewEvery: 10 * time.Millisecond}
+	opts := Options{Concurrency: 4, Duration: 600 * time.Millisecond,
+		Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: time.Millisecond, Timeout: time.Second}}
+	r := runMem(t, newMemLocker(false), wl, opts)
+	if r.Counters.Renewed == 0 || r.Ops[results.OpRenew].Count == 0 {
+		t.Fatalf("no renewals recorded: %+v", r.Counters)
+	}
+	if r.Incidents.Overlaps != 0 || r.Incidents.StaleWritesAccepted != 0 {
+		t.Fatalf("incidents %+v with renewal well inside the ttl", r.Incidents)
+	}
+}
+
+func TestRunCrashesBlockKeys(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: 50 * time.Millisecond, Hold: mustDist(t, "1ms"), CrashProb: 0.2}
+	opts := Options{Concurrency: 4, Duration: time.Second,
+		Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: time.Millisecond, Timeout: time.Second}}
+	r := runMem(t, newMemLocker(false), wl, opts)
+	b := r.Ops[results.OpBlocked]
+	if r.Counters.Crashed == 0 || b.Count == 0 {
+		t.Fatalf("crashed %d, blocked samples %d", r.Counters.Crashed, b.Count)
+	}
+	// A crashed holder blocks its key until the ttl runs out.
+	if b.LatencyUS.P50 < 30_000 {
+		t.Fatalf("blocked p50 %vµs, want near the 50ms ttl", b.LatencyUS.P50)
+	}
+}
+
+func TestRunOpenLoopSchedulesAtRate(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Rate: 500}
+	r := runMem(t, newMemLocker(false), wl, Options{Concurrency: 8, Duration: 3 * time.Second})
+	if s := r.Counters.Scheduled; s < 1470 || s > 1530 {
+		t.Fatalf("scheduled %d requests at 500/s for 3s, want 1500 ± 2%%", s)
+	}
+	if a := r.Contention.Acquired; a < 1400 {
+		t.Fatalf("acquired %d, want about 1500", a)
+	}
+}
+
+func TestRunOpenLoopCountsLate(t *testing.T) {
+	// One worker, 20 ms of work, 200 requests/s: the generator cannot keep up,
+	// and time-to-acquire must show the queueing, not hide it.
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "20ms"), Rate: 200}
+	r := runMem(t, newMemLocker(false), wl, Options{Concurrency: 1, Duration: time.Second})
+	if r.Counters.Late < r.Counters.Scheduled/2 {
+		t.Fatalf("late %d of %d scheduled, want most", r.Counters.Late, r.Counters.Scheduled)
+	}
+	if p99 := r.Ops[results.OpTimeToAcquire].LatencyUS.P99; p99 < 100_000 {
+		t.Fatalf("time_to_acquire p99 %vµs hides coordinated omission", p99)
+	}
+}
+
+func TestRunCancelIsPartial(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second}
+	m, err := Run(ctx, newMemLocker(false), wl, Options{Concurrency: 2, Duration: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Partial || m.Elapsed > 5*time.Second {
+		t.Fatalf("partial %v after %v, want a partial result right after cancel", m.Partial, m.Elapsed)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	good := Options{Concurrency: 1, Duration: time.Second}
+	for _, bad := range []Options{{Duration: time.Second}, {Concurrency: 1}, {Concurrency: 1, Duration: time.Second, Warmup: -1}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if err := good.Validate(); err != nil {
+		t.Error(err)
+	}
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, RenewEvery: 2 * time.Second}
+	if _, err := Run(context.Background(), newMemLocker(false), wl, good); err == nil {
+		t.Error("renew-every above the ttl accepted")
+	}
+}
+
+func BenchmarkRecorder(b *testing.B) {
+	var on atomic.Bool
+	on.Store(true)
+	r := newRecorder(&on)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.latency(opAcquire, time.Duration(i%5000)*time.Microsecond, false)
+		r.count(func(c *counters) { c.attempts++ })
+	}
+}
+
+func BenchmarkWorkerIteration(b *testing.B) {
+	wl := withDefaults(workloads.Workload{Keys: mustKeys(b, "unique"), TTL: time.Minute})
+	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: NewResource()}
+	r.on.Store(true)
+	r.recs = []*recorder{newRecorder(&r.on)}
+	w := &worker{run: r, id: 0, rec: r.recs[0], rng: rand.New(rand.NewPCG(1, 1))}
+	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		w.criticalSection(ctx, time.Now())
+	}
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// lockbench runs the CLI in process and returns exit code, stdout and stderr.
+func lockbench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"lockbench"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// field walks a dotted path through decoded JSON.
+func field(t *testing.T, doc map[string]any, path string) any {
+	t.Helper()
+	var cur any = doc
+	for _, p := range strings.Split(path, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: %q is not an object", path, p)
+		}
+		if cur, ok = m[p]; !ok {
+			t.Fatalf("result has no field %s", path)
+		}
+	}
+	return cur
+}
+
+func num(t *testing.T, doc map[string]any, path string) float64 {
+	t.Helper()
+	f, ok := field(t, doc, path).(float64)
+	if !ok {
+		t.Fatalf("%s is not a number", path)
+	}
+	return f
+}
+
+func runJSON(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	base := []string{"run", "-d", "2s", "--warmup", "200ms", "--format", "json", "-q", "--out", t.TempDir(), "-c", "8"}
+	code, out, errs := lockbench(t, append(base, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	return doc
+}
+
+func TestRunJSONEndToEnd(t *testing.T) {
+	doc := runJSON(t, "--keys", "0")
+	if s := field(t, doc, "schema"); s != "lockbench/v1" {
+		t.Fatalf("schema %v", s)
+	}
+	for _, path := range []string{"id", "started_at", "duration_s", "partial", "config", "topology.kind", "topology.nodes",
+		"topology.server_version", "throughput.acquired_per_s", "contention.attempts", "contention.acquired",
+		"contention.contended", "contention.gave_up", "contention.rate", "incidents.expired_during_work",
+		"incidents.release_lost", "incidents.renew_lost", "errors", "series"} {
+		field(t, doc, path)
+	}
+	for _, op := range []string{"acquire", "time_to_acquire", "release", "renew", "hold"} {
+		for _, f := range []string{"count", "errors", "latency_us.p50", "latency_us.p90", "latency_us.p99", "latency_us.p999", "latency_us.max", "latency_us.mean", "hdr"} {
+			field(t, doc, "ops."+op+"."+f)
+		}
+	}
+	for _, op := range []string{"acquire", "release", "time_to_acquire"} {
+		p50, p99, max := num(t, doc, "ops."+op+".latency_us.p50"), num(t, doc, "ops."+op+".latency_us.p99"), num(t, doc, "ops."+op+".latency_us.max")
+		if num(t, doc, "ops."+op+".count") <= 0 || p50 <= 0 || p50 > p99 || p99 > max {
+			t.Errorf("%s: count %v, p50 %v, p99 %v, max %v: want counts > 0 and p50 ≤ p99 ≤ max", op,
+				num(t, doc, "ops."+op+".count"), p50, p99, max)
+		}
+	}
+	if rate := num(t, doc, "contention.rate"); rate != 0 {
+		t.Errorf("contention rate %v with one key per worker, want 0", rate)
+	}
+	if num(t, doc, "throughput.acquired_per_s") <= 0 {
+		t.Error("no throughput")
+	}
+	if field(t, doc, "config.concurrency") != "8" || field(t, doc, "config.ttl") != "10s" {
+		t.Errorf("config does not carry every flag's value: %v", field(t, doc, "config"))
+	}
+	if n := num(t, doc, "servers.commands_per_acquire"); n < 2 {
+		t.Errorf("commands per acquire %v: SET and the release script at least", n)
+	}
+}
+
+func TestRunContended(t *testing.T) {
+	doc := runJSON(t, "--keys", "1")
+	if rate := num(t, doc, "contention.rate"); rate <= 0.5 {
+		t.Fatalf("contention rate %v with 8 workers on one key, want > 0.5", rate)
+	}
+	if num(t, doc, "incidents.overlaps") != 0 {
+		t.Fatal("overlaps with the single lock and no pauses")
+	}
+}
+
+func TestRunSideBySide(t *testing.T) {
+	code, out, errs := lockbench(t, "run", "-d", "500ms", "--warmup", "0", "-q", "--out", t.TempDir(), "-c", "2",
+		"--topology", "single", "--topology", "redlock:3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"acq/s ×", "redlock:3", "single"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("side-by-side output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"run", "-c", "0"}, "--concurrency"},
+		{[]string{"run", "-c", "many"}, "--concurrency"},
+		{[]string{"run", "-d", "soon"}, "--duration"},
+		{[]string{"run", "--ttl", "-1s"}, "--ttl"},
+		{[]string{"run", "--keys", "zipf:10,0.5"}, "--keys"},
+		{[]string{"run", "--hold", "gauss:1ms"}, "--hold"},
+		{[]string{"run", "--retry", "sometimes"}, "--retry"},
+		{[]string{"run", "--topology", "cluster"}, "--topology"},
+		{[]string{"run", "--topology", "redlock:10"}, "--topology"},
+		{[]string{"run", "--lock", "zookeeper"}, "--lock"},
+		{[]string{"run", "--topology", "redlock:3", "--lock", "single"}, "--lock"},
+		{[]string{"run", "--format", "xml"}, "--format"},
+		{[]string{"run", "--renew-every", "20s"}, "--renew-every"},
+		{[]string{"run", "--pause-prob", "1.5"}, "--pause-prob"},
+		{[]string{"run", "--workload", "nonesuch"}, "--workload"},
+		{[]string{"run", "--generator-id", "2", "--generators", "2"}, "--generator-id"},
+		{[]string{"run", "--persistence", "rdb"}, "--persistence"},
+		{[]string{"run", "--no-such-flag"}, "no-such-flag"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errs := lockbench(t, tc.args...)
+			if code != exitBadInput {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, exitBadInput, errs)
+			}
+			if !strings.Contains(errs, tc.flag) {
+				t.Fatalf("message does not name %s: %q", tc.flag, errs)
+			}
+			if n := strings.Count(strings.TrimSpace(errs), "\n"); n > 0 {
+				t.Fatalf("want one line, got %d:\n%s", n+1, errs)
+			}
+		})
+	}
+}
+
+func TestUnreachableServerIsRuntimeError(t *testing.T) {
+	code, _, errs := lockbench(t, "run", "-d", "1s", "-q", "--out", t.TempDir(), "--redis", "redis://127.0.0.1:1")
+	if code != exitRuntime || !strings.Contains(errs, "PING") {
+		t.Fatalf("exit %d (%s), want %d naming the PING failure", code, errs, exitRuntime)
+	}
+}
+
+func TestPasswordNeverPrinted(t *testing.T) {
+	code, out, errs := lockbench(t, "run", "-d", "1s", "-q", "--out", t.TempDir(), "--redis", "redis://user:s3cretpw@127.0.0.1:1/0")
+	if code == 0 || strings.Contains(out+errs, "s3cretpw") {
+		t.Fatalf("exit %d; output shows the password: %s %s", code, out, errs)
+	}
+}
+
+func TestEnvMirrorsFlags(t *testing.T) {
+	t.Setenv("LOCKBENCH_CONCURRENCY", "0")
+	code, _, errs := lockbench(t, "run")
+	if code != exitBadInput || !strings.Contains(errs, "--concurrency") {
+		t.Fatalf("LOCKBENCH_CONCURRENCY=0 not applied: exit %d %s", code, errs)
+	}
+}
+
+func TestVersionAndWorkloads(t *testing.T) {
+	if code, out, _ := lockbench(t, "version"); code != 0 || !strings.HasPrefix(out, "lockbench ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	code, out, _ := lockbench(t, "workloads")
+	if code != 0 {
+		t.Fatalf("workloads exit %d", code)
+	}
+	for _, name := range []string{"uncontended", "hot-key", "zipf", "long-work", "gc-pause", "crash-holders", "naive-release-race"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("workloads does not list %s", name)
+		}
+	}
+}
