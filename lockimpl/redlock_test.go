@@ -1,0 +1,209 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+func newRedlock(t *testing.T, clients []*redis.Client, opts lockimpl.RedlockOptions) *lockimpl.Redlock {
+	t.Helper()
+	rl, err := lockimpl.NewRedlock(clients, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rl.Wait)
+	return rl
+}
+
+// keysLeft counts lockbench test keys on the live masters.
+func keysLeft(t *testing.T, clients []*redis.Client, live []bool, key string) int {
+	t.Helper()
+	n := 0
+	for i, c := range clients {
+		if live[i] && c.Exists(context.Background(), key).Val() > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRedlockSurvivesOneMasterDown(t *testing.T) {
+	servers := composetest.Servers(t, 5)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 200 * time.Millisecond})
+	if err := servers[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 10 {
+		lease, out, err := rl.Acquire(ctx, "k", 10*time.Second)
+		if out != lockimpl.OK {
+			t.Fatalf("acquire %d with 4 of 5 masters up: %v %v", i, out, err)
+		}
+		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+			t.Fatalf("release: %v %v", out, err)
+		}
+	}
+	counts := rl.NodeCounts()
+	if counts[0].Errors+counts[0].Timeouts != 10 || counts[1].Acquired != 10 {
+		t.Fatalf("per-node counts %+v: want master 0 failing every time, master 1 acquiring", counts)
+	}
+}
+
+func TestRedlockNoQuorumIsAnErrorNotContention(t *testing.T) {
+	servers := composetest.Servers(t, 5)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 200 * time.Millisecond})
+	live := []bool{true, true, true, true, true}
+	for _, i := range []int{0, 2, 4} {
+		if err := servers[i].Kill(); err != nil {
+			t.Fatal(err)
+		}
+		live[i] = false
+	}
+	for range 5 {
+		_, out, err := rl.Acquire(context.Background(), "k", 10*time.Second)
+		if out != lockimpl.Failed || !errors.Is(err, lockimpl.ErrNoQuorum) {
+			t.Fatalf("acquire with 2 of 5 masters: %v %v, want failed/no quorum", out, err)
+		}
+	}
+	if n := keysLeft(t, clients, live, "k"); n != 0 {
+		t.Fatalf("%d live masters still hold the key after failed acquisitions", n)
+	}
+}
+
+func TestRedlockReleasesAfterPartialAcquisition(t *testing.T) {
+	clients := composetest.Clients(t, composetest.Servers(t, 3))
+	ctx := context.Background()
+	// Another owner holds the key on two of three masters.
+	for _, i := range []int{0, 1} {
+		clients[i].Set(ctx, "k", "someone-else", time.Minute)
+	}
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 200 * time.Millisecond})
+	_, out, err := rl.Acquire(ctx, "k", 10*time.Second)
+	if out != lockimpl.Contended {
+		t.Fatalf("acquire: %v %v, want contended", out, err)
+	}
+	if n := clients[2].Exists(ctx, "k").Val(); n != 0 {
+		t.Fatal("the master we won is still locked after the failed acquisition")
+	}
+	for _, i := range []int{0, 1} {
+		if v := clients[i].Get(ctx, "k").Val(); v != "someone-else" {
+			t.Fatalf("master %d: the other owner's key was touched (%q)", i, v)
+		}
+	}
+}
+
+// A master slower than the TTL must not let the client believe it holds a
+// lease whose validity already ran out.
+func TestRedlockSlowMasterCannotFakeValidity(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	clients := composetest.Clients(t, servers)
+	if err := servers[2].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = servers[2].Resume() })
+	ttl := 150 * time.Millisecond
+	// Waiting for every master with a node timeout above the TTL: quorum is
+	// reached by the two fast masters, but the validity is gone by the end.
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 400 * time.Millisecond})
+	start := time.Now()
+	lease, out, err := rl.Acquire(context.Background(), "k", ttl)
+	if out == lockimpl.OK {
+		t.Fatalf("acquired with validity %v after %v, past the %v ttl", lease.Validity, time.Since(start), ttl)
+	}
+	if !errors.Is(err, lockimpl.ErrValidityExpired) {
+		t.Fatalf("err %v, want validity expired", err)
+	}
+	// With fail-fast the quorum of fast masters answers in time: a valid lease.
+	fast := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 400 * time.Millisecond, FailFast: true})
+	lease, out, err = fast.Acquire(context.Background(), "k2", ttl)
+	if out != lockimpl.OK {
+		t.Fatalf("fail-fast acquire: %v %v", out, err)
+	}
+	if !time.Now().Before(lease.ValidUntil()) {
+		t.Fatalf("fail-fast lease already invalid: valid until %v", lease.ValidUntil())
+	}
+}
+
+func TestRedlockMutualExclusionOnFiveMasters(t *testing.T) {
+	// Covered with 16 workers in TestMutualExclusion/redlock/5; this checks the
+	// default node timeout path (ttl/100) still acquires on an idle machine.
+	clients := composetest.Clients(t, composetest.Servers(t, 5))
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{})
+	lease, out, err := rl.Acquire(context.Background(), "k", 10*time.Second)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire with default options: %v %v", out, err)
+	}
+	if _, out, _ := rl.Acquire(context.Background(), "k", 10*time.Second); out != lockimpl.Contended {
+		t.Fatalf("second acquire: %v, want contended", out)
+	}
+	if out, _ := rl.Release(context.Background(), lease); out != lockimpl.OK {
+		t.Fatalf("release: %v", out)
+	}
+}
+
+// The fan-out is parallel: five masters each 20 ms away cost about 20 ms, not 100.
+func TestRedlockFansOutInParallel(t *testing.T) {
+	servers := composetest.Servers(t, 5)
+	var clients []*redis.Client
+	for _, s := range servers {
+		addr := composetest.DelayProxy(t, s.Addr(), 20*time.Millisecond)
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
+		t.Cleanup(func() { _ = c.Close() })
+		clients = append(clients, c)
+	}
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 2 * time.Second})
+	ctx := context.Background()
+	// Warm the connections so dialing is not measured.
+	for _, c := range clients {
+		c.Ping(ctx)
+	}
+	best := time.Hour
+	for range 5 {
+		start := time.Now()
+		lease, out, err := rl.Acquire(ctx, "k", 10*time.Second)
+		elapsed := time.Since(start)
+		if out != lockimpl.OK {
+			t.Fatalf("acquire: %v %v", out, err)
+		}
+		best = min(best, elapsed)
+		rl.Release(ctx, lease)
+	}
+	// One after another would be ≥ 100 ms; a generous bound keeps a noisy
+	// machine from failing the test while still catching serial calls.
+	if best >= 80*time.Millisecond {
+		t.Fatalf("best acquire took %v with five masters 20 ms away: the fan-out is not parallel", best)
+	}
+}
+
+func TestRedlockRenewNeedsQuorum(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 200 * time.Millisecond})
+	ctx := context.Background()
+	lease, out, _ := rl.Acquire(ctx, "k", 10*time.Second)
+	if out != lockimpl.OK {
+		t.Fatal("acquire failed")
+	}
+	if out, err := rl.Renew(ctx, &lease, 10*time.Second); out != lockimpl.OK {
+		t.Fatalf("renew: %v %v", out, err)
+	}
+	// The key vanishes from two masters (a restart without persistence).
+	for _, i := range []int{0, 1} {
+		clients[i].Del(ctx, "k")
+	}
+	if out, _ := rl.Renew(ctx, &lease, 10*time.Second); !out.IsLost() {
+		t.Fatalf("renew with the key on 1 of 3 masters: %v, want lost", out)
+	}
+	if out, _ := rl.Release(ctx, lease); !out.IsLost() {
+		t.Fatalf("release with the key on 1 of 3 masters: %v, want lost", out)
+	}
+}
