@@ -126,12 +126,14 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 			sched.run(runCtx, requests)
 		}()
 	}
-	m := r.window(ctx, runCtx, start)
+	m := r.window(ctx, runCtx, start, sched)
 	stop()
 	wg.Wait()
 	m.merge(r.recs)
 	if sched != nil {
-		from, to := m.WindowStart, m.WindowStart.Add(m.Elapsed)
+		// Requests are scheduled for the nominal window: a late-waking timer on a
+		// loaded machine lengthens the run, not the schedule.
+		from, to := m.WindowStart, m.WindowStart.Add(min(m.Elapsed, opts.Duration))
 		m.Scheduled = sched.inWindow(from, to)
 		m.counters.late += sched.neverStarted(from, to)
 	}
@@ -139,7 +141,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 }
 
 // window waits out the warm-up, records the measured window and collects.
-func (r *run) window(ctx, runCtx context.Context, start time.Time) *Measurement {
+func (r *run) window(ctx, runCtx context.Context, start time.Time, sched *scheduler) *Measurement {
 	partial := false
 	if r.opts.Warmup > 0 {
 		select {
@@ -149,6 +151,9 @@ func (r *run) window(ctx, runCtx context.Context, start time.Time) *Measurement 
 		}
 	}
 	windowStart := time.Now()
+	if sched != nil {
+		sched.stopAt.Store(windowStart.Add(r.opts.Duration).UnixNano())
+	}
 	if r.opts.OnWindowStart != nil {
 		r.opts.OnWindowStart()
 	}

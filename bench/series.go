@@ -84,6 +84,9 @@ type scheduler struct {
 	rate    float64
 	start   time.Time
 	started atomic.Int64
+	// stopAt (unix ns, 0 until the window starts) ends the schedule with the
+	// nominal window, however late the window's own timer wakes.
+	stopAt atomic.Int64
 }
 
 func (s *scheduler) intended(i int64) time.Time {
@@ -93,6 +96,9 @@ func (s *scheduler) intended(i int64) time.Time {
 func (s *scheduler) run(ctx context.Context, out chan<- time.Time) {
 	for i := int64(0); ; i++ {
 		at := s.intended(i)
+		if stop := s.stopAt.Load(); stop != 0 && at.UnixNano() >= stop {
+			return
+		}
 		if !sleepUntil(ctx, at) {
 			return
 		}

@@ -92,9 +92,9 @@ func Presets() []Preset {
 			Flags: map[string]string{
 				"lock":            "naive",
 				"keys":            "uniform:2",
-				"ttl":             "50ms",
-				"hold":            "uniform:30ms,45ms",
-				"naive-gap":       "10ms",
+				"ttl":             "100ms",
+				"hold":            "uniform:40ms,70ms",
+				"naive-gap":       "40ms",
 				"retry":           "fixed:1ms",
 				"acquire-timeout": "2s",
 				"concurrency":     "8",
@@ -114,7 +114,7 @@ func LookupPreset(name string) (Preset, error) {
 		}
 		names[i] = p.Name
 	}
-	return Preset{}, fmt.Errorf("--preset %q: unknown; want one of %s", name, strings.Join(names, ", "))
+	return Preset{}, fmt.Errorf("workload %q: unknown preset; want one of %s", name, strings.Join(names, ", "))
 }
 
 // Args renders the preset as command-line flags in name order, for help

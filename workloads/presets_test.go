@@ -138,7 +138,7 @@ func TestLookupPreset(t *testing.T) {
 		}
 	}
 	_, err := LookupPreset("hotkey")
-	want := `--preset "hotkey": unknown; want one of uncontended, hot-key, zipf, long-work, gc-pause, crash-holders, naive-release-race`
+	want := `workload "hotkey": unknown preset; want one of uncontended, hot-key, zipf, long-work, gc-pause, crash-holders, naive-release-race`
 	if err == nil || err.Error() != want {
 		t.Errorf("LookupPreset(hotkey) error = %v, want %s", err, want)
 	}

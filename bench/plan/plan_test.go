@@ -1,0 +1,138 @@
+package plan
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// execute runs the given flags (on top of defaults and presets) end to end
+// against local redis-server processes.
+func execute(t *testing.T, flags ...string) *results.Result {
+	t.Helper()
+	v := Values{"duration": {"2s"}, "warmup": {"0"}}
+	for i := 0; i+1 < len(flags); i += 2 {
+		v.Set(flags[i], flags[i+1])
+	}
+	plans, err := Expand(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Execute(context.Background(), plans[0], Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestGCPauseSingleVersusFenced(t *testing.T) {
+	single := execute(t, "workload", "gc-pause", "lock", "single")
+	if in := single.Incidents; in.Overlaps == 0 || in.StaleWritesAccepted == 0 {
+		t.Errorf("gc-pause on single: %+v, want overlaps and stale writes accepted", in)
+	}
+	fenced := execute(t, "workload", "gc-pause", "lock", "fenced")
+	if in := fenced.Incidents; in.FencingRejected == 0 || in.StaleWritesAccepted != 0 {
+		t.Errorf("gc-pause on fenced: %+v, want fencing rejections and no stale writes accepted", in)
+	}
+	if !fenced.Lock.Fencing || single.Lock.Fencing {
+		t.Errorf("lock info: single %+v, fenced %+v", single.Lock, fenced.Lock)
+	}
+}
+
+func TestNoPausesNoIncidents(t *testing.T) {
+	// The TTL is raised from the preset's 100 ms so that scheduler stalls of a
+	// loaded CI machine running -race cannot pass for pauses.
+	for _, lock := range []string{"single", "fenced"} {
+		r := execute(t, "workload", "gc-pause", "lock", lock, "pause-prob", "0", "ttl", "1s")
+		if in := r.Incidents; in.Overlaps != 0 || in.StaleWritesAccepted != 0 || in.FencingRejected != 0 {
+			t.Errorf("%s without pauses: %+v, want no incidents", lock, in)
+		}
+	}
+}
+
+func TestNaiveReleaseRace(t *testing.T) {
+	naive := execute(t, "workload", "naive-release-race")
+	if naive.Incidents.Overlaps == 0 || !naive.Lock.Unsafe {
+		t.Errorf("naive: overlaps %d unsafe %v, want overlaps and the unsafe mark", naive.Incidents.Overlaps, naive.Lock.Unsafe)
+	}
+	single := execute(t, "workload", "naive-release-race", "lock", "single")
+	if single.Incidents.Overlaps != 0 {
+		t.Errorf("single on the same settings: %d overlaps, want 0", single.Incidents.Overlaps)
+	}
+}
+
+func TestOpenLoopRate(t *testing.T) {
+	r := execute(t, "rate", "500", "duration", "3s", "concurrency", "16")
+	if s := r.Counters.Scheduled; s < 1470 || s > 1530 {
+		t.Fatalf("scheduled %d at 500/s for 3s, want 1500 ± 2%%", s)
+	}
+}
+
+func TestRedlockCostAndNodeOutcomes(t *testing.T) {
+	r := execute(t, "topology", "redlock:3", "concurrency", "2", "duration", "1s")
+	if r.Lock.Name != "redlock" || r.Lock.Nodes != 3 || len(r.NodeOutcomes) != 3 {
+		t.Fatalf("lock %+v, %d node outcomes", r.Lock, len(r.NodeOutcomes))
+	}
+	if r.Servers == nil || len(r.Servers.Nodes) != 3 || r.Servers.CommandsPerAcquire < 6 {
+		t.Fatalf("servers %+v: want 3 nodes and at least 2 commands per node per acquisition", r.Servers)
+	}
+	for _, n := range r.NodeOutcomes {
+		if n.Acquired == 0 {
+			t.Fatalf("node %s acquired nothing", n.Node)
+		}
+	}
+}
+
+func TestExpandAndParse(t *testing.T) {
+	plans, err := Expand(Values{"topology": {"single", "redlock:3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 2 || plans[0].Lock != "single" || plans[1].Lock != "redlock" || plans[1].Topology.Masters != 3 {
+		t.Fatalf("plans %+v", plans)
+	}
+	p, err := Expand(Values{"topology": {"single"}, "lock": {"redlock"}})
+	if err != nil || p[0].Lock != "redlock" {
+		t.Fatalf("redlock on single: %v %v", p, err)
+	}
+	cfg := plans[0].Values.Config()
+	for _, k := range []string{"concurrency", "duration", "ttl", "keys", "lock", "workload", "retry"} {
+		if _, ok := cfg[k]; !ok {
+			t.Errorf("config lacks %s", k)
+		}
+	}
+	preset, err := Expand(Values{"workload": {"gc-pause"}, "ttl": {"1s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if preset[0].Workload.TTL.String() != "1s" || preset[0].Workload.PauseProb != 0.2 {
+		t.Fatalf("preset with override: ttl %v pause-prob %v", preset[0].Workload.TTL, preset[0].Workload.PauseProb)
+	}
+}
+
+func TestParseErrorsNameTheFlag(t *testing.T) {
+	for flag, value := range map[string]string{
+		"concurrency": "-3", "duration": "1", "ttl": "0", "keys": "hot:10,2", "hold": "exp:-1s",
+		"retry": "exp:5ms,1ms", "renew-every": "ttl/1", "crash-prob": "x", "rate": "fast", "seed": "-1",
+		"drift-factor": "0.9", "format": "yaml", "topology": "redlock:0", "persistence": "rdb",
+	} {
+		_, err := Expand(Values{flag: {value}})
+		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--"+flag) {
+			t.Errorf("--%s %s: %v, want an input error naming the flag", flag, value, err)
+		}
+	}
+}
+
+func FuzzResolve(f *testing.F) {
+	f.Add("keys", "zipf:10,1.5")
+	f.Add("hold", "lognormal:1ms,0.5")
+	f.Add("renew-every", "ttl/3")
+	f.Fuzz(func(t *testing.T, flag, value string) {
+		_, err := Expand(Values{flag: {value}})
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error for --%s %q: %v", flag, value, err)
+		}
+	})
+}
