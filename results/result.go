@@ -27,7 +27,10 @@ const (
 var opNames = []string{OpAcquire, OpTimeToAcquire, OpRelease, OpRenew, OpHold, OpBlocked}
 
 // OpNames returns the operations in report order.
-func OpNames() []string { return append([]string(nil), opNames...) }
+func OpNames() []string { return opOrder() }
+
+// opOrder returns a fresh copy of opNames, so no caller can reorder another's.
+func opOrder() []string { return append([]string(nil), opNames...) }
 
 // Histogram bounds shared by every recorder, so histograms always merge exactly:
 // 1 µs to 1 hour, 3 significant digits.
@@ -78,6 +81,8 @@ type Result struct {
 	Servers *Servers `json:"servers,omitempty"`
 	// Faults lists the faults injected, with their actual times.
 	Faults []FaultEvent `json:"faults,omitempty"`
+	// MergedFrom lists the ids of the generators' results this one merges.
+	MergedFrom []string `json:"merged_from,omitempty"`
 }
 
 // LockInfo describes the lock measured.

@@ -59,23 +59,33 @@ func Read(path string) (*Result, error) {
 	return Decode(path, b)
 }
 
-// Decode parses a result from b; name is used in errors.
+// Decode parses a result from b; name is used in errors. It tells apart
+// broken JSON, JSON that is not a lockbench result, a result of another
+// schema version and a malformed result, since each calls for a different fix.
 func Decode(name string, b []byte) (*Result, error) {
-	var head struct {
-		Schema *string `json:"schema"`
+	if !json.Valid(b) {
+		var probe any
+		err := json.Unmarshal(b, &probe)
+		return nil, fmt.Errorf("%s: not a lockbench result (invalid or truncated JSON: %w)", name, err)
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("%s: not a lockbench result (invalid or truncated JSON: %v)", name, err)
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(b, &head); err != nil || head == nil {
+		return nil, fmt.Errorf("%s: not a lockbench result (not a JSON object)", name)
 	}
-	switch {
-	case head.Schema == nil:
+	raw, ok := head["schema"]
+	if !ok {
 		return nil, fmt.Errorf("%s: not a lockbench result (no \"schema\" field)", name)
-	case *head.Schema != Schema:
-		return nil, fmt.Errorf("%s: unknown schema %q; this lockbench reads %q", name, *head.Schema, Schema)
+	}
+	var schema string
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, fmt.Errorf("%s: not a lockbench result (\"schema\" is not a string: %s)", name, raw)
+	}
+	if schema != Schema {
+		return nil, fmt.Errorf("%s: unknown schema %q; this lockbench reads %q", name, schema, Schema)
 	}
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: malformed %s result: %v", name, Schema, err)
+		return nil, fmt.Errorf("%s: malformed %s result: %w", name, Schema, err)
 	}
 	if r.ID == "" {
 		return nil, fmt.Errorf("%s: result has no id", name)
@@ -118,6 +128,9 @@ func Find(dir, ref string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", ref, err)
 	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("run %q: no such file, and %w in %s", ref, ErrNoResults, dir)
+	}
 	var found []*Result
 	for _, r := range rs {
 		if strings.HasPrefix(r.ID, ref) {
@@ -134,3 +147,7 @@ func Find(dir, ref string) (*Result, error) {
 }
 
 var errAmbiguous = errors.New("ambiguous id")
+
+// ErrNoResults is wrapped by lookups in a directory that holds no result
+// files, so a command can tell "nothing recorded yet" from "no such run".
+var ErrNoResults = errors.New("no lockbench results")

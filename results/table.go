@@ -24,6 +24,14 @@ func NewTable(w io.Writer, header ...any) *tablewriter.Table {
 	return t
 }
 
+// labelsLeft left-aligns the first column of t: it holds names, which read
+// better flush left, while the figures stay right-aligned for comparison.
+func labelsLeft(t *tablewriter.Table) *tablewriter.Table {
+	return t.Configure(func(cfg *tablewriter.Config) {
+		cfg.Row.Alignment.PerColumn = []tw.Align{tw.AlignLeft}
+	})
+}
+
 // FormatUS renders microseconds with a unit that keeps 3 significant digits.
 func FormatUS(us float64) string {
 	switch {
@@ -67,13 +75,13 @@ func describeConfig(r *Result) string {
 // WriteSummary renders one run as the tables `lockbench run` prints.
 func WriteSummary(w io.Writer, r *Result) error {
 	fmt.Fprintln(w, Headline(r))
+	if len(r.MergedFrom) > 0 {
+		fmt.Fprintf(w, "merged from %d generators: %s\n", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
+	}
 	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
 	t := NewTable(w, "op", "count", "errors", "p50", "p90", "p99", "p99.9", "max", "mean")
-	for _, op := range opNames {
-		s, ok := r.Ops[op]
-		if !ok || s.Count == 0 {
-			continue
-		}
+	for _, op := range opsPresent([]*Result{r}) {
+		s := r.Ops[op]
 		l := s.LatencyUS
 		_ = t.Append(op, s.Count, s.Errors, FormatUS(l.P50), FormatUS(l.P90), FormatUS(l.P99), FormatUS(l.P999), FormatUS(l.Max), FormatUS(l.Mean))
 	}
@@ -134,4 +142,35 @@ func formatErrors(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// WriteList renders runs as `results ls` prints them, one line a run: id,
+// start, topology, lock, workload, acquisitions/s, acquire p99, incidents and
+// the group of repeats it belongs to.
+func WriteList(w io.Writer, runs []*Result) error {
+	t := labelsLeft(NewTable(w, "id", "started", "topology", "lock", "workload", "acq/s", "acquire p99", "incidents", "group"))
+	for _, r := range runs {
+		p99 := "-"
+		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
+			p99 = FormatUS(s.LatencyUS.P99)
+		}
+		id := r.ID
+		if r.Partial {
+			id += " (partial)"
+		}
+		group, _ := r.Config["group"].(string)
+		workload := ""
+		if v, ok := r.Config["workload"]; ok {
+			workload = fmt.Sprint(v)
+		}
+		err := t.Append(id, r.StartedAt.Format("2006-01-02 15:04:05"), r.Topology.Spec, r.Lock.Name, workload,
+			fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, r.Incidents.Total(), group)
+		if err != nil {
+			return fmt.Errorf("list row %s: %w", r.ID, err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render list: %w", err)
+	}
+	return nil
 }

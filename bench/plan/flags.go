@@ -146,3 +146,9 @@ func (v Values) Config() map[string]any {
 	}
 	return out
 }
+
+// IsRunFlag reports whether name is a run flag.
+func IsRunFlag(name string) bool {
+	_, ok := lookupFlag(name)
+	return ok
+}

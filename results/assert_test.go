@@ -1,0 +1,82 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseAssertion(t *testing.T) {
+	for _, tc := range []struct {
+		expr   string
+		metric string
+		op     string
+		value  float64
+		bad    string
+	}{
+		{expr: "acquire.p99<10ms", metric: "acquire.p99", op: "<", value: 10000},
+		{expr: "p99 < 5ms", metric: "p99", op: "<", value: 5000},
+		{expr: "incidents.overlaps==0", metric: "incidents.overlaps", op: "==", value: 0},
+		{expr: "incidents=0", metric: "incidents", op: "==", value: 0},
+		{expr: "throughput>=1000", metric: "throughput", op: ">=", value: 1000},
+		{expr: "contention.rate<50%", metric: "contention.rate", op: "<", value: 0.5},
+		{expr: "release.count>0", metric: "release.count", op: ">", value: 0},
+		{expr: "acquire.p99", bad: "no comparison"},
+		{expr: "acquire.p98<1ms", bad: "p50 p90"},
+		{expr: "latency<1ms", bad: "unknown metric"},
+		{expr: "acquire.p99<fast", bad: "not a duration"},
+		{expr: "contention<1", bad: "needs a field"},
+		{expr: "<1", bad: "no comparison"},
+	} {
+		a, err := ParseAssertion(tc.expr)
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("ParseAssertion(%q) = %v, want error containing %q", tc.expr, err, tc.bad)
+			}
+			continue
+		}
+		if err != nil || a.Metric != tc.metric || a.Op != tc.op || a.Value != tc.value {
+			t.Errorf("ParseAssertion(%q) = %+v, %v", tc.expr, a, err)
+		}
+	}
+}
+
+func TestCheckAll(t *testing.T) {
+	r := &Result{ID: "r1", Ops: map[string]OpSummary{OpAcquire: {Count: 10, LatencyUS: Percentiles{P99: 4000}}},
+		Incidents: Incidents{Overlaps: 2}, Contention: Contention{Rate: 0.25}, Throughput: Throughput{AcquiredPerS: 500}}
+	var as []Assertion
+	for _, e := range []string{"acquire.p99<5ms", "incidents.overlaps==0", "contention.rate<0.5", "throughput>1000", "servers.cpu_us_per_acquire<1"} {
+		a, err := ParseAssertion(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as = append(as, a)
+	}
+	cs := CheckAll(as, []*Result{r})
+	var failed []string
+	for _, c := range Failed(cs) {
+		failed = append(failed, c.Assertion.Expr)
+	}
+	want := "incidents.overlaps==0 throughput>1000 servers.cpu_us_per_acquire<1"
+	if got := strings.Join(failed, " "); got != want {
+		t.Fatalf("failed %q, want %q", got, want)
+	}
+	var sb strings.Builder
+	if err := WriteChecks(&sb, cs); err != nil || !strings.Contains(sb.String(), "FAIL") {
+		t.Fatalf("table: %v\n%s", err, sb.String())
+	}
+}
+
+func FuzzParseAssertion(f *testing.F) {
+	for _, s := range []string{"acquire.p99<10ms", "incidents==0", "contention.rate<5%", "x>=", "p99<"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAssertion(s)
+		if err != nil {
+			return
+		}
+		if _, err := Metric(&Result{Ops: map[string]OpSummary{}, Servers: &Servers{}}, a.Metric); err != nil {
+			t.Fatalf("%q parsed but its metric cannot be read: %v", s, err)
+		}
+	})
+}

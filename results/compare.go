@@ -1,0 +1,333 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Comparison is several runs, or groups of repeats, side by side: one column
+// each, one row per figure, every column also related to the first.
+type Comparison struct {
+	// Columns are the runs or groups, the first being the baseline.
+	Columns []Column `json:"columns"`
+	// Rows are the figures, in report order.
+	Rows []Row `json:"rows"`
+}
+
+// Column is one run or one group of repeats.
+type Column struct {
+	// Key is the run's id, or the group's key.
+	Key string `json:"key"`
+	// Label describes the column's lock, topology and workload.
+	Label string `json:"label"`
+	// Runs are the ids of the runs the column summarises.
+	Runs []string `json:"runs"`
+}
+
+// Row is one figure across the columns.
+type Row struct {
+	// Key is the figure's path in the result JSON, e.g. "ops.acquire.latency_us.p99".
+	Key string `json:"key"`
+	// Metric is the figure's human name, e.g. "acquire p99".
+	Metric string `json:"metric"`
+	// Unit is one of the Unit constants.
+	Unit string `json:"unit"`
+	// Better is "higher", "lower" or empty when neither is good news.
+	Better string `json:"better,omitempty"`
+	// Cells has one entry per column.
+	Cells []Cell `json:"cells"`
+}
+
+// Cell is one figure of one column. For a single run Min, Value and Max are
+// equal; for a group Value is the median.
+type Cell struct {
+	// N is how many of the column's runs have the figure; 0 means none has.
+	N int `json:"n"`
+	// Value is the figure, or its median over the column's runs.
+	Value float64 `json:"value"`
+	// Min is the smallest of the column's runs' figures.
+	Min float64 `json:"min"`
+	// Max is the largest of the column's runs' figures.
+	Max float64 `json:"max"`
+	// Ratio is Value over the first column's Value; absent for the first
+	// column, and where the baseline is 0 or missing.
+	Ratio *float64 `json:"ratio,omitempty"`
+	// WithinNoise is set when this column or the first has repeats and the
+	// two [Min, Max] ranges overlap, so the difference may be noise.
+	WithinNoise bool `json:"within_noise,omitempty"`
+}
+
+// Compare puts runs side by side, one column per run, the first being the
+// baseline the others' ratios refer to.
+func Compare(runs []*Result) Comparison {
+	groups := make([]Group, len(runs))
+	for i, r := range runs {
+		groups[i] = Group{Key: r.ID, Runs: []*Result{r}}
+	}
+	return CompareGroups(groups)
+}
+
+// CompareGroups puts groups of repeats side by side, one column per group
+// with the min / median / max of each figure, and marks differences from the
+// first group whose ranges overlap as within noise.
+func CompareGroups(groups []Group) Comparison {
+	if len(groups) == 0 {
+		// Nothing to relate to a baseline; WriteTable reports the empty case.
+		return Comparison{}
+	}
+	var all []*Result
+	c := Comparison{Columns: make([]Column, len(groups))}
+	for i, g := range groups {
+		ids := make([]string, len(g.Runs))
+		for j, r := range g.Runs {
+			ids[j] = r.ID
+		}
+		c.Columns[i] = Column{Key: g.Key, Label: groupLabel(g), Runs: ids}
+		all = append(all, g.Runs...)
+	}
+	for _, m := range metricsFor(all) {
+		c.Rows = append(c.Rows, compareRow(m, groups))
+	}
+	return c
+}
+
+func groupLabel(g Group) string {
+	if len(g.Runs) == 0 {
+		return ""
+	}
+	return label(g.Runs[0])
+}
+
+// label is the short description of a run a comparison's legend shows.
+func label(r *Result) string {
+	parts := []string{"lock " + r.Lock.Name, "topology " + r.Topology.Spec}
+	if d := describeConfig(r); d != "" {
+		parts = append(parts, d)
+	}
+	return strings.Join(parts, "  ")
+}
+
+func compareRow(m metric, groups []Group) Row {
+	row := Row{Key: m.key, Metric: m.name, Unit: m.unit, Better: m.better, Cells: make([]Cell, len(groups))}
+	for i, g := range groups {
+		s := statsFor(m, g.Runs)
+		row.Cells[i] = Cell{N: s.n, Value: s.median, Min: s.min, Max: s.max}
+	}
+	base := row.Cells[0]
+	for i := 1; i < len(row.Cells); i++ {
+		relate(&row.Cells[i], base, len(groups[0].Runs) > 1 || len(groups[i].Runs) > 1)
+	}
+	return row
+}
+
+// relate sets c's ratio to base and, when either side has repeats, whether
+// their ranges overlap. Two single runs have no measured noise, so they are
+// never called "within noise"; nor are two figures that were the same in
+// every run, since nothing varied.
+func relate(c *Cell, base Cell, repeats bool) {
+	if c.N == 0 || base.N == 0 {
+		return
+	}
+	switch {
+	case base.Value != 0:
+		r := c.Value / base.Value
+		c.Ratio = &r
+	case c.Value == 0:
+		one := 1.0
+		c.Ratio = &one
+	}
+	constant := c.Min == c.Max && base.Min == base.Max && c.Min == base.Min
+	c.WithinNoise = repeats && !constant && c.Min <= base.Max && base.Min <= c.Max
+}
+
+// Write renders c in format "table", "json" or "csv".
+func (c Comparison) Write(w io.Writer, format string) error {
+	switch format {
+	case "table", "":
+		return c.WriteTable(w)
+	case "json":
+		return c.WriteJSON(w)
+	case "csv":
+		return c.WriteCSV(w)
+	}
+	return fmt.Errorf("compare: unknown format %q (accepted: table, json, csv)", format)
+}
+
+// WriteTable renders c as a text table: a legend naming each column, then one
+// row per figure with each column's value (min / median / max for groups) and
+// its ratio to the first column.
+func (c Comparison) WriteTable(w io.Writer) error {
+	if len(c.Columns) == 0 {
+		return fmt.Errorf("compare: no runs to compare")
+	}
+	for _, col := range c.Columns {
+		runs := ""
+		if len(col.Runs) > 1 {
+			runs = fmt.Sprintf(" (%d runs, min / median / max)", len(col.Runs))
+		}
+		fmt.Fprintf(w, "%s%s: %s\n", col.Key, runs, col.Label)
+	}
+	fmt.Fprintln(w)
+	header := []any{"metric"}
+	for i, col := range c.Columns {
+		header = append(header, col.Key)
+		if i > 0 {
+			header = append(header, "vs "+c.Columns[0].Key)
+		}
+	}
+	t := labelsLeft(NewTable(w, header...))
+	for _, row := range c.Rows {
+		line := []any{row.Metric}
+		for i, cell := range row.Cells {
+			line = append(line, cellText(row.Unit, cell))
+			if i > 0 {
+				line = append(line, ratioText(cell))
+			}
+		}
+		if err := t.Append(line...); err != nil {
+			return fmt.Errorf("compare table row %s: %w", row.Key, err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render compare table: %w", err)
+	}
+	return nil
+}
+
+// cellText is a cell's value, or its min / median / max when it spans runs.
+func cellText(unit string, c Cell) string {
+	switch {
+	case c.N == 0:
+		return "-"
+	case c.N == 1 || c.Min == c.Max:
+		return formatValue(unit, c.Value)
+	}
+	return formatValue(unit, c.Min) + " / " + formatValue(unit, c.Value) + " / " + formatValue(unit, c.Max)
+}
+
+func ratioText(c Cell) string {
+	switch {
+	case c.WithinNoise:
+		return "~ (within noise)"
+	case c.Ratio == nil:
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", *c.Ratio)
+}
+
+// WriteJSON renders c as indented JSON, the form scripts should read.
+func (c Comparison) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return fmt.Errorf("encode comparison: %w", err)
+	}
+	return nil
+}
+
+// WriteCSV renders c as one CSV line per figure: key, metric, unit, then for
+// each column its value, min, max, n and (after the first) ratio and
+// within_noise. Values are raw numbers in the row's unit.
+func (c Comparison) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	header := []string{"key", "metric", "unit"}
+	for i, col := range c.Columns {
+		header = append(header, col.Key, col.Key+":min", col.Key+":max", col.Key+":n")
+		if i > 0 {
+			header = append(header, col.Key+":ratio", col.Key+":within_noise")
+		}
+	}
+	_ = cw.Write(header)
+	for _, row := range c.Rows {
+		line := []string{row.Key, row.Metric, row.Unit}
+		for i, cell := range row.Cells {
+			line = append(line, csvCell(cell)...)
+			if i > 0 {
+				line = append(line, csvRatio(cell), strconv.FormatBool(cell.WithinNoise))
+			}
+		}
+		_ = cw.Write(line)
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write comparison csv: %w", err)
+	}
+	return nil
+}
+
+func csvCell(c Cell) []string {
+	if c.N == 0 {
+		return []string{"", "", "", "0"}
+	}
+	return []string{num(c.Value), num(c.Min), num(c.Max), strconv.Itoa(c.N)}
+}
+
+func csvRatio(c Cell) string {
+	if c.Ratio == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*c.Ratio, 'f', 4, 64)
+}
+
+// num renders a raw number as briefly as it round-trips.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// GroupHeadline is the one-line description of a group of repeats.
+func GroupHeadline(g Group) string {
+	if len(g.Runs) == 0 {
+		return "group " + g.Key + ": no runs"
+	}
+	ids := make([]string, len(g.Runs))
+	for i, r := range g.Runs {
+		ids[i] = r.ID
+	}
+	return fmt.Sprintf("group %s: %d runs (%s)  %s", g.Key, len(g.Runs), strings.Join(ids, ", "), label(g.Runs[0]))
+}
+
+// WriteGroupSummary renders a group of repeats as `show` prints it: every
+// figure's min, median and max over the runs, and the spread around the
+// median, so the noise of the measurement is visible next to the figure.
+func WriteGroupSummary(w io.Writer, g Group) error {
+	if len(g.Runs) == 0 {
+		return fmt.Errorf("group %s: no runs", g.Key)
+	}
+	fmt.Fprintln(w, GroupHeadline(g))
+	for _, r := range g.Runs {
+		if r.Partial {
+			fmt.Fprintf(w, "note: run %s is PARTIAL (interrupted)\n", r.ID)
+		}
+	}
+	fmt.Fprintln(w)
+	t := labelsLeft(NewTable(w, "metric", "n", "min", "median", "max", "spread"))
+	for _, m := range metricsFor(g.Runs) {
+		s := statsFor(m, g.Runs)
+		if s.n == 0 {
+			continue
+		}
+		err := t.Append(m.name, s.n, formatValue(m.unit, s.min), formatValue(m.unit, s.median), formatValue(m.unit, s.max), spread(s))
+		if err != nil {
+			return fmt.Errorf("group table row %s: %w", m.key, err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render group table: %w", err)
+	}
+	return nil
+}
+
+// spread is the largest distance from the median to min or max, as a
+// percentage of the median: benchstat's "±x%".
+func spread(s stats) string {
+	if s.median == 0 {
+		if s.min == s.max {
+			return "±0%"
+		}
+		return "-"
+	}
+	d := max(s.median-s.min, s.max-s.median)
+	return fmt.Sprintf("±%.0f%%", 100*d/s.median)
+}

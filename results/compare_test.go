@@ -1,0 +1,177 @@
+package results
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func rowByKey(t *testing.T, c Comparison, key string) Row {
+	t.Helper()
+	for _, r := range c.Rows {
+		if r.Key == key {
+			return r
+		}
+	}
+	t.Fatalf("no row %q", key)
+	return Row{}
+}
+
+func TestCompareRatiosAndRows(t *testing.T) {
+	a := fixture(t, "fast", fixtureOpts{servers: true})
+	b := fixture(t, "slow", fixtureOpts{slow: 2, incidents: true})
+	c := Compare([]*Result{a, b})
+	if len(c.Columns) != 2 || c.Columns[0].Key != "fast" || c.Columns[1].Runs[0] != "slow" {
+		t.Fatalf("columns = %+v", c.Columns)
+	}
+	thr := rowByKey(t, c, "throughput.acquired_per_s")
+	if thr.Cells[0].Value != 200 || thr.Cells[1].Value != 100 || *thr.Cells[1].Ratio != 0.5 {
+		t.Errorf("throughput row = %+v", thr.Cells)
+	}
+	if thr.Cells[1].WithinNoise {
+		t.Error("single runs must not be called within noise")
+	}
+	// Every percentile of every operation present has a row.
+	for _, op := range []string{OpAcquire, OpTimeToAcquire, OpRelease, OpHold} {
+		for _, p := range []string{"p50", "p90", "p99", "p999", "max", "mean"} {
+			rowByKey(t, c, "ops."+op+".latency_us."+p)
+		}
+	}
+	for _, k := range []string{"ops.renew.count", "ops.blocked.count"} {
+		for _, r := range c.Rows {
+			if r.Key == k {
+				t.Errorf("row %s present though no run recorded it", k)
+			}
+		}
+	}
+	// Incidents: baseline 0, so no ratio; server cost: the second run has none.
+	inc := rowByKey(t, c, "incidents.overlaps")
+	if inc.Cells[1].Ratio != nil || inc.Cells[1].Value != 1 {
+		t.Errorf("overlaps row = %+v", inc.Cells[1])
+	}
+	srv := rowByKey(t, c, "servers.cpu_us_per_acquire")
+	if srv.Cells[0].N != 1 || srv.Cells[1].N != 0 || srv.Cells[1].Ratio != nil {
+		t.Errorf("server row = %+v", srv.Cells)
+	}
+}
+
+func TestCompareAfterRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	runs := []*Result{fixture(t, "a", fixtureOpts{servers: true}), fixture(t, "b", fixtureOpts{slow: 1.5, servers: true})}
+	var read []*Result
+	for _, r := range runs {
+		path, err := Write(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read = append(read, back)
+	}
+	if jsonOf(t, Compare(read)) != jsonOf(t, Compare(runs)) {
+		t.Error("comparison of the files read back differs from the in-memory one")
+	}
+}
+
+// groupsFixture builds two groups of three repeats: the second is 5% slower
+// in latency, well inside the first's run-to-run spread, and 3x slower in
+// release latency, well outside it.
+func groupsFixture(t *testing.T) []Group {
+	var runs []*Result
+	for i, slow := range []float64{1.0, 1.1, 0.92} {
+		runs = append(runs, fixture(t, "a"+string(rune('1'+i)), fixtureOpts{slow: slow, group: "g-a", repeat: i, series: true}))
+	}
+	for i, slow := range []float64{1.05, 0.97, 1.12} {
+		r := fixture(t, "b"+string(rune('1'+i)), fixtureOpts{slow: slow, group: "g-b", repeat: i, concurrency: 16})
+		r.Ops[OpRelease] = summaryOf(t, tailValues(4000, 450*slow, 0.4), 0)
+		runs = append(runs, r)
+	}
+	groups := GroupRuns(runs)
+	if len(groups) != 2 || len(groups[0].Runs) != 3 || groups[1].Key != "g-b" {
+		t.Fatalf("GroupRuns = %d groups", len(groups))
+	}
+	return groups
+}
+
+func TestCompareGroupsNoise(t *testing.T) {
+	c := CompareGroups(groupsFixture(t))
+	acq := rowByKey(t, c, "ops.acquire.latency_us.p99")
+	if !acq.Cells[1].WithinNoise || acq.Cells[0].N != 3 {
+		t.Errorf("acquire p99: overlapping ranges not marked within noise: %+v", acq.Cells)
+	}
+	if a := acq.Cells[0]; !(a.Min < a.Value && a.Value < a.Max) {
+		t.Errorf("acquire p99 cell is not min < median < max: %+v", a)
+	}
+	rel := rowByKey(t, c, "ops.release.latency_us.p99")
+	if rel.Cells[1].WithinNoise || *rel.Cells[1].Ratio < 2.5 {
+		t.Errorf("release p99: a 3x difference marked as noise: %+v", rel.Cells[1])
+	}
+	var buf bytes.Buffer
+	if err := c.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "~ (within noise)") {
+		t.Error("table does not mark the noise")
+	}
+	golden(t, "compare-groups.txt", buf.Bytes())
+}
+
+func TestGroupKey(t *testing.T) {
+	a := fixture(t, "x1", fixtureOpts{repeat: 0})
+	b := fixture(t, "x2", fixtureOpts{repeat: 1, generatorID: 3})
+	b.Config["seed"] = 99
+	if GroupKey(a) != GroupKey(b) {
+		t.Errorf("repeats differing only in id/repeat/generator/seed got keys %s and %s", GroupKey(a), GroupKey(b))
+	}
+	c := fixture(t, "x3", fixtureOpts{concurrency: 32})
+	if GroupKey(a) == GroupKey(c) {
+		t.Error("different concurrency grouped together")
+	}
+	d := fixture(t, "x4", fixtureOpts{group: "g-1"})
+	if GroupKey(d) != "g-1" {
+		t.Errorf("GroupKey with config group = %s", GroupKey(d))
+	}
+}
+
+func TestCompareGolden(t *testing.T) {
+	runs := []*Result{
+		fixture(t, "fast", fixtureOpts{servers: true, series: true}),
+		fixture(t, "slow", fixtureOpts{slow: 2, incidents: true, servers: true, concurrency: 32}),
+	}
+	c := Compare(runs)
+	for _, f := range []struct{ format, file string }{{"table", "compare.txt"}, {"csv", "compare.csv"}, {"json", "compare.json"}} {
+		var buf bytes.Buffer
+		if err := c.Write(&buf, f.format); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, f.file, buf.Bytes())
+	}
+	if err := Compare(nil).WriteTable(&bytes.Buffer{}); err == nil {
+		t.Error("table of an empty comparison succeeded")
+	}
+	if err := c.Write(&bytes.Buffer{}, "xml"); err == nil || !strings.Contains(err.Error(), `"xml"`) {
+		t.Errorf("unknown format error = %v", err)
+	}
+}
+
+func TestSummaryGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, fixture(t, "run-a", fixtureOpts{incidents: true, servers: true})); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.txt", buf.Bytes())
+
+	buf.Reset()
+	if err := WriteGroupSummary(&buf, groupsFixture(t)[0]); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "group-summary.txt", buf.Bytes())
+
+	buf.Reset()
+	if err := WriteList(&buf, groupsFixture(t)[0].Runs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "list.txt", buf.Bytes())
+}

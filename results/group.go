@@ -1,0 +1,209 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Group is a set of repeats: runs of one configuration, compared as one
+// column whose figures are ranges rather than single values.
+type Group struct {
+	// Key is Config["group"] when the runner set it, otherwise a digest of
+	// the configuration (see GroupKey).
+	Key string
+	// Runs are the repeats, in the order they were given.
+	Runs []*Result
+}
+
+// normField folds flag-style and JSON-style names ("generator-id",
+// "generator_id") together, since Config is keyed by flag name and the
+// runner's spelling is not ours to fix.
+func normField(k string) string { return strings.ReplaceAll(strings.ToLower(k), "-", "_") }
+
+// isOutputField says whether a config field only chooses where or how a run
+// is reported; such fields never make two measurements differ.
+func isOutputField(k string) bool {
+	switch normField(k) {
+	case "out", "output", "report", "format", "quiet", "progress", "json", "count", "results_dir":
+		return true
+	}
+	return false
+}
+
+// isRepeatIdentity says whether a config field names one repeat rather than
+// the configuration: two repeats of a configuration differ in exactly these.
+func isRepeatIdentity(k string) bool {
+	switch normField(k) {
+	case "id", "run_id", "repeat", "group", "generator_id", "started_at", "start_at", "seed":
+		return true
+	}
+	return isOutputField(k)
+}
+
+// isGeneratorIdentity says whether a config field names one generator of a
+// distributed run: the only fields in which the parts of a merge may differ.
+// "generators" (how many there were) is deliberately not one of them.
+func isGeneratorIdentity(k string) bool {
+	switch normField(k) {
+	case "id", "run_id", "generator_id", "group", "started_at", "start_at", "seed":
+		return true
+	}
+	return isOutputField(k)
+}
+
+// GroupKey returns the key that puts repeats of one configuration together:
+// Config["group"] when it is a non-empty string, otherwise "cfg-" and a short
+// digest of the configuration without its per-repeat fields (id, repeat,
+// generator id, start time, seed, output options), the lock and the topology.
+func GroupKey(r *Result) string {
+	if g, ok := r.Config["group"].(string); ok && g != "" {
+		return g
+	}
+	cfg := map[string]any{}
+	for k, v := range r.Config {
+		if !isRepeatIdentity(k) {
+			cfg[normField(k)] = v
+		}
+	}
+	// json.Marshal sorts map keys and renders 8 and 8.0 alike, so a result
+	// still in memory and the same result read back get the same key.
+	b, err := json.Marshal(struct {
+		Config   map[string]any `json:"config"`
+		Lock     LockInfo       `json:"lock"`
+		Topology string         `json:"topology"`
+	}{cfg, r.Lock, r.Topology.Spec})
+	if err != nil {
+		// Config came from JSON or from flags, so it always marshals; fall
+		// back to the run's own id rather than grouping unrelated runs.
+		return r.ID
+	}
+	sum := sha256.Sum256(b)
+	return "cfg-" + hex.EncodeToString(sum[:6])
+}
+
+// GroupRuns partitions runs into groups of repeats by GroupKey, keeping the
+// order in which each group first appears and, within a group, the order given.
+func GroupRuns(runs []*Result) []Group {
+	var groups []Group
+	index := map[string]int{}
+	for _, r := range runs {
+		k := GroupKey(r)
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, Group{Key: k})
+		}
+		groups[i].Runs = append(groups[i].Runs, r)
+	}
+	return groups
+}
+
+// FindRuns resolves a reference to one or more runs, so a command can take a
+// run and a group of repeats alike: a path to a result file, then an exact
+// run id, then an exact group key (Config["group"]), then a unique prefix of a
+// run id or group key. A group resolves to all of its runs, oldest first.
+func FindRuns(dir, ref string) ([]*Result, error) {
+	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
+		r, err := Read(ref)
+		if err != nil {
+			return nil, err
+		}
+		return []*Result{r}, nil
+	}
+	if r, err := Read(filepath.Join(dir, FileName(ref))); err == nil {
+		return []*Result{r}, nil
+	}
+	rs, _, err := List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", ref, err)
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("run %q: no such file, and %w in %s", ref, ErrNoResults, dir)
+	}
+	if g := groupMembers(rs, func(k string) bool { return k == ref }); len(g) > 0 {
+		return g, nil
+	}
+	return findByPrefix(rs, dir, ref)
+}
+
+// findByPrefix matches ref as a prefix of run ids and group keys; it must
+// name exactly one run or one group.
+func findByPrefix(rs []*Result, dir, ref string) ([]*Result, error) {
+	names := map[string]bool{}
+	var byID []*Result
+	for _, r := range rs {
+		if strings.HasPrefix(r.ID, ref) {
+			byID = append(byID, r)
+			names["run "+r.ID] = true
+		}
+	}
+	groups := map[string]bool{}
+	for _, r := range rs {
+		if k, ok := r.Config["group"].(string); ok && k != "" && strings.HasPrefix(k, ref) {
+			groups[k] = true
+			names["group "+k] = true
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return nil, fmt.Errorf("run %q: no such file, and no run or group with that id in %s", ref, dir)
+	case len(names) > 1:
+		return nil, fmt.Errorf("run %q: %w: matches %s", ref, errAmbiguous, strings.Join(sortedKeys(names), ", "))
+	case len(byID) == 1:
+		return byID, nil
+	}
+	return groupMembers(rs, func(k string) bool { return groups[k] }), nil
+}
+
+// groupMembers returns the runs whose Config["group"] satisfies match, oldest
+// first (List returns newest first; repeats read best in the order they ran).
+func groupMembers(rs []*Result, match func(string) bool) []*Result {
+	var out []*Result
+	for _, r := range rs {
+		if k, ok := r.Config["group"].(string); ok && k != "" && match(k) {
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
+	return out
+}
+
+// stats are the spread of one figure over a group's runs.
+type stats struct {
+	n                int
+	min, median, max float64
+}
+
+// statsOf computes min, median and max of the values present; the median of
+// an even count is the mean of the middle two, as benchstat reports it.
+func statsOf(vals []float64) stats {
+	if len(vals) == 0 {
+		return stats{}
+	}
+	s := append([]float64(nil), vals...)
+	sort.Float64s(s)
+	n := len(s)
+	med := s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return stats{n: n, min: s[0], median: med, max: s[n-1]}
+}
+
+// statsFor evaluates m over every run of a group.
+func statsFor(m metric, runs []*Result) stats {
+	var vals []float64
+	for _, r := range runs {
+		if v, ok := m.value(r); ok {
+			vals = append(vals, v)
+		}
+	}
+	return statsOf(vals)
+}

@@ -1,0 +1,414 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Merge combines the results of several generators that ran one
+// configuration against one topology at the same time into a single result,
+// as if one bigger generator had run:
+//
+//   - each operation's HDR histograms are merged exactly and summarised again,
+//     so merged percentiles are those of the union of all recorded latencies;
+//   - counters, contention, incidents, errors and per-node outcomes are
+//     summed, throughput is added, and derived ratios are recomputed;
+//   - series points are aligned by elapsed second and their counts summed;
+//     a second's p99 is the maximum of the inputs' p99 for that second, an
+//     upper bound of the true p99, since per-second histograms are not kept;
+//   - server figures are per node the maximum over the inputs, not the sum:
+//     every generator reads the same servers' global INFO counters over the
+//     same window, so summing would count each command once per generator;
+//     per-acquire costs are then recomputed over the merged acquisitions;
+//   - DurationS is the longest input window, StartedAt the earliest.
+//
+// Runs must agree on every config field except generator identity (see
+// isGeneratorIdentity), on the lock and on the topology; otherwise Merge
+// returns an error naming the first differing field. The merged result's ID
+// is "merged-" and the first input's ID, its Config that of the first input
+// without "generator_id", and MergedFrom lists the inputs' IDs.
+func Merge(runs []*Result) (*Result, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("merge: no runs given")
+	}
+	if err := checkMergeable(runs); err != nil {
+		return nil, err
+	}
+	out := mergeHeader(runs)
+	ops, err := mergeOps(runs)
+	if err != nil {
+		return nil, err
+	}
+	out.Ops = ops
+	for _, r := range runs {
+		addCounts(out, r)
+	}
+	out.Contention = withRatios(out.Contention)
+	out.NodeOutcomes = mergeNodeOutcomes(runs)
+	out.Series = mergeSeries(runs)
+	out.Servers = mergeServers(runs, out.Contention.Acquired)
+	out.Faults = mergeFaults(runs)
+	return out, nil
+}
+
+// checkMergeable refuses runs that did not measure the same thing at once.
+func checkMergeable(runs []*Result) error {
+	a := runs[0]
+	seenID := map[string]bool{}
+	seenGen := map[string]string{}
+	for _, b := range runs {
+		if seenID[b.ID] {
+			return fmt.Errorf("merge: run %s given twice", b.ID)
+		}
+		seenID[b.ID] = true
+		if g, ok := generatorID(b); ok {
+			if other, dup := seenGen[g]; dup {
+				return fmt.Errorf("merge: runs %s and %s have the same generator_id %s; each generator must have its own", other, b.ID, g)
+			}
+			seenGen[g] = b.ID
+		}
+		if b.Schema != a.Schema {
+			return diffErr("schema", a, b, a.Schema, b.Schema)
+		}
+		if err := sameSetup(a, b); err != nil {
+			return err
+		}
+		if err := sameConfig(a, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func generatorID(r *Result) (string, bool) {
+	for k, v := range r.Config {
+		if normField(k) == "generator_id" {
+			return jsonText(v), true
+		}
+	}
+	return "", false
+}
+
+// sameSetup compares what was measured outside Config: the lock and the
+// servers. Node lists are compared as written; generators given the same
+// topology flag list the same nodes.
+func sameSetup(a, b *Result) error {
+	pairs := []struct {
+		field string
+		x, y  any
+	}{
+		{"lock.name", a.Lock.Name, b.Lock.Name},
+		{"lock.fencing", a.Lock.Fencing, b.Lock.Fencing},
+		{"lock.unsafe", a.Lock.Unsafe, b.Lock.Unsafe},
+		{"lock.nodes", a.Lock.Nodes, b.Lock.Nodes},
+		{"topology.kind", a.Topology.Kind, b.Topology.Kind},
+		{"topology.spec", a.Topology.Spec, b.Topology.Spec},
+		{"topology.nodes", strings.Join(a.Topology.Nodes, ","), strings.Join(b.Topology.Nodes, ",")},
+	}
+	for _, p := range pairs {
+		if jsonText(p.x) != jsonText(p.y) {
+			return diffErr(p.field, a, b, p.x, p.y)
+		}
+	}
+	return nil
+}
+
+// sameConfig compares every config field but generator identity. Values are
+// compared as JSON, so 16 read from a file equals 16 still held as an int.
+func sameConfig(a, b *Result) error {
+	keys := map[string]bool{}
+	for k := range a.Config {
+		keys[k] = true
+	}
+	for k := range b.Config {
+		keys[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		if isGeneratorIdentity(k) {
+			continue
+		}
+		va, oka := a.Config[k]
+		vb, okb := b.Config[k]
+		if oka != okb || jsonText(va) != jsonText(vb) {
+			return diffErr(k, a, b, unsetOr(va, oka), unsetOr(vb, okb))
+		}
+	}
+	return nil
+}
+
+func unsetOr(v any, ok bool) any {
+	if !ok {
+		return "<unset>"
+	}
+	return v
+}
+
+func diffErr(field string, a, b *Result, va, vb any) error {
+	return fmt.Errorf("merge: runs differ in config field %q (%s: %s, %s: %s)", field, a.ID, jsonText(va), b.ID, jsonText(vb))
+}
+
+// jsonText renders a config value as it appears in the result file.
+func jsonText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// mergeHeader builds the merged result's identity and window.
+func mergeHeader(runs []*Result) *Result {
+	first := runs[0]
+	out := &Result{
+		Schema:   Schema,
+		ID:       "merged-" + first.ID,
+		Config:   map[string]any{},
+		Lock:     first.Lock,
+		Topology: first.Topology,
+		Errors:   map[string]int64{},
+	}
+	for k, v := range first.Config {
+		if normField(k) != "generator_id" {
+			out.Config[k] = v
+		}
+	}
+	for _, r := range runs {
+		out.MergedFrom = append(out.MergedFrom, r.ID)
+		if out.StartedAt.IsZero() || (!r.StartedAt.IsZero() && r.StartedAt.Before(out.StartedAt)) {
+			out.StartedAt = r.StartedAt
+		}
+		out.DurationS = math.Max(out.DurationS, r.DurationS)
+		out.Partial = out.Partial || r.Partial
+	}
+	return out
+}
+
+// mergeOps merges each operation's histograms. An operation with a count
+// but no decodable histogram cannot be merged exactly, so it is an error
+// naming the run and operation rather than a silently wrong percentile.
+func mergeOps(runs []*Result) (map[string]OpSummary, error) {
+	ops := map[string]OpSummary{}
+	for _, op := range opsPresent(runs) {
+		h := NewHistogram()
+		var errs int64
+		for _, r := range runs {
+			s, ok := r.Ops[op]
+			if !ok || (s.Count == 0 && s.HDR == "") {
+				continue
+			}
+			in, err := DecodeHistogram(s.HDR)
+			if err != nil {
+				return nil, fmt.Errorf("merge: run %s op %s: %w", r.ID, op, err)
+			}
+			if dropped := h.Merge(in); dropped > 0 {
+				return nil, fmt.Errorf("merge: run %s op %s: %d values outside %d..%d µs", r.ID, op, dropped, HistMinUS, HistMaxUS)
+			}
+			errs += s.Errors
+		}
+		sum, err := Summarize(h, errs)
+		if err != nil {
+			return nil, fmt.Errorf("merge: op %s: %w", op, err)
+		}
+		ops[op] = sum
+	}
+	return ops, nil
+}
+
+// addCounts adds r's plain counters into out.
+func addCounts(out, r *Result) {
+	out.Throughput.AcquiredPerS += r.Throughput.AcquiredPerS
+	out.Throughput.AttemptsPerS += r.Throughput.AttemptsPerS
+	c := &out.Contention
+	c.Attempts += r.Contention.Attempts
+	c.Acquired += r.Contention.Acquired
+	c.Contended += r.Contention.Contended
+	c.GaveUp += r.Contention.GaveUp
+	n := &out.Counters
+	n.Released += r.Counters.Released
+	n.Renewed += r.Counters.Renewed
+	n.Crashed += r.Counters.Crashed
+	n.Paused += r.Counters.Paused
+	n.Scheduled += r.Counters.Scheduled
+	n.Late += r.Counters.Late
+	n.Writes += r.Counters.Writes
+	n.Unreplicated += r.Counters.Unreplicated
+	i := &out.Incidents
+	i.ExpiredDuringWork += r.Incidents.ExpiredDuringWork
+	i.ReleaseLost += r.Incidents.ReleaseLost
+	i.RenewLost += r.Incidents.RenewLost
+	i.WorkAborted += r.Incidents.WorkAborted
+	i.Overlaps += r.Incidents.Overlaps
+	i.FencingRejected += r.Incidents.FencingRejected
+	i.StaleWritesAccepted += r.Incidents.StaleWritesAccepted
+	for k, v := range r.Errors {
+		out.Errors[k] += v
+	}
+}
+
+// withRatios recomputes the ratios that cannot be summed.
+func withRatios(c Contention) Contention {
+	c.Rate, c.AttemptsPerAcquire = 0, 0
+	if c.Attempts > 0 {
+		c.Rate = float64(c.Contended) / float64(c.Attempts)
+	}
+	if c.Acquired > 0 {
+		c.AttemptsPerAcquire = float64(c.Attempts) / float64(c.Acquired)
+	}
+	return c
+}
+
+func mergeNodeOutcomes(runs []*Result) []NodeOutcome {
+	var out []NodeOutcome
+	index := map[string]int{}
+	for _, r := range runs {
+		for _, n := range r.NodeOutcomes {
+			i, ok := index[n.Node]
+			if !ok {
+				i = len(out)
+				index[n.Node] = i
+				out = append(out, NodeOutcome{Node: n.Node})
+			}
+			o := &out[i]
+			o.Acquired += n.Acquired
+			o.Contended += n.Contended
+			o.Errors += n.Errors
+			o.Timeouts += n.Timeouts
+		}
+	}
+	return out
+}
+
+// mergeSeries aligns points by their elapsed second (rounded, since each
+// generator's ticker drifts a little from the shared start).
+func mergeSeries(runs []*Result) []SeriesPoint {
+	bySec := map[int64]*SeriesPoint{}
+	for _, r := range runs {
+		for _, p := range r.Series {
+			sec := int64(math.Round(p.ElapsedS))
+			m, ok := bySec[sec]
+			if !ok {
+				m = &SeriesPoint{ElapsedS: float64(sec)}
+				bySec[sec] = m
+			}
+			m.Acquired += p.Acquired
+			m.Attempts += p.Attempts
+			m.Errors += p.Errors
+			m.Incidents += p.Incidents
+			m.P99US = math.Max(m.P99US, p.P99US)
+			m.Faults = appendMissing(m.Faults, p.Faults...)
+		}
+	}
+	secs := make([]int64, 0, len(bySec))
+	for s := range bySec {
+		secs = append(secs, s)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	out := make([]SeriesPoint, 0, len(secs))
+	for _, s := range secs {
+		out = append(out, *bySec[s])
+	}
+	return out
+}
+
+func appendMissing(list []string, items ...string) []string {
+	for _, it := range items {
+		found := false
+		for _, have := range list {
+			found = found || have == it
+		}
+		if !found {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// mergeServers keeps per node the largest figures any generator read (see
+// Merge for why not the sum) and recomputes per-acquire cost over acquired.
+func mergeServers(runs []*Result, acquired int64) *Servers {
+	var out *Servers
+	index := map[string]int{}
+	for _, r := range runs {
+		if r.Servers == nil {
+			continue
+		}
+		if out == nil {
+			out = &Servers{}
+		}
+		if out.Unavailable == "" {
+			out.Unavailable = r.Servers.Unavailable
+		}
+		for _, n := range r.Servers.Nodes {
+			i, ok := index[n.Addr]
+			if !ok {
+				i = len(out.Nodes)
+				index[n.Addr] = i
+				out.Nodes = append(out.Nodes, ServerNode{Addr: n.Addr})
+			}
+			maxNode(&out.Nodes[i], n)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	perAcquire(out, acquired)
+	return out
+}
+
+func maxNode(into *ServerNode, n ServerNode) {
+	into.Commands = max(into.Commands, n.Commands)
+	into.CPUUS = math.Max(into.CPUUS, n.CPUUS)
+	if into.Error == "" {
+		into.Error = n.Error
+	}
+	for cmd, c := range n.ByCommand {
+		if into.ByCommand == nil {
+			into.ByCommand = map[string]int64{}
+		}
+		into.ByCommand[cmd] = max(into.ByCommand[cmd], c)
+	}
+}
+
+func perAcquire(s *Servers, acquired int64) {
+	var cmds int64
+	var cpu float64
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		cmds += n.Commands
+		cpu += n.CPUUS
+		n.CommandsPerAcquire, n.CPUUSPerAcquire = 0, 0
+		if acquired > 0 {
+			n.CommandsPerAcquire = float64(n.Commands) / float64(acquired)
+			n.CPUUSPerAcquire = n.CPUUS / float64(acquired)
+		}
+	}
+	s.CommandsPerAcquire, s.CPUUSPerAcquire = 0, 0
+	if acquired > 0 {
+		s.CommandsPerAcquire = float64(cmds) / float64(acquired)
+		s.CPUUSPerAcquire = cpu / float64(acquired)
+	}
+}
+
+// mergeFaults keeps each distinct fault once: usually one generator injects
+// faults, but if several report the same one it happened once.
+func mergeFaults(runs []*Result) []FaultEvent {
+	var out []FaultEvent
+	seen := map[FaultEvent]bool{}
+	for _, r := range runs {
+		for _, f := range r.Faults {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AtS < out[j].AtS })
+	return out
+}

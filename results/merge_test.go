@@ -1,0 +1,150 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+// halves splits a recorded run's values between two generators, alternately,
+// so each half has a different distribution from the whole.
+func halves(vs []int64) (a, b []int64) {
+	for i, v := range vs {
+		if i%3 == 0 {
+			a = append(a, v)
+		} else {
+			b = append(b, v)
+		}
+	}
+	return a, b
+}
+
+func TestMergeHalvesEqualsWhole(t *testing.T) {
+	whole := map[string][]int64{
+		OpAcquire: tailValues(9001, 120, 0.7),
+		OpRelease: tailValues(5000, 90, 0.3),
+		OpHold:    append(tailValues(3000, 1000, 0.05), 3_000_000_000), // one 50-minute outlier
+	}
+	a := fixture(t, "gen-0", fixtureOpts{generatorID: 0, generators: 2, series: true, servers: true})
+	b := fixture(t, "gen-1", fixtureOpts{generatorID: 1, generators: 2, series: true, servers: true, incidents: true})
+	b.StartedAt = a.StartedAt.Add(-2e6) // 2 ms earlier
+	b.DurationS = 20.5
+	a.Ops, b.Ops = map[string]OpSummary{}, map[string]OpSummary{}
+	for op, vs := range whole {
+		va, vb := halves(vs)
+		a.Ops[op], b.Ops[op] = summaryOf(t, va, 1), summaryOf(t, vb, 2)
+	}
+	m, err := Merge([]*Result{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, vs := range whole {
+		want := summaryOf(t, vs, 3)
+		got := m.Ops[op]
+		if got.Count != want.Count || got.Errors != want.Errors || got.LatencyUS != want.LatencyUS {
+			t.Errorf("%s: merged %+v, whole %+v", op, got, want)
+		}
+		if got.HDR != want.HDR {
+			t.Errorf("%s: merged histogram encodes differently from the whole", op)
+		}
+	}
+	if m.Contention.Attempts != 10000 || m.Contention.Rate != 1800.0/10000 || m.Throughput.AcquiredPerS != 400 {
+		t.Errorf("contention/throughput not summed: %+v %+v", m.Contention, m.Throughput)
+	}
+	if m.Incidents != b.Incidents || m.Errors["timeout"] != 6 {
+		t.Errorf("incidents %+v errors %v", m.Incidents, m.Errors)
+	}
+	if len(m.Series) != 20 || m.Series[0].Acquired != 2*a.Series[0].Acquired || m.Series[7].Faults[0] != "pause:node0:2s" {
+		t.Errorf("series not aligned by second: %+v", m.Series[:2])
+	}
+	if !m.StartedAt.Equal(b.StartedAt) || m.DurationS != 20.5 {
+		t.Errorf("window = %v %v", m.StartedAt, m.DurationS)
+	}
+	// Both generators read the same server's counters: not doubled.
+	if m.Servers.CommandsPerAcquire != 1.5 || m.Servers.Nodes[0].Commands != a.Servers.Nodes[0].Commands {
+		t.Errorf("servers = %+v", m.Servers)
+	}
+	if _, ok := m.Config["generator_id"]; ok || m.Config["generators"] != 2 || len(m.MergedFrom) != 2 {
+		t.Errorf("merged config %v from %v", m.Config, m.MergedFrom)
+	}
+	if len(m.Faults) != 1 {
+		t.Errorf("faults = %+v, want the shared fault once", m.Faults)
+	}
+}
+
+func TestMergeRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	a := fixture(t, "a", fixtureOpts{generatorID: 0, generators: 2, series: true})
+	b := fixture(t, "b", fixtureOpts{generatorID: 1, generators: 2, series: true})
+	var read []*Result
+	for _, r := range []*Result{a, b} {
+		path, err := Write(dir, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read = append(read, back)
+	}
+	m, err := Merge(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := Write(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Ops[OpAcquire].Count != 2*a.Ops[OpAcquire].Count || back.ID != "merged-a" {
+		t.Errorf("merged result read back: %s with %d acquires", back.ID, back.Ops[OpAcquire].Count)
+	}
+}
+
+func TestMergeRefusesMismatch(t *testing.T) {
+	a := func() *Result { return fixture(t, "a", fixtureOpts{generatorID: 0, generators: 2}) }
+	cases := []struct {
+		name string
+		b    func() *Result
+		want string
+	}{
+		{"concurrency", func() *Result { return fixture(t, "b", fixtureOpts{generatorID: 1, generators: 2, concurrency: 16}) },
+			`merge: runs differ in config field "concurrency" (a: 8, b: 16)`},
+		{"generators", func() *Result { return fixture(t, "b", fixtureOpts{generatorID: 1, generators: 3}) },
+			`merge: runs differ in config field "generators" (a: 2, b: 3)`},
+		{"missing field", func() *Result {
+			r := fixture(t, "b", fixtureOpts{generatorID: 1, generators: 2})
+			delete(r.Config, "ttl")
+			return r
+		}, `merge: runs differ in config field "ttl" (a: 10s, b: <unset>)`},
+		{"lock", func() *Result {
+			r := fixture(t, "b", fixtureOpts{generatorID: 1, generators: 2})
+			r.Lock.Name = "redlock"
+			return r
+		}, `merge: runs differ in config field "lock.name" (a: single, b: redlock)`},
+		{"same generator", func() *Result { return fixture(t, "b", fixtureOpts{generatorID: 0, generators: 2}) },
+			`merge: runs a and b have the same generator_id 0`},
+		{"same run twice", a, `merge: run a given twice`},
+		{"corrupt histogram", func() *Result {
+			r := fixture(t, "b", fixtureOpts{generatorID: 1, generators: 2})
+			s := r.Ops[OpRelease]
+			s.HDR = "not-a-histogram"
+			r.Ops[OpRelease] = s
+			return r
+		}, `merge: run b op release: histogram is not base64`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Merge([]*Result{a(), c.b()})
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Errorf("Merge err = %v\nwant prefix %s", err, c.want)
+			}
+		})
+	}
+	if _, err := Merge(nil); err == nil {
+		t.Error("Merge(nil) succeeded")
+	}
+}

@@ -1,0 +1,502 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Percentile axis: x is log10(1/(1-q)), so 90%, 99%, 99.9% … are evenly
+// spaced, as in HdrHistogram's plots. Curves stop where the run had too few
+// samples to resolve the tail, and never beyond 99.9999%.
+const (
+	pctAxisMaxDecades = 6.0
+	pctAxisStep       = 0.05
+)
+
+// WriteReport writes one self-contained HTML page about runs: latency by
+// percentile for every operation, acquisitions/s and acquire p99 over time
+// with fault events, contention, incidents, errors and server cost as bars,
+// and every run's configuration. It needs no network and no JavaScript: the
+// charts are inline SVG. Every chart is an element of class "chart" with
+// data-chart naming it; its drawn data are SVG elements of class "data", and
+// a chart with nothing to draw says so in text and carries data-empty="true".
+func WriteReport(w io.Writer, runs []*Result) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("report: no runs given")
+	}
+	page, err := buildReport(runs)
+	if err != nil {
+		return err
+	}
+	t, err := template.New("report").Funcs(template.FuncMap{"f": coord}).Parse(reportTemplate)
+	if err != nil {
+		return fmt.Errorf("report template: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, page); err != nil {
+		return fmt.Errorf("render report: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+type reportPage struct {
+	Title    string
+	Runs     []runRow
+	Sections []section
+	Config   configTable
+}
+
+type section struct {
+	Title  string
+	Charts []chart
+}
+
+type runRow struct {
+	Color, ID, Started, Headline, Duration, Acquired, P50, P99, P999, Incidents, Errors, Rate string
+	Partial, Unsafe                                                                           bool
+}
+
+type configTable struct {
+	IDs  []string
+	Rows []configRow
+}
+
+type configRow struct {
+	Key     string
+	Values  []string
+	Differs bool
+}
+
+func buildReport(runs []*Result) (reportPage, error) {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	page := reportPage{Title: "lockbench report: " + strings.Join(ids, ", "), Config: buildConfigTable(runs)}
+	for i, r := range runs {
+		page.Runs = append(page.Runs, summaryRow(i, r))
+	}
+	var latency []chart
+	for _, op := range opsPresent(runs) {
+		c, err := latencyChart(op, runs)
+		if err != nil {
+			return reportPage{}, err
+		}
+		latency = append(latency, c)
+	}
+	if len(latency) == 0 {
+		latency = append(latency, emptyChart("latency", "Latency by percentile", "no latencies recorded"))
+	}
+	page.Sections = []section{
+		{"Latency by percentile", latency},
+		{"Over time", []chart{throughputChart(runs), p99Chart(runs)}},
+		{"Contention and safety", []chart{contentionChart(runs), incidentsChart(runs), errorsChart(runs)}},
+		{"Server cost", []chart{serverChart(runs)}},
+	}
+	return page, nil
+}
+
+func summaryRow(i int, r *Result) runRow {
+	row := runRow{
+		Color: runColor(i), ID: r.ID, Started: r.StartedAt.Format(time.RFC3339), Headline: label(r),
+		Duration: formatValue(UnitSeconds, r.DurationS), Acquired: fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS),
+		P50: "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(sumErrors(r.Errors)),
+		Rate: fmt.Sprintf("%.4f", r.Contention.Rate), Partial: r.Partial, Unsafe: r.Lock.Unsafe,
+	}
+	if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
+		row.P50, row.P99, row.P999 = FormatUS(s.LatencyUS.P50), FormatUS(s.LatencyUS.P99), FormatUS(s.LatencyUS.P999)
+	}
+	return row
+}
+
+func emptyChart(name, title, why string) chart {
+	return chart{Name: name, Title: title, Empty: why}
+}
+
+// percentileCurve samples h along the percentile axis up to the tail its
+// sample count can resolve (1 in n), at least to 90% so that even a
+// one-sample histogram draws a line.
+func percentileCurve(h *hdr.Histogram) (xs, ys []float64) {
+	end := math.Min(math.Max(math.Log10(float64(h.TotalCount())), 1), pctAxisMaxDecades)
+	steps := int(math.Floor(end/pctAxisStep + 1e-9))
+	for k := 0; k <= steps; k++ {
+		xs = append(xs, float64(k)*pctAxisStep)
+	}
+	if xs[len(xs)-1] < end {
+		xs = append(xs, end)
+	}
+	for _, x := range xs {
+		ys = append(ys, float64(h.ValueAtQuantile(100*(1-math.Pow(10, -x)))))
+	}
+	return xs, ys
+}
+
+func percentileTicks(end float64) []tick {
+	ts := []tick{{0, "0%"}, {math.Log10(2), "50%"}}
+	labels := []string{"90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"}
+	for d := 1; d <= int(math.Round(end)) && d <= len(labels); d++ {
+		ts = append(ts, tick{float64(d), labels[d-1]})
+	}
+	return ts
+}
+
+// latencyChart draws op's latency by percentile, one line per run that
+// recorded it, on a log latency axis: tails span orders of magnitude.
+func latencyChart(op string, runs []*Result) (chart, error) {
+	c := chart{Name: "latency-" + op, Title: op + " latency by percentile",
+		Note: "x: percentile (log scale of 1/(1-p)); y: latency (log scale); from the HDR histograms"}
+	type curve struct {
+		xs, ys []float64
+		run    int
+	}
+	var curves []curve
+	lo, hi, end := math.Inf(1), 0.0, 1.0
+	for i, r := range runs {
+		s, ok := r.Ops[op]
+		if !ok || s.Count == 0 {
+			continue
+		}
+		h, err := DecodeHistogram(s.HDR)
+		if err != nil {
+			return chart{}, fmt.Errorf("report: run %s op %s: %w", r.ID, op, err)
+		}
+		if h.TotalCount() == 0 {
+			continue
+		}
+		xs, ys := percentileCurve(h)
+		curves = append(curves, curve{xs, ys, i})
+		lo, hi, end = math.Min(lo, ys[0]), math.Max(hi, ys[len(ys)-1]), math.Max(end, xs[len(xs)-1])
+	}
+	if len(curves) == 0 {
+		c.Empty = "no " + op + " latencies recorded (histograms empty)"
+		return c, nil
+	}
+	ylo, yhi := logRange(lo, hi)
+	p := newPlot(scale{d0: 0, d1: math.Ceil(end - 1e-9)}, scale{d0: ylo, d1: yhi, log: true})
+	p.frame(&c, percentileTicks(math.Ceil(end-1e-9)), logTicks(ylo, yhi, FormatUS), "percentile", "latency")
+	for _, cv := range curves {
+		r := runs[cv.run]
+		c.Lines = append(c.Lines, svgPoly{p.points(cv.xs, cv.ys), runColor(cv.run),
+			fmt.Sprintf("%s %s: p50 %s, p99 %s, max %s", r.ID, op, FormatUS(r.Ops[op].LatencyUS.P50), FormatUS(r.Ops[op].LatencyUS.P99), FormatUS(r.Ops[op].LatencyUS.Max))})
+		c.Legend = append(c.Legend, legendItem{runColor(cv.run), r.ID})
+	}
+	return c, nil
+}
+
+// step is one second of a series as a horizontal segment, from the previous
+// point's end to this one's: a point counts what happened in that interval.
+type step struct {
+	from, to, v float64
+}
+
+// seriesSteps turns r's series into runs of contiguous steps; value says
+// whether a second has a figure at all (a second with no acquisition has no
+// p99), and a missing second breaks the line rather than drawing a zero.
+func seriesSteps(r *Result, value func(p SeriesPoint, dt float64) (float64, bool)) [][]step {
+	var out [][]step
+	var cur []step
+	prev := 0.0
+	for _, p := range r.Series {
+		dt := p.ElapsedS - prev
+		v, ok := 0.0, false
+		if dt > 0 {
+			v, ok = value(p, dt)
+			v = clampData(v)
+		}
+		if ok {
+			cur = append(cur, step{prev, p.ElapsedS, v})
+		} else if len(cur) > 0 {
+			out, cur = append(out, cur), nil
+		}
+		prev = math.Max(prev, p.ElapsedS)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func stepPoints(p plot, steps []step) string {
+	var xs, ys []float64
+	for _, s := range steps {
+		xs = append(xs, s.from, s.to)
+		ys = append(ys, s.v, s.v)
+	}
+	return p.points(xs, ys)
+}
+
+type seriesSpec struct {
+	name, title, yLabel, empty string
+	logY                       bool
+	format                     func(float64) string
+	value                      func(p SeriesPoint, dt float64) (float64, bool)
+}
+
+// seriesChart draws one per-second figure of every run over time, with the
+// faults each run injected marked on the time axis.
+func seriesChart(spec seriesSpec, runs []*Result) chart {
+	c := chart{Name: spec.name, Title: spec.title, Note: "per second; dashed lines and shaded spans mark injected faults"}
+	segs := make([][][]step, len(runs))
+	lo, hi, tmax := math.Inf(1), 0.0, 0.0
+	for i, r := range runs {
+		segs[i] = seriesSteps(r, spec.value)
+		for _, seg := range segs[i] {
+			for _, s := range seg {
+				lo, hi, tmax = math.Min(lo, s.v), math.Max(hi, s.v), math.Max(tmax, s.to)
+			}
+		}
+		for _, f := range faultMarks(r) {
+			tmax = math.Max(tmax, clampData(math.Max(f.AtS, f.EndS)))
+		}
+	}
+	if math.IsInf(lo, 1) {
+		c.Empty = spec.empty
+		return c
+	}
+	xt, xtop := linearTicks(tmax, func(v float64) string { return fmt.Sprintf("%gs", v) })
+	var p plot
+	if spec.logY {
+		ylo, yhi := logRange(lo, hi)
+		p = newPlot(scale{d0: 0, d1: xtop}, scale{d0: ylo, d1: yhi, log: true})
+		p.frame(&c, xt, logTicks(ylo, yhi, spec.format), "elapsed", spec.yLabel)
+	} else {
+		yt, ytop := linearTicks(hi, spec.format)
+		p = newPlot(scale{d0: 0, d1: xtop}, scale{d0: 0, d1: ytop})
+		p.frame(&c, xt, yt, "elapsed", spec.yLabel)
+	}
+	for i, r := range runs {
+		for _, seg := range segs[i] {
+			c.Lines = append(c.Lines, svgPoly{stepPoints(p, seg), runColor(i), r.ID})
+		}
+		if len(segs[i]) > 0 {
+			c.Legend = append(c.Legend, legendItem{runColor(i), r.ID})
+		}
+	}
+	markFaults(&c, p, runs)
+	return c
+}
+
+// faultMarks returns r's faults: the recorded events with their times, or,
+// for a run that kept only the per-second names, one event per mention.
+func faultMarks(r *Result) []FaultEvent {
+	if len(r.Faults) > 0 {
+		return r.Faults
+	}
+	var out []FaultEvent
+	for _, p := range r.Series {
+		for _, f := range p.Faults {
+			out = append(out, FaultEvent{Spec: f, AtS: p.ElapsedS})
+		}
+	}
+	return out
+}
+
+// markFaults marks every distinct fault once: runs of one scenario share
+// their faults, and one label naming all of them reads better than a stack.
+func markFaults(c *chart, p plot, runs []*Result) {
+	type mark struct {
+		f   FaultEvent
+		ids []string
+	}
+	var marks []mark
+	index := map[FaultEvent]int{}
+	for _, r := range runs {
+		for _, f := range faultMarks(r) {
+			i, ok := index[f]
+			if !ok {
+				i = len(marks)
+				index[f] = i
+				marks = append(marks, mark{f: f})
+			}
+			marks[i].ids = append(marks[i].ids, r.ID)
+		}
+	}
+	for n, m := range marks {
+		f, x := m.f, p.x.at(clampData(m.f.AtS))
+		if f.EndS > f.AtS {
+			c.Bands = append(c.Bands, svgRect{x, p.y.r1, p.x.at(clampData(f.EndS)) - x, p.y.r0 - p.y.r1, "", f.Spec})
+		}
+		c.Marks = append(c.Marks, svgLine{x, p.y.r1, x, p.y.r0, "fault"})
+		text := f.Spec
+		if len(runs) > 1 {
+			text = strings.Join(m.ids, ", ") + ": " + text
+		}
+		if f.Error != "" {
+			text += " (failed: " + f.Error + ")"
+		}
+		c.Texts = append(c.Texts, svgText{x + 3, p.y.r1 + 10 + 11*float64(n%4), "start", "fault-label", text})
+	}
+}
+
+func throughputChart(runs []*Result) chart {
+	return seriesChart(seriesSpec{
+		name: "throughput", title: "Acquisitions per second over time", yLabel: "acquisitions/s",
+		empty:  "no per-second series recorded",
+		format: func(v float64) string { return fmt.Sprintf("%.0f", v) },
+		value:  func(p SeriesPoint, dt float64) (float64, bool) { return float64(p.Acquired) / dt, true },
+	}, runs)
+}
+
+func p99Chart(runs []*Result) chart {
+	return seriesChart(seriesSpec{
+		name: "acquire-p99", title: "Acquire p99 over time", yLabel: "acquire p99", logY: true,
+		empty:  "no per-second acquire p99 recorded",
+		format: FormatUS,
+		value:  func(p SeriesPoint, _ float64) (float64, bool) { return p.P99US, p.P99US > 0 },
+	}, runs)
+}
+
+// countRow builds a bar row of a figure every run has.
+func countRow(label string, runs []*Result, format func(float64) string, get func(r *Result) float64) barRow {
+	row := barRow{label: label, format: format}
+	for _, r := range runs {
+		row.values = append(row.values, clampData(get(r)))
+		row.has = append(row.has, true)
+	}
+	return row
+}
+
+func integer(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+func contentionChart(runs []*Result) chart {
+	var attempts int64
+	for _, r := range runs {
+		attempts += r.Contention.Attempts
+	}
+	if attempts == 0 {
+		return emptyChart("contention", "Contention", "no acquire attempts recorded")
+	}
+	ratio := func(v float64) string { return formatValue(UnitRatio, v) }
+	return barChart("contention", "Contention", runs, []barRow{
+		countRow("attempts", runs, integer, func(r *Result) float64 { return float64(r.Contention.Attempts) }),
+		countRow("acquired", runs, integer, func(r *Result) float64 { return float64(r.Contention.Acquired) }),
+		countRow("contended", runs, integer, func(r *Result) float64 { return float64(r.Contention.Contended) }),
+		countRow("gave up", runs, integer, func(r *Result) float64 { return float64(r.Contention.GaveUp) }),
+		countRow("contention rate", runs, ratio, func(r *Result) float64 { return r.Contention.Rate }),
+		countRow("attempts/acquire", runs, ratio, func(r *Result) float64 { return r.Contention.AttemptsPerAcquire }),
+	})
+}
+
+func incidentsChart(runs []*Result) chart {
+	var total int64
+	for _, r := range runs {
+		total += r.Incidents.Total()
+	}
+	if total == 0 {
+		return emptyChart("incidents", "Incidents", "no incidents recorded: every lease outlived its work, no overlaps, no stale writes")
+	}
+	var rows []barRow
+	for idx, f := range incidentFields(Incidents{}) {
+		rows = append(rows, countRow(f.name, runs, integer, func(r *Result) float64 {
+			return float64(incidentFields(r.Incidents)[idx].count)
+		}))
+	}
+	return barChart("incidents", "Incidents", runs, rows)
+}
+
+func errorsChart(runs []*Result) chart {
+	kinds := map[string]bool{}
+	for _, r := range runs {
+		for k, v := range r.Errors {
+			if v > 0 {
+				kinds[k] = true
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return emptyChart("errors", "Errors by kind", "no errors recorded")
+	}
+	var rows []barRow
+	for _, k := range sortedKeys(kinds) {
+		rows = append(rows, countRow(k, runs, integer, func(r *Result) float64 { return float64(r.Errors[k]) }))
+	}
+	return barChart("errors", "Errors by kind", runs, rows)
+}
+
+// serverChart shows the servers' commands and CPU per acquisition; a run
+// whose servers refused INFO shows n/a rather than a zero that reads as free.
+func serverChart(runs []*Result) chart {
+	const title = "Server cost per acquisition"
+	if !anyServers(runs) {
+		why := "no server cost recorded"
+		for _, r := range runs {
+			if r.Servers != nil && r.Servers.Unavailable != "" {
+				why += fmt.Sprintf("; %s: %s", r.ID, r.Servers.Unavailable)
+			}
+		}
+		return emptyChart("server-cost", title, why)
+	}
+	cmds := barRow{label: "commands/acquire", format: func(v float64) string { return formatValue(UnitRatio, v) }}
+	cpu := barRow{label: "CPU/acquire", format: FormatUS}
+	for _, r := range runs {
+		has := hasServerCost(r)
+		var s Servers
+		if has {
+			s = *r.Servers
+		}
+		cmds.values, cmds.has = append(cmds.values, clampData(s.CommandsPerAcquire)), append(cmds.has, has)
+		cpu.values, cpu.has = append(cpu.values, clampData(s.CPUUSPerAcquire)), append(cpu.has, has)
+	}
+	c := barChart("server-cost", title, runs, []barRow{cmds, cpu})
+	c.Note = "all nodes summed; bars scaled per row"
+	return c
+}
+
+// buildConfigTable lists what each run measured: identity, lock, topology
+// and every config field, marking rows where the runs differ.
+func buildConfigTable(runs []*Result) configTable {
+	t := configTable{}
+	fixed := []struct {
+		key string
+		get func(r *Result) string
+	}{
+		{"started_at", func(r *Result) string { return r.StartedAt.Format(time.RFC3339) }},
+		{"duration_s", func(r *Result) string { return num(r.DurationS) }},
+		{"partial", func(r *Result) string { return fmt.Sprint(r.Partial) }},
+		{"lock.name", func(r *Result) string { return r.Lock.Name }},
+		{"lock.fencing", func(r *Result) string { return fmt.Sprint(r.Lock.Fencing) }},
+		{"lock.unsafe", func(r *Result) string { return fmt.Sprint(r.Lock.Unsafe) }},
+		{"lock.nodes", func(r *Result) string { return fmt.Sprint(r.Lock.Nodes) }},
+		{"topology.spec", func(r *Result) string { return r.Topology.Spec }},
+		{"topology.provider", func(r *Result) string { return r.Topology.Provider }},
+		{"topology.nodes", func(r *Result) string { return strings.Join(r.Topology.Nodes, " ") }},
+		{"topology.server_version", func(r *Result) string { return r.Topology.ServerVersion }},
+	}
+	keys := map[string]bool{}
+	for _, r := range runs {
+		t.IDs = append(t.IDs, r.ID)
+		for k := range r.Config {
+			keys[k] = true
+		}
+	}
+	for _, f := range fixed {
+		t.Rows = append(t.Rows, configRowOf(f.key, runs, f.get))
+	}
+	for _, k := range sortedKeys(keys) {
+		t.Rows = append(t.Rows, configRowOf("config."+k, runs, func(r *Result) string {
+			v, ok := r.Config[k]
+			return jsonText(unsetOr(v, ok))
+		}))
+	}
+	return t
+}
+
+func configRowOf(key string, runs []*Result, get func(r *Result) string) configRow {
+	row := configRow{Key: key}
+	for _, r := range runs {
+		v := get(r)
+		row.Differs = row.Differs || (len(row.Values) > 0 && v != row.Values[0])
+		row.Values = append(row.Values, v)
+	}
+	return row
+}
