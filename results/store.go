@@ -37,6 +37,11 @@ func writeAtomic(path string, b []byte) error {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	// CreateTemp makes files private; results are meant to be shared and read.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("chmod %s: %w", path, err)
+	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("sync %s: %w", path, err)
@@ -151,3 +156,7 @@ var errAmbiguous = errors.New("ambiguous id")
 // ErrNoResults is wrapped by lookups in a directory that holds no result
 // files, so a command can tell "nothing recorded yet" from "no such run".
 var ErrNoResults = errors.New("no lockbench results")
+
+// WriteFileAtomic writes b to path through a temp file and a rename, so a
+// reader never sees half a file.
+func WriteFileAtomic(path string, b []byte) error { return writeAtomic(path, b) }

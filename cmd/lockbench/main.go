@@ -89,6 +89,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			workloadsCommand(),
+			resultsCommand(),
 			versionCommand(),
 		},
 	}

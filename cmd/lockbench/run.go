@@ -71,38 +71,58 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run a lock benchmark and store its result",
 		UsageText: "lockbench run [flags]   (no flags: 10 s on a local single-instance redis-server)",
-		Flags:     cliFlags(table),
+		Flags: append(cliFlags(table),
+			&cli.IntFlag{Name: "count", Value: 1, Usage: "run each configuration this many times (repeats form a group for results show/compare)", EnvVars: []string{envVar("count")}, Category: "output"},
+			&cli.StringFlag{Name: "report", Usage: "also write the HTML report of this run to FILE", EnvVars: []string{envVar("report")}, Category: "output"},
+			&cli.StringSliceFlag{Name: "assert", Usage: "threshold to check, e.g. 'acquire.p99<10ms' or 'incidents.overlaps==0'; a failure exits 3", EnvVars: []string{envVar("assert")}, Category: "output"},
+		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("run takes no arguments, got %q; flags start with --", c.Args().First())}
+			}
+			if n := c.Int("count"); n < 1 || n > 1000 {
+				return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
+			}
+			asserts, err := parseAsserts(c.StringSlice("assert"))
+			if err != nil {
+				return err
 			}
 			plans, err := plan.Expand(givenValues(c, table))
 			if err != nil {
 				return err
 			}
-			return runPlans(c, plans)
+			done, err := runPlans(c, plans, c.Int("count"))
+			if err != nil {
+				return err
+			}
+			if path := c.String("report"); path != "" {
+				if err := writeReport(c, path, done); err != nil {
+					return err
+				}
+			}
+			return checkAsserts(c, asserts, done)
 		},
 	}
 }
 
-func runPlans(c *cli.Context, plans []plan.Plan) error {
+func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, error) {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	var done []*results.Result
-	for _, pl := range plans {
-		env := plan.Env{Log: stderr}
+	for _, pl := range repeat(plans, count) {
+		env := plan.Env{Log: stderr, Group: pl.group, Repeat: pl.repeat}
 		if !pl.Quiet && isTerminal(stderr) {
 			env.Progress = stderr
 		}
 		if pl.Quiet {
 			env.Log = nil
 		}
-		r, err := plan.Execute(c.Context, pl, env)
+		r, err := plan.Execute(c.Context, pl.Plan, env)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		path, err := results.Write(pl.OutDir, r)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if env.Log != nil {
 			fmt.Fprintf(stderr, "result stored in %s\n", path)
@@ -113,22 +133,75 @@ func runPlans(c *cli.Context, plans []plan.Plan) error {
 		}
 	}
 	if err := printResults(stdout, plans[0].Format, done); err != nil {
-		return err
+		return nil, err
 	}
 	if c.Context.Err() != nil {
-		return fmt.Errorf("interrupted; partial result stored")
+		return nil, fmt.Errorf("interrupted; partial result stored")
+	}
+	return done, nil
+}
+
+// repeated is a plan with its place in a group of repeats.
+type repeated struct {
+	plan.Plan
+	group  string
+	repeat int
+}
+
+// repeat lists each plan count times; repeats of one plan share a group id.
+func repeat(plans []plan.Plan, count int) []repeated {
+	var out []repeated
+	for _, p := range plans {
+		group := ""
+		if count > 1 {
+			group = "g-" + plan.NewRunID()
+		}
+		for i := range count {
+			out = append(out, repeated{Plan: p, group: group, repeat: i})
+		}
+	}
+	return out
+}
+
+func parseAsserts(exprs []string) ([]results.Assertion, error) {
+	var out []results.Assertion
+	for _, e := range exprs {
+		a, err := results.ParseAssertion(e)
+		if err != nil {
+			return nil, usageError{msg: "--assert: " + err.Error()}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// checkAsserts prints the verdicts and fails with exit code 3 if any failed.
+func checkAsserts(c *cli.Context, as []results.Assertion, rs []*results.Result) error {
+	if len(as) == 0 {
+		return nil
+	}
+	checks := results.CheckAll(as, rs)
+	if err := results.WriteChecks(c.App.ErrWriter, checks); err != nil {
+		return err
+	}
+	if failed := results.Failed(checks); len(failed) > 0 {
+		return assertError{msg: fmt.Sprintf("%d of %d assertion checks failed", len(failed), len(checks))}
 	}
 	return nil
 }
 
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 func printResults(w io.Writer, format string, rs []*results.Result) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
 		if len(rs) == 1 {
-			return enc.Encode(rs[0])
+			return writeJSON(w, rs[0])
 		}
-		return enc.Encode(rs)
+		return writeJSON(w, rs)
 	}
 	for i, r := range rs {
 		if i > 0 {

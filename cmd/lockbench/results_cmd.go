@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+var outFlag = &cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory of result files", EnvVars: []string{"LOCKBENCH_OUT"}}
+
+func resultsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "results",
+		Usage: "list, show, compare, merge, export and report stored results",
+		Subcommands: []*cli.Command{
+			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag}, Action: resultsLs},
+			{Name: "show", Usage: "the summary of one run, or min/median/max over a group of repeats", ArgsUsage: "ID|GROUP|FILE",
+				Flags: []cli.Flag{outFlag}, Action: resultsShow},
+			{Name: "compare", Usage: "runs (or groups of repeats) side by side with ratios to the first", ArgsUsage: "A B [C…]",
+				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"}}, Action: resultsCompare},
+			{Name: "merge", Usage: "merge results of generators that ran together into one", ArgsUsage: "A B [C…]",
+				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Usage: "file to write the merged result to (default: <out>/merged-<id>.json)"}}, Action: resultsMerge},
+			{Name: "export", Usage: "write .hgrm percentile files, summary CSV or series CSV", ArgsUsage: "ID|FILE",
+				Flags: []cli.Flag{outFlag,
+					&cli.StringFlag{Name: "hgrm", Usage: "directory for one .hgrm file per operation"},
+					&cli.StringFlag{Name: "csv", Usage: "file for the summary CSV"},
+					&cli.StringFlag{Name: "series-csv", Usage: "file for the per-second series CSV"}}, Action: resultsExport},
+			{Name: "report", Usage: "one self-contained offline HTML report of one or more runs", ArgsUsage: "ID… ",
+				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Value: "report.html", Usage: "HTML file to write"}}, Action: resultsReport},
+		},
+	}
+}
+
+func resultsLs(c *cli.Context) error {
+	rs, skipped, err := results.List(c.String("out"))
+	if err != nil {
+		return err
+	}
+	for _, e := range skipped {
+		fmt.Fprintf(c.App.ErrWriter, "skipped: %v\n", e)
+	}
+	return results.WriteList(c.App.Writer, rs)
+}
+
+// resolve finds the runs each argument names (id, group, prefix or file).
+func resolve(c *cli.Context, min int) ([][]*results.Result, error) {
+	if c.NArg() < min {
+		return nil, usageError{msg: fmt.Sprintf("%s needs at least %d run id(s), group id(s) or file(s)", c.Command.Name, min)}
+	}
+	var out [][]*results.Result
+	for _, ref := range c.Args().Slice() {
+		if strings.HasPrefix(ref, "-") {
+			return nil, usageError{msg: fmt.Sprintf("%s: flags go before the run ids (got %s after them)", c.Command.Name, ref)}
+		}
+		rs, err := results.FindRuns(c.String("out"), ref)
+		if err != nil {
+			return nil, usageError{msg: err.Error()}
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+func flatten(groups [][]*results.Result) []*results.Result {
+	var out []*results.Result
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+func resultsShow(c *cli.Context) error {
+	groups, err := resolve(c, 1)
+	if err != nil {
+		return err
+	}
+	for _, rs := range groups {
+		if len(rs) == 1 {
+			if err := results.WriteSummary(c.App.Writer, rs[0]); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, g := range results.GroupRuns(rs) {
+			if err := results.WriteGroupSummary(c.App.Writer, g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func resultsCompare(c *cli.Context) error {
+	format := c.String("format")
+	if format != "table" && format != "json" && format != "csv" {
+		return usageError{msg: fmt.Sprintf("--format %q: want table, json or csv", format)}
+	}
+	groups, err := resolve(c, 2)
+	if err != nil {
+		return err
+	}
+	grouped := false
+	for _, g := range groups {
+		grouped = grouped || len(g) > 1
+	}
+	var cmp results.Comparison
+	if grouped {
+		gs := make([]results.Group, len(groups))
+		for i, rs := range groups {
+			gs[i] = results.Group{Key: c.Args().Get(i), Runs: rs}
+		}
+		cmp = results.CompareGroups(gs)
+	} else {
+		cmp = results.Compare(flatten(groups))
+	}
+	return cmp.Write(c.App.Writer, format)
+}
+
+func resultsMerge(c *cli.Context) error {
+	groups, err := resolve(c, 1)
+	if err != nil {
+		return err
+	}
+	runs := flatten(groups)
+	if len(runs) < 2 {
+		return usageError{msg: "merge needs at least 2 results"}
+	}
+	merged, err := results.Merge(runs)
+	if err != nil {
+		return usageError{msg: err.Error()}
+	}
+	path := c.String("o")
+	if path == "" {
+		path, err = results.Write(c.String("out"), merged)
+	} else {
+		merged.ID = strings.TrimSuffix(filepath.Base(path), ".json")
+		var buf bytes.Buffer
+		if err = writeJSON(&buf, merged); err == nil {
+			err = results.WriteFileAtomic(path, buf.Bytes())
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "merged %d runs into %s\n", len(merged.MergedFrom), path)
+	return results.WriteSummary(c.App.Writer, merged)
+}
+
+func resultsExport(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageError{msg: "export takes one run id or file"}
+	}
+	if c.String("hgrm") == "" && c.String("csv") == "" && c.String("series-csv") == "" {
+		return usageError{msg: "export needs --hgrm DIR, --csv FILE or --series-csv FILE"}
+	}
+	r, err := results.Find(c.String("out"), c.Args().First())
+	if err != nil {
+		return usageError{msg: err.Error()}
+	}
+	if dir := c.String("hgrm"); dir != "" {
+		files, err := results.ExportHGRM(dir, r)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintln(c.App.Writer, f)
+		}
+	}
+	for _, out := range []struct {
+		path  string
+		write func(*bytes.Buffer) error
+	}{
+		{c.String("csv"), func(b *bytes.Buffer) error { return results.WriteCSV(b, r) }},
+		{c.String("series-csv"), func(b *bytes.Buffer) error { return results.WriteSeriesCSV(b, r) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := out.write(&buf); err != nil {
+			return err
+		}
+		if err := results.WriteFileAtomic(out.path, buf.Bytes()); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.App.Writer, out.path)
+	}
+	return nil
+}
+
+func resultsReport(c *cli.Context) error {
+	groups, err := resolve(c, 1)
+	if err != nil {
+		return err
+	}
+	return writeReport(c, c.String("o"), flatten(groups))
+}
+
+// writeReport renders the HTML report of rs into path.
+func writeReport(c *cli.Context, path string, rs []*results.Result) error {
+	var buf bytes.Buffer
+	if err := results.WriteReport(&buf, rs); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "report written to %s\n", path)
+	return nil
+}
+
