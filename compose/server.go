@@ -54,6 +54,12 @@ type ServerOptions struct {
 	Env []string
 	// Binary overrides the redis-server binary name.
 	Binary string
+	// Sentinel, when not nil, starts a Redis Sentinel (redis-server
+	// sentinel.conf --sentinel) instead of a data server, with these lines in
+	// its sentinel.conf. The file is written on the first start only: Sentinel
+	// rewrites it with what it learns (its id, the current primary, the other
+	// sentinels), and a restarted sentinel must keep that.
+	Sentinel []string
 }
 
 // Server is one redis-server process that this program started and must stop.
@@ -136,6 +142,13 @@ func (s *Server) exited() bool {
 }
 
 func (s *Server) args() []string {
+	if s.opts.Sentinel != nil {
+		// Persistence and the data options mean nothing to a sentinel.
+		return append([]string{s.sentinelConf(), "--sentinel",
+			"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+			"--daemonize", "no", "--protected-mode", "yes",
+			"--logfile", filepath.Join(s.dir, "redis.log")}, s.opts.Args...)
+	}
 	args := []string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--daemonize", "no", "--protected-mode", "yes", "--save", "",
@@ -149,12 +162,26 @@ func (s *Server) args() []string {
 	return append(args, s.opts.Args...)
 }
 
+func (s *Server) sentinelConf() string { return filepath.Join(s.dir, "sentinel.conf") }
+
+// IsSentinel reports whether the process is a Redis Sentinel.
+func (s *Server) IsSentinel() bool { return s.opts.Sentinel != nil }
+
 // Start starts the process (again, after Kill or Stop) on the same port and dir.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.cmd != nil && !s.exited() {
 		s.mu.Unlock()
 		return fmt.Errorf("redis-server %s is already running", s.Addr())
+	}
+	if s.opts.Sentinel != nil {
+		if _, err := os.Stat(s.sentinelConf()); errors.Is(err, os.ErrNotExist) {
+			conf := strings.Join(s.opts.Sentinel, "\n") + "\n"
+			if err := os.WriteFile(s.sentinelConf(), []byte(conf), 0o600); err != nil {
+				s.mu.Unlock()
+				return fmt.Errorf("write sentinel.conf for %s: %w", s.Addr(), err)
+			}
+		}
 	}
 	cmd := exec.Command(s.opts.Binary, s.args()...)
 	cmd.Env = append(os.Environ(), s.opts.Env...)

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -21,32 +26,36 @@ const (
 	KindSingle Kind = "single"
 	// KindRedlock is N independent masters.
 	KindRedlock Kind = "redlock"
+	// KindReplicated is a primary, one replica and three sentinels that fail
+	// over to the replica when the primary goes down.
+	KindReplicated Kind = "replicated"
 )
 
 // MaxMasters bounds redlock:N.
 const MaxMasters = 9
 
 // SpecHelp lists the accepted topology specs.
-const SpecHelp = "single or redlock:N with 1 ≤ N ≤ 9"
+const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, or replicated"
 
 // Spec is a parsed --topology value.
 type Spec struct {
 	// Kind is the shape.
 	Kind Kind
-	// Masters is the number of independent masters (1 for single; 0 for
-	// "redlock" without a count, which takes the count of --redis URLs or 5).
+	// Masters is the number of independent masters (1 for single and
+	// replicated; 0 for "redlock" without a count, which takes the count of
+	// --redis URLs or 5).
 	Masters int
 }
 
-// ParseSpec parses single, redlock or redlock:N.
+// ParseSpec parses single, redlock, redlock:N or replicated.
 func ParseSpec(s string) (Spec, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
 	switch Kind(name) {
-	case KindSingle:
+	case KindSingle, KindReplicated:
 		if hasArg {
-			return Spec{}, fmt.Errorf("topology %q: single takes no count; want %s", s, SpecHelp)
+			return Spec{}, fmt.Errorf("topology %q: %s takes no count; want %s", s, name, SpecHelp)
 		}
-		return Spec{Kind: KindSingle, Masters: 1}, nil
+		return Spec{Kind: Kind(name), Masters: 1}, nil
 	case KindRedlock:
 		if !hasArg {
 			return Spec{Kind: KindRedlock}, nil
@@ -68,15 +77,37 @@ func (s Spec) String() string {
 	return string(s.Kind)
 }
 
+// Node roles. A data node's Role is the one it had when the topology came up;
+// after a failover, ask Topology.Primary.
+const (
+	// RoleMaster is an independent master of single or redlock.
+	RoleMaster = "master"
+	// RolePrimary is the replicated topology's primary.
+	RolePrimary = "primary"
+	// RoleReplica is the replicated topology's replica.
+	RoleReplica = "replica"
+	// RoleSentinel is a Redis Sentinel: it holds no data and must never be
+	// used for the lock.
+	RoleSentinel = "sentinel"
+)
+
 // Node is one server of a topology.
 type Node struct {
-	// Name is the node's role and index, e.g. "master-0".
+	// Name is the node's role and index, e.g. "master-0", "node-1", "sentinel-2".
 	Name string
-	// Addr is host:port; it never carries a password.
+	// Role is RoleMaster, RolePrimary, RoleReplica or RoleSentinel.
+	Role string
+	// Addr is the server's own host:port; it never carries a password.
 	Addr string
+	// ProxyAddr is the address of the in-process proxy in front of the node
+	// (UpOptions.Proxy), which the topology's clients connect to; empty when
+	// the node is reached directly.
+	ProxyAddr string
 	// Server is the local process, or nil for an external server.
 	Server *Server
 	opts   *redis.Options
+	proxy  *nodeProxy
+	clock  *clockState
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.
@@ -85,58 +116,137 @@ type Topology struct {
 	Spec Spec
 	// Provider is "local" or "external".
 	Provider string
-	// Nodes are the servers, masters first.
-	Nodes   []*Node
+	// Nodes are the servers: data nodes first, then sentinels.
+	Nodes []*Node
+
+	opts UpOptions
+	toxi *toxiproxy.ApiServer
+	// sentinels are the clients Primary asks, one per sentinel node.
+	sentinels []*redis.SentinelClient
+
+	mu      sync.Mutex // guards the fields below
 	clients []*redis.Client
+	dir     string // work dir: the clock shim and clock files
+	shim    string // path of the built clock shim
 }
 
 // UpOptions configures Up.
 type UpOptions struct {
 	// URLs selects the external provider: one redis:// or rediss:// URL a master.
 	URLs []string
-	// Persistence of local servers.
+	// Persistence of local servers, also after a restart fault.
 	Persistence Persistence
 	// ServerEnv is extra environment for local servers.
 	ServerEnv []string
+	// Proxy puts an in-process TCP proxy in front of every data node, so that
+	// latency and partition faults can act between the clients and the node.
+	Proxy bool
+	// ClockShim starts local data nodes with the LD_PRELOAD clock shim, so that
+	// clock-jump and clock-speed faults can move their wall clocks. It needs a
+	// C compiler (see BuildClockShim).
+	ClockShim bool
+	// RestartDelay is how long a restart fault keeps the node down.
+	RestartDelay time.Duration
+	// Log, when set, receives progress lines while Up waits (the replicated
+	// topology can take seconds until its sentinels agree).
+	Log io.Writer
+	// ReadyTimeout bounds the wait for the replicated topology's sentinels;
+	// 0 means 30 s.
+	ReadyTimeout time.Duration
 }
 
 // Up brings the topology up: local redis-server processes, or the given URLs.
 // On error everything it started is stopped again.
 func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
-	if len(opts.URLs) > 0 {
-		return external(spec, opts.URLs)
+	t := &Topology{Spec: spec, Provider: "local", opts: opts}
+	var err error
+	switch {
+	case len(opts.URLs) > 0:
+		err = t.upExternal()
+	case spec.Kind == KindReplicated:
+		err = t.upReplicated(ctx)
+	default:
+		err = t.upMasters(ctx)
 	}
-	if spec.Masters == 0 {
-		spec.Masters = 5
+	if err == nil && opts.Proxy {
+		err = t.startProxies()
 	}
-	t := &Topology{Spec: spec, Provider: "local"}
-	for i := range spec.Masters {
-		srv, err := StartServer(ctx, ServerOptions{Persistence: opts.Persistence, Env: opts.ServerEnv})
-		if err != nil {
-			_ = t.Close()
-			return nil, fmt.Errorf("start master %d of %s: %w", i, spec, err)
-		}
-		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("master-%d", i), Addr: srv.Addr(), Server: srv, opts: &redis.Options{Addr: srv.Addr()}})
+	if err != nil {
+		_ = t.Close()
+		return nil, err
 	}
 	return t, nil
 }
 
-func external(spec Spec, urls []string) (*Topology, error) {
-	if spec.Masters == 0 {
-		spec.Masters = len(urls)
+func (t *Topology) upMasters(ctx context.Context) error {
+	if t.Spec.Masters == 0 {
+		t.Spec.Masters = 5
 	}
-	if len(urls) != spec.Masters {
-		return nil, fmt.Errorf("topology %s needs %d --redis URLs, got %d", spec, spec.Masters, len(urls))
+	for i := range t.Spec.Masters {
+		n, err := t.startDataNode(ctx, i, fmt.Sprintf("master-%d", i), RoleMaster, nil)
+		if err != nil {
+			return fmt.Errorf("start master %d of %s: %w", i, t.Spec, err)
+		}
+		t.Nodes = append(t.Nodes, n)
 	}
-	t := &Topology{Spec: spec, Provider: "external"}
+	return nil
+}
+
+// startDataNode starts local data node i with the topology's persistence and,
+// when asked for, the clock shim.
+func (t *Topology) startDataNode(ctx context.Context, i int, name, role string, args []string) (*Node, error) {
+	env := append([]string(nil), t.opts.ServerEnv...)
+	var clock *clockState
+	if t.opts.ClockShim {
+		var err error
+		if clock, env, err = t.clockFor(i, env); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := StartServer(ctx, ServerOptions{Persistence: t.opts.Persistence, Env: env, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	return &Node{Name: name, Role: role, Addr: srv.Addr(), Server: srv, opts: &redis.Options{Addr: srv.Addr()}, clock: clock}, nil
+}
+
+// workDir is the topology's own temporary directory, made on first use.
+func (t *Topology) workDir() (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.dir == "" {
+		dir, err := os.MkdirTemp("", "lockbench-topology-")
+		if err != nil {
+			return "", fmt.Errorf("topology work dir: %w", err)
+		}
+		t.dir = dir
+	}
+	return t.dir, nil
+}
+
+func (t *Topology) upExternal() error {
+	urls := t.opts.URLs
+	if t.Spec.Kind == KindReplicated {
+		return errors.New("topology replicated starts its own redis-server and sentinel processes; it takes no --redis URLs")
+	}
+	if t.opts.ClockShim {
+		return errors.New("the clock shim needs local servers; it cannot move the clock of a --redis URL")
+	}
+	if t.Spec.Masters == 0 {
+		t.Spec.Masters = len(urls)
+	}
+	if len(urls) != t.Spec.Masters {
+		return fmt.Errorf("topology %s needs %d --redis URLs, got %d", t.Spec, t.Spec.Masters, len(urls))
+	}
+	t.Provider = "external"
 	for i, u := range urls {
 		o, err := ParseRedisURL(u)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("master-%d", i), Addr: o.Addr, opts: o})
+		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("master-%d", i), Role: RoleMaster, Addr: o.Addr, opts: o})
 	}
-	return t, nil
+	return nil
 }
 
 // ParseRedisURL parses redis://[user:password@]host:port[/db] or rediss://…;
@@ -195,7 +305,7 @@ type ClientOptions struct {
 
 // Client returns a new client for node i that Close will close. Automatic retries
 // are off: a retried SET NX after a timeout would find its own key and be
-// miscounted as contended.
+// miscounted as contended. A proxied node is reached through its proxy.
 func (t *Topology) Client(i int, co ClientOptions) *redis.Client {
 	o := *t.Nodes[i].opts
 	o.MaxRetries = -1
@@ -207,41 +317,138 @@ func (t *Topology) Client(i int, co ClientOptions) *redis.Client {
 		o.PoolSize = co.PoolSize
 		o.MaxActiveConns = 0
 	}
-	c := redis.NewClient(&o)
+	return t.track(redis.NewClient(&o))
+}
+
+func (t *Topology) track(c *redis.Client) *redis.Client {
+	t.mu.Lock()
 	t.clients = append(t.clients, c)
+	t.mu.Unlock()
 	return c
 }
 
-// Clients returns one new client per master.
+// Clients returns one new client per data node, in DataNodes order (sentinels
+// hold no data and get none).
 func (t *Topology) Clients(co ClientOptions) []*redis.Client {
-	out := make([]*redis.Client, len(t.Nodes))
-	for i := range t.Nodes {
+	data := t.DataNodes()
+	out := make([]*redis.Client, len(data))
+	for i := range data {
 		out[i] = t.Client(i, co)
 	}
 	return out
 }
 
-// Addrs lists the nodes' host:port.
+// FailoverClient returns a go-redis sentinel failover client for the current
+// primary, with the settings of Client, that Close will close. It follows a
+// failover by itself; through a proxied topology it reaches the data nodes via
+// their proxies while the sentinels stay direct. A topology without sentinels
+// has no failover: for a single data node FailoverClient is Client(0), and
+// for more (redlock) it is nil.
+func (t *Topology) FailoverClient(co ClientOptions) *redis.Client {
+	if len(t.sentinels) == 0 {
+		if len(t.DataNodes()) == 1 {
+			return t.Client(0, co)
+		}
+		return nil
+	}
+	fo := &redis.FailoverOptions{
+		MasterName:            MasterName,
+		SentinelAddrs:         t.SentinelAddrs(),
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+		DialTimeout:           time.Second,
+		PoolSize:              co.PoolSize,
+	}
+	if t.opts.Proxy {
+		fo.Dialer = t.dialViaProxy
+	}
+	return t.track(redis.NewFailoverClient(fo))
+}
+
+// dialViaProxy dials a data node's proxy instead of the node, and anything
+// else (the sentinels) directly, so faults on the proxy reach failover clients.
+func (t *Topology) dialViaProxy(ctx context.Context, network, addr string) (net.Conn, error) {
+	for _, n := range t.DataNodes() {
+		if n.Addr == addr && n.ProxyAddr != "" {
+			addr = n.ProxyAddr
+			break
+		}
+	}
+	d := net.Dialer{Timeout: time.Second, KeepAlive: 5 * time.Minute}
+	return d.DialContext(ctx, network, addr)
+}
+
+// DataNodes are the nodes that hold data (masters, primary and replica), in
+// order; fault targets node=N index into them. Sentinels are left out: the
+// lock must never talk to them.
+func (t *Topology) DataNodes() []*Node {
+	out := make([]*Node, 0, len(t.Nodes))
+	for _, n := range t.Nodes {
+		if n.Role != RoleSentinel {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Addrs lists the data nodes' host:port, in the order of Clients.
 func (t *Topology) Addrs() []string {
-	out := make([]string, len(t.Nodes))
-	for i, n := range t.Nodes {
+	data := t.DataNodes()
+	out := make([]string, len(data))
+	for i, n := range data {
 		out[i] = n.Addr
 	}
 	return out
 }
 
-// Close closes every client and stops every process the topology started.
+// SentinelAddrs lists the sentinels' host:port (empty without sentinels).
+func (t *Topology) SentinelAddrs() []string {
+	var out []string
+	for _, n := range t.Nodes {
+		if n.Role == RoleSentinel {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
+}
+
+// Close closes every client, stops the proxies and every process the
+// topology started, and removes its work dir. Stop a fault Schedule first.
 func (t *Topology) Close() error {
 	var errs []error
-	for _, c := range t.clients {
+	t.mu.Lock()
+	clients := t.clients
+	t.clients = nil
+	dir := t.dir
+	t.dir = ""
+	t.mu.Unlock()
+	for _, c := range clients {
 		_ = c.Close()
 	}
-	t.clients = nil
+	for _, c := range t.sentinels {
+		_ = c.Close()
+	}
+	t.sentinels = nil
 	for _, n := range t.Nodes {
-		if n.Server != nil {
-			if err := n.Server.Stop(); err != nil {
-				errs = append(errs, err)
+		if n.proxy != nil {
+			n.proxy.close()
+		}
+	}
+	// Sentinels first, so none of them starts a failover while the data
+	// nodes go down.
+	for _, role := range []bool{true, false} {
+		for _, n := range t.Nodes {
+			if n.Server != nil && (n.Role == RoleSentinel) == role {
+				if err := n.Server.Stop(); err != nil {
+					errs = append(errs, err)
+				}
 			}
+		}
+	}
+	if dir != "" {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove topology work dir: %w", err))
 		}
 	}
 	return errors.Join(errs...)

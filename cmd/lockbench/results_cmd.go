@@ -213,4 +213,3 @@ func writeReport(c *cli.Context, path string, rs []*results.Result) error {
 	fmt.Fprintf(c.App.ErrWriter, "report written to %s\n", path)
 	return nil
 }
-
