@@ -41,6 +41,9 @@ func (v Values) Get(name string) string {
 	return ""
 }
 
+// Has reports whether name has a value.
+func (v Values) Has(name string) bool { return len(v[name]) > 0 }
+
 // Set replaces name's value.
 func (v Values) Set(name string, value ...string) { v[name] = value }
 

@@ -90,6 +90,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			runCommand(),
 			workloadsCommand(),
 			resultsCommand(),
+			sweepCommand(),
+			capacityCommand(),
+			tuneTTLCommand(),
 			versionCommand(),
 		},
 	}

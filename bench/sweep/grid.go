@@ -1,0 +1,196 @@
+// Package sweep runs grids of ordinary runs: sweeps over any run flags,
+// capacity searches that ramp load until an SLO breaks, and TTL × renewal
+// tuning. Every cell is an ordinary run with an ordinary stored result.
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Axis is one run flag varied over a list of values.
+type Axis struct {
+	// Flag is the run flag's name.
+	Flag string
+	// Values are the flag's values, in order.
+	Values []string
+}
+
+// Grid is a sweep: base flag values, the axes varied over them, and how many
+// times each cell runs.
+type Grid struct {
+	// Base are the flag values every cell shares.
+	Base plan.Values
+	// Axes vary, first axis slowest.
+	Axes []Axis
+	// Count is the repeats per cell (at least 1).
+	Count int
+	// Asserts are checked on every run.
+	Asserts []string
+}
+
+// Cell is one point of a grid.
+type Cell struct {
+	// Values are the run's flag values (base plus this cell's coordinates).
+	Values plan.Values
+	// Coords are the axis values of this cell, in axis order.
+	Coords []string
+}
+
+// Label renders the cell's coordinates as flag=value pairs.
+func (c Cell) Label(axes []Axis) string {
+	parts := make([]string, len(axes))
+	for i, a := range axes {
+		parts[i] = a.Flag + "=" + c.Coords[i]
+	}
+	return strings.Join(parts, " ")
+}
+
+// ListHelp explains how sweep lists are written.
+const ListHelp = "a comma-separated list (1,8,32); values that contain commas themselves (zipf:1000,1.1) " +
+	"are kept whole, or separate values with | instead (zipf:1000,1.1|uniform:10)"
+
+// ParseList splits a sweep list. A piece that starts with a digit, '.' or '-'
+// after a piece holding a ':' continues that spec (zipf:10,1.1 is one value),
+// so most lists need no quoting; '|' separates values unambiguously.
+func ParseList(s string) []string {
+	if strings.Contains(s, "|") {
+		return trimAll(strings.Split(s, "|"))
+	}
+	var out []string
+	for _, piece := range strings.Split(s, ",") {
+		piece = strings.TrimSpace(piece)
+		if n := len(out); n > 0 && piece != "" && continues(out[n-1], piece) {
+			out[n-1] += "," + piece
+			continue
+		}
+		out = append(out, piece)
+	}
+	return out
+}
+
+func continues(prev, piece string) bool {
+	if !strings.Contains(prev, ":") {
+		return false
+	}
+	c := piece[0]
+	return c >= '0' && c <= '9' || c == '.' || c == '-'
+}
+
+func trimAll(s []string) []string {
+	for i := range s {
+		s[i] = strings.TrimSpace(s[i])
+	}
+	return s
+}
+
+// Cells expands the grid into its cells (the cartesian product of the axes)
+// and checks every cell parses as a run, so a bad value fails before any run.
+func (g Grid) Cells() ([]Cell, error) {
+	cells := []Cell{{Values: g.Base.Clone()}}
+	for _, a := range g.Axes {
+		if len(a.Values) == 0 {
+			return nil, &plan.InputError{Flag: a.Flag, Msg: "sweep axis has no values"}
+		}
+		var next []Cell
+		for _, c := range cells {
+			for _, v := range a.Values {
+				nc := Cell{Values: c.Values.Clone(), Coords: append(append([]string(nil), c.Coords...), v)}
+				nc.Values.Set(a.Flag, v)
+				next = append(next, nc)
+			}
+		}
+		cells = next
+	}
+	for _, c := range cells {
+		if _, err := plan.Expand(c.Values); err != nil {
+			return nil, fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
+		}
+	}
+	return cells, nil
+}
+
+// AxesFromValues turns every flag given with more than one value (a list)
+// into an axis, in the order of names; the rest stays in the base.
+func AxesFromValues(given plan.Values, names []string) (plan.Values, []Axis) {
+	base := plan.Values{}
+	var axes []Axis
+	for _, name := range names {
+		vals, ok := given[name]
+		if !ok {
+			continue
+		}
+		var list []string
+		for _, v := range vals {
+			list = append(list, ParseList(v)...)
+		}
+		if len(list) > 1 {
+			axes = append(axes, Axis{Flag: name, Values: list})
+			continue
+		}
+		base[name] = list
+	}
+	return base, axes
+}
+
+// Runner executes one run and stores its result. group names the cell's set
+// of repeats and repeat is the index within it, so results can be grouped.
+type Runner func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error)
+
+// CellResult is a cell with the results of its repeats.
+type CellResult struct {
+	Cell    Cell
+	Results []*results.Result
+}
+
+// Progress receives a line before each run: done runs, total and the cell.
+type Progress func(done, total int, label string)
+
+// Run runs every cell Count times. It stops at the first runtime error or
+// when ctx ends, returning what finished so far.
+func Run(ctx context.Context, g Grid, cells []Cell, run Runner, progress Progress) ([]CellResult, error) {
+	count := max(1, g.Count)
+	sweepID := plan.NewRunID()
+	total := len(cells) * count
+	out := make([]CellResult, 0, len(cells))
+	done := 0
+	for ci, c := range cells {
+		cr := CellResult{Cell: c}
+		group := fmt.Sprintf("%s-c%d", sweepID, ci)
+		for i := range count {
+			if ctx.Err() != nil {
+				return append(out, cr), ctx.Err()
+			}
+			if progress != nil {
+				progress(done, total, fmt.Sprintf("%s (run %d/%d)", c.Label(g.Axes), i+1, count))
+			}
+			r, err := run(ctx, c.Values.Clone(), group, i)
+			if err != nil {
+				return append(out, cr), fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
+			}
+			cr.Results = append(cr.Results, r)
+			done++
+		}
+		out = append(out, cr)
+	}
+	return out, nil
+}
+
+// median of a set of values (mean of the middle two for even counts).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}

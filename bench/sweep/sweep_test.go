@@ -1,0 +1,226 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/results"
+)
+
+func TestParseList(t *testing.T) {
+	for in, want := range map[string][]string{
+		"1,8,32":                     {"1", "8", "32"},
+		"single,redlock:3,redlock:5": {"single", "redlock:3", "redlock:5"},
+		"zipf:1000,1.1,uniform:10":   {"zipf:1000,1.1", "uniform:10"},
+		"hot:10,0.5,hot:10,0.9":      {"hot:10,0.5", "hot:10,0.9"},
+		"uniform:1ms,5ms,exp:2ms":    {"uniform:1ms,5ms", "exp:2ms"},
+		"zipf:10,1.1|zipf:10,2":      {"zipf:10,1.1", "zipf:10,2"},
+		"1s, 5s":                     {"1s", "5s"},
+		"ttl/3,ttl/5":                {"ttl/3", "ttl/5"},
+	} {
+		if got := ParseList(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseList(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestGridCells(t *testing.T) {
+	g := Grid{Base: plan.Values{"duration": {"1s"}}, Axes: []Axis{
+		{Flag: "concurrency", Values: []string{"1", "8"}},
+		{Flag: "topology", Values: []string{"single", "redlock:3", "redlock:5"}},
+	}}
+	cells, err := g.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 6 {
+		t.Fatalf("%d cells, want 6", len(cells))
+	}
+	if got := cells[4].Label(g.Axes); got != "concurrency=8 topology=redlock:3" {
+		t.Fatalf("cell 4 = %s", got)
+	}
+	if cells[4].Values.Get("duration") != "1s" || cells[4].Values.Get("concurrency") != "8" {
+		t.Fatalf("cell values %v", cells[4].Values)
+	}
+	bad := Grid{Axes: []Axis{{Flag: "concurrency", Values: []string{"1", "zero"}}}}
+	if _, err := bad.Cells(); err == nil || !strings.Contains(err.Error(), "--concurrency") || !strings.Contains(err.Error(), "concurrency=zero") {
+		t.Fatalf("bad cell error %v, want the flag and the cell named", err)
+	}
+}
+
+func TestAxesFromValues(t *testing.T) {
+	base, axes := AxesFromValues(plan.Values{"concurrency": {"1,8"}, "topology": {"single", "redlock:3"}, "ttl": {"5s"}, "keys": {"zipf:10,1.1"}},
+		[]string{"topology", "concurrency", "ttl", "keys"})
+	if len(axes) != 2 || axes[0].Flag != "topology" || axes[1].Flag != "concurrency" {
+		t.Fatalf("axes %+v", axes)
+	}
+	if base.Get("ttl") != "5s" || base.Get("keys") != "zipf:10,1.1" {
+		t.Fatalf("base %v", base)
+	}
+}
+
+func TestParseFile(t *testing.T) {
+	good := `
+base:
+  duration: 1s
+  keys: unique
+axes:
+  concurrency: [1, 8]
+  topology: [single, "redlock:3"]
+count: 2
+assert:
+  - acquire.p99<50ms
+`
+	g, err := ParseFile("plan.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Count != 2 || len(g.Axes) != 2 || g.Axes[1].Values[1] != "redlock:3" || g.Base.Get("keys") != "unique" || len(g.Asserts) != 1 {
+		t.Fatalf("grid %+v", g)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"base:\n  duration: 1s\nbogus: 1\n", "plan.yaml:3: unknown key \"bogus\""},
+		{"axes:\n  concurrency: [1]\n  colour: [red]\n", "plan.yaml:3: unknown run flag \"colour\""},
+		{"base:\n  nope: 1\n", "plan.yaml:2: unknown run flag \"nope\""},
+		{"count: many\n", "plan.yaml:1: count"},
+		{"axes:\n  concurrency: []\n", "no values"},
+		{"- a\n- b\n", "must be a mapping"},
+		{"base: [\n", "plan.yaml"},
+	} {
+		_, err := ParseFile("plan.yaml", []byte(tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseFile(%q) = %v, want an error containing %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+func FuzzParseFile(f *testing.F) {
+	f.Add("base:\n  duration: 1s\naxes:\n  concurrency: [1, 8]\n")
+	f.Add("count: 3\nassert: [p99<1ms]\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		_, _ = ParseFile("f.yaml", []byte(doc))
+	})
+}
+
+func FuzzParseList(f *testing.F) {
+	f.Add("zipf:10,1.1,uniform:3")
+	f.Add("1,,2|3")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, v := range ParseList(s) {
+			if strings.Contains(s, "|") && strings.Contains(v, "|") {
+				t.Fatalf("%q kept a separator in %q", s, v)
+			}
+		}
+	})
+}
+
+// curve fakes a step runner: throughput rises with load to a ceiling, and
+// p99 grows as load approaches it.
+func curve(ceiling float64, noise func(load float64) float64) StepRunner {
+	n := 0
+	return func(_ context.Context, load float64) (*results.Result, error) {
+		n++
+		tput := ceiling * (1 - math.Exp(-load/8))
+		if noise != nil {
+			tput *= noise(load)
+		}
+		p99 := 200 + 100*load
+		return &results.Result{ID: fmt.Sprintf("run-%d", n), Throughput: results.Throughput{AcquiredPerS: tput},
+			Ops: map[string]results.OpSummary{results.OpAcquire: {LatencyUS: results.Percentiles{P99: p99}}}}, nil
+	}
+}
+
+func slo(t *testing.T, exprs ...string) []results.Assertion {
+	var out []results.Assertion
+	for _, e := range exprs {
+		a, err := results.ParseAssertion(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func TestCapacitySLOBreaks(t *testing.T) {
+	c, err := Search(context.Background(), "single", DefaultRamp(), slo(t, "p99<2ms"), curve(10000, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p99 = 200 + 100·load µs: load 16 gives 1.8 ms, load 32 breaks the SLO.
+	if last := c.Steps[len(c.Steps)-1]; last.MetSLO || last.Load != 32 {
+		t.Fatalf("last step %+v, want the SLO broken at 32", last)
+	}
+	if c.Saturation == nil || c.Saturation.Load != 16 || !strings.Contains(c.Stop, "SLO broken") {
+		t.Fatalf("saturation %+v, stop %q", c.Saturation, c.Stop)
+	}
+	if c.Knee == nil || c.Knee.Load > c.Saturation.Load {
+		t.Fatalf("knee %+v beyond saturation", c.Knee)
+	}
+}
+
+func TestCapacityFlatThroughput(t *testing.T) {
+	c, err := Search(context.Background(), "single", DefaultRamp(), slo(t, "p99<1s"), curve(10000, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Stop, "stopped growing") {
+		t.Fatalf("stop %q, want throughput stopped growing", c.Stop)
+	}
+	if c.Saturation == nil || c.Saturation.Throughput < 9000 {
+		t.Fatalf("saturation %+v", c.Saturation)
+	}
+}
+
+func TestCapacityNeverSaturates(t *testing.T) {
+	linear := func(_ context.Context, load float64) (*results.Result, error) {
+		return &results.Result{ID: "r", Throughput: results.Throughput{AcquiredPerS: 1000 * load},
+			Ops: map[string]results.OpSummary{results.OpAcquire: {LatencyUS: results.Percentiles{P99: 100}}}}, nil
+	}
+	c, err := Search(context.Background(), "x", Ramp{Start: 1, Max: 16, Factor: 2, MinGain: 0.05, Patience: 2}, nil, linear)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) != 5 || !strings.Contains(c.Stop, "without saturating") {
+		t.Fatalf("%d steps, stop %q", len(c.Steps), c.Stop)
+	}
+}
+
+func TestCapacityNoisyCurveNeedsPatience(t *testing.T) {
+	// One dip at load 4 must not end the search.
+	dip := func(load float64) float64 {
+		if load == 4 {
+			return 0.5
+		}
+		return 1
+	}
+	c, err := Search(context.Background(), "x", DefaultRamp(), nil, curve(10000, dip))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Steps) < 5 {
+		t.Fatalf("search stopped after %d steps on one noisy dip: %s", len(c.Steps), c.Stop)
+	}
+}
+
+func TestRecommend(t *testing.T) {
+	cells := []TuneCell{
+		{TTL: "1s", RenewEvery: "0", Acquired: 100, Expired: 60, ExpiryRate: 0.6},
+		{TTL: "1s", RenewEvery: "ttl/3", Acquired: 100, RenewPerS: 30, BlockedP99US: 1e6, BlockedSamples: 5, Meets: true},
+		{TTL: "4s", RenewEvery: "0", Acquired: 100, BlockedP99US: 4e6, BlockedSamples: 5, Meets: true},
+		{TTL: "1s", RenewEvery: "ttl/5", Acquired: 100, RenewPerS: 50, BlockedP99US: 1e6, BlockedSamples: 5, Meets: true},
+	}
+	rec := Recommend(cells, 1e-4)
+	if rec.Best == nil || rec.Best.RenewEvery != "ttl/3" || !strings.Contains(rec.Why, "TTL 1s") {
+		t.Fatalf("recommendation %+v", rec)
+	}
+	none := Recommend(cells[:1], 1e-4)
+	if none.Best != nil || none.Closest == nil || !strings.Contains(none.Why, "No cell met") {
+		t.Fatalf("no-cell recommendation %+v", none)
+	}
+}

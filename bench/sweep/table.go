@@ -1,0 +1,150 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// column is one metric a sweep table shows, read from each run.
+type column struct {
+	name   string
+	metric string
+	format func(float64) string
+}
+
+func fixed(prec int) func(float64) string {
+	return func(f float64) string { return strconv.FormatFloat(f, 'f', prec, 64) }
+}
+
+var sweepColumns = []column{
+	{"acq/s", "throughput", fixed(0)},
+	{"p50", "acquire.p50", results.FormatUS},
+	{"p99", "acquire.p99", results.FormatUS},
+	{"p99.9", "acquire.p999", results.FormatUS},
+	{"contention", "contention.rate", fixed(3)},
+	{"errors", "errors", fixed(0)},
+	{"incidents", "incidents", fixed(0)},
+	{"cmds/acq", "servers.commands_per_acquire", fixed(2)},
+	{"cpu µs/acq", "servers.cpu_us_per_acquire", fixed(1)},
+}
+
+// Summary is one cell's figures: the median over its repeats, and the range.
+type Summary struct {
+	Coords map[string]string  `json:"coords"`
+	Runs   []string           `json:"runs"`
+	Median map[string]float64 `json:"median"`
+	Min    map[string]float64 `json:"min"`
+	Max    map[string]float64 `json:"max"`
+	order  []string
+}
+
+// Summarize reduces each cell's repeats to median, min and max per metric.
+func Summarize(g Grid, crs []CellResult) []Summary {
+	var out []Summary
+	for _, cr := range crs {
+		s := Summary{Coords: map[string]string{}, Median: map[string]float64{}, Min: map[string]float64{}, Max: map[string]float64{}}
+		for i, a := range g.Axes {
+			s.Coords[a.Flag] = cr.Cell.Coords[i]
+			s.order = append(s.order, a.Flag)
+		}
+		for _, r := range cr.Results {
+			s.Runs = append(s.Runs, r.ID)
+		}
+		for _, col := range sweepColumns {
+			var xs []float64
+			for _, r := range cr.Results {
+				if v, err := results.Metric(r, col.metric); err == nil {
+					xs = append(xs, v)
+				}
+			}
+			if len(xs) == 0 {
+				continue
+			}
+			s.Median[col.metric] = median(xs)
+			s.Min[col.metric], s.Max[col.metric] = minMax(xs)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func minMax(xs []float64) (lo, hi float64) {
+	lo, hi = xs[0], xs[0]
+	for _, x := range xs[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
+
+// WriteTable prints one row per cell, the grid's axes as the first columns.
+// With repeats, throughput shows median and [min–max] so noise is visible.
+func WriteTable(w io.Writer, g Grid, sums []Summary) error {
+	header := []any{}
+	for _, a := range g.Axes {
+		header = append(header, a.Flag)
+	}
+	for _, c := range sweepColumns {
+		header = append(header, c.name)
+	}
+	t := results.NewTable(w, header...)
+	for _, s := range sums {
+		row := []any{}
+		for _, a := range g.Axes {
+			row = append(row, s.Coords[a.Flag])
+		}
+		for i, c := range sweepColumns {
+			v, ok := s.Median[c.metric]
+			cell := "-"
+			if ok {
+				cell = c.format(v)
+				if i == 0 && len(s.Runs) > 1 {
+					cell += fmt.Sprintf(" [%s–%s]", c.format(s.Min[c.metric]), c.format(s.Max[c.metric]))
+				}
+			}
+			row = append(row, cell)
+		}
+		_ = t.Append(row...)
+	}
+	return t.Render()
+}
+
+// WriteCSV prints the summaries as CSV: axes, then median/min/max per metric.
+func WriteCSV(w io.Writer, g Grid, sums []Summary) error {
+	cw := csv.NewWriter(w)
+	var header []string
+	for _, a := range g.Axes {
+		header = append(header, a.Flag)
+	}
+	header = append(header, "runs")
+	for _, c := range sweepColumns {
+		header = append(header, c.metric, c.metric+"_min", c.metric+"_max")
+	}
+	_ = cw.Write(header)
+	for _, s := range sums {
+		var row []string
+		for _, a := range g.Axes {
+			row = append(row, s.Coords[a.Flag])
+		}
+		row = append(row, strconv.Itoa(len(s.Runs)))
+		for _, c := range sweepColumns {
+			row = append(row, num(s.Median[c.metric]), num(s.Min[c.metric]), num(s.Max[c.metric]))
+		}
+		_ = cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', 8, 64) }
+
+// WriteJSON prints the summaries as a JSON array.
+func WriteJSON(w io.Writer, sums []Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sums)
+}

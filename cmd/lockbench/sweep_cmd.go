@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/results"
+)
+
+// gridRunFlags are the run flags a grid command takes; each may be a list.
+// The run's own --format is replaced by the command's.
+func gridRunFlags() []plan.Flag {
+	var out []plan.Flag
+	for _, f := range plan.RunFlags() {
+		if f.Name != "format" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func flagNames(table []plan.Flag) []string {
+	names := make([]string, len(table))
+	for i, f := range table {
+		names[i] = f.Name
+	}
+	return names
+}
+
+var (
+	assertFlag = &cli.StringSliceFlag{Name: "assert", Usage: "threshold checked on every run, e.g. 'acquire.p99<10ms'; a failure exits 3", Category: "output"}
+	countFlag  = &cli.IntFlag{Name: "count", Value: 1, Usage: "runs per cell (repeats show min/median/max)", Category: "output"}
+)
+
+func formatFlag(allowed ...string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "format", Value: allowed[0], Usage: "output: " + strings.Join(allowed, ", "), Category: "output"}
+}
+
+func checkFormat(c *cli.Context, allowed ...string) (string, error) {
+	f := c.String("format")
+	for _, a := range allowed {
+		if f == a {
+			return f, nil
+		}
+	}
+	return "", usageError{msg: fmt.Sprintf("--format %q: want one of %s", f, strings.Join(allowed, ", "))}
+}
+
+func sweepCommand() *cli.Command {
+	table := gridRunFlags()
+	return &cli.Command{
+		Name:  "sweep",
+		Usage: "run a grid of any run flags given as lists; every cell is stored as an ordinary result",
+		UsageText: "lockbench sweep --concurrency 1,8,32 --topology single,redlock:3 --ttl 1s,5s [-d 2s] [--count N]\n" +
+			"   lockbench sweep -f plan.yaml",
+		Flags: append(cliFlags(table),
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "sweep plan in YAML: " + sweep.FileHelp, Category: "output"},
+			countFlag, assertFlag, formatFlag("table", "csv", "json")),
+		Action: func(c *cli.Context) error {
+			format, err := checkFormat(c, "table", "csv", "json")
+			if err != nil {
+				return err
+			}
+			g, err := gridFromCLI(c, table)
+			if err != nil {
+				return err
+			}
+			asserts, err := parseAsserts(append(c.StringSlice("assert"), g.Asserts...))
+			if err != nil {
+				return err
+			}
+			cells, err := g.Cells()
+			if err != nil {
+				return err
+			}
+			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c, g))
+			if err != nil {
+				return err
+			}
+			sums := sweep.Summarize(g, crs)
+			switch format {
+			case "csv":
+				err = sweep.WriteCSV(c.App.Writer, g, sums)
+			case "json":
+				err = sweep.WriteJSON(c.App.Writer, sums)
+			default:
+				err = sweep.WriteTable(c.App.Writer, g, sums)
+			}
+			if err != nil {
+				return err
+			}
+			return checkAsserts(c, asserts, allResults(crs))
+		},
+	}
+}
+
+// gridFromCLI builds the grid from -f (if given) and the flags: a flag given
+// as a list becomes an axis; a single value joins the base, over the file's.
+func gridFromCLI(c *cli.Context, table []plan.Flag) (sweep.Grid, error) {
+	g := sweep.Grid{Base: plan.Values{}, Count: 1}
+	if path := c.String("file"); path != "" {
+		var err error
+		if g, err = sweep.LoadFile(path); err != nil {
+			return g, usageError{msg: err.Error()}
+		}
+	}
+	base, axes := sweep.AxesFromValues(givenValues(c, table), flagNames(table))
+	for k, v := range base {
+		g.Base[k] = v
+	}
+	g.Axes = mergeAxes(g.Axes, axes)
+	if c.IsSet("count") {
+		g.Count = c.Int("count")
+	}
+	if g.Count < 1 || g.Count > 1000 {
+		return g, usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", g.Count)}
+	}
+	return g, nil
+}
+
+// mergeAxes lets flag axes replace the file's axes of the same flag.
+func mergeAxes(file, flags []sweep.Axis) []sweep.Axis {
+	out := append([]sweep.Axis(nil), file...)
+	for _, a := range flags {
+		replaced := false
+		for i := range out {
+			if out[i].Flag == a.Flag {
+				out[i], replaced = a, true
+			}
+		}
+		if !replaced {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// storeRunner executes one cell quietly and stores its result.
+func storeRunner(c *cli.Context) sweep.Runner {
+	return func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error) {
+		v.Set("quiet", "true")
+		plans, err := plan.Expand(v)
+		if err != nil {
+			return nil, err
+		}
+		r, err := plan.Execute(ctx, plans[0], plan.Env{Group: group, Repeat: repeat})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := results.Write(plans[0].OutDir, r); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}
+
+// progressFor draws a progress bar with ETA on a terminal, and a plain line a
+// run elsewhere (a CI log), on stderr.
+func progressFor(c *cli.Context, g sweep.Grid) sweep.Progress {
+	w := c.App.ErrWriter
+	if c.Bool("quiet") {
+		return nil
+	}
+	start := time.Now()
+	term := isTerminal(w)
+	return func(done, total int, label string) {
+		eta := "?"
+		if done > 0 {
+			eta = (time.Since(start) / time.Duration(done) * time.Duration(total-done)).Round(time.Second).String()
+		}
+		line := fmt.Sprintf("[%s] %d/%d runs, ETA %s  %s", bar(done, total, 20), done, total, eta, label)
+		if term {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+			if done+1 == total {
+				defer fmt.Fprintln(w)
+			}
+			return
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func bar(done, total, width int) string {
+	n := 0
+	if total > 0 {
+		n = done * width / total
+	}
+	return strings.Repeat("#", n) + strings.Repeat(".", width-n)
+}
+
+func allResults(crs []sweep.CellResult) []*results.Result {
+	var out []*results.Result
+	for _, cr := range crs {
+		out = append(out, cr.Results...)
+	}
+	return out
+}
+
+func capacityCommand() *cli.Command {
+	table := gridRunFlags()
+	return &cli.Command{
+		Name:  "capacity",
+		Usage: "ramp load on each topology until an SLO breaks or throughput stops growing; report the saturation point and the knee",
+		UsageText: "lockbench capacity --topology single --topology redlock:5 --slo 'p99<5ms' [--slo 'incidents=0']\n" +
+			"   lockbench capacity --rate 1000 --slo 'p99<5ms'   (open loop: ramps the request rate)",
+		Flags: append(cliFlags(table),
+			&cli.StringSliceFlag{Name: "slo", Usage: "service level to keep, e.g. 'p99<5ms' or 'incidents=0' (same language as --assert)", Category: "output"},
+			&cli.Float64Flag{Name: "start", Value: 1, Usage: "first load: concurrency, or requests/s with --rate (default: the --rate value)", Category: "output"},
+			&cli.Float64Flag{Name: "max", Value: 128, Usage: "highest load tried (with --rate: default 64 × the rate)", Category: "output"},
+			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
+			assertFlag, formatFlag("table", "json")),
+		Action: func(c *cli.Context) error {
+			format, err := checkFormat(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			slo, err := parseAsserts(c.StringSlice("slo"))
+			if err != nil {
+				return err
+			}
+			asserts, err := parseAsserts(c.StringSlice("assert"))
+			if err != nil {
+				return err
+			}
+			given := givenValues(c, table)
+			if !given.Has("duration") {
+				given.Set("duration", "3s")
+			}
+			if !given.Has("warmup") {
+				given.Set("warmup", "500ms")
+			}
+			ramp, loadFlag, err := rampFromCLI(c, given)
+			if err != nil {
+				return err
+			}
+			topologies := given["topology"]
+			if len(topologies) == 0 {
+				topologies = []string{"single"}
+			}
+			var caps []sweep.Capacity
+			var all []*results.Result
+			run := storeRunner(c)
+			for _, topo := range topologies {
+				v := given.Clone()
+				v.Set("topology", topo)
+				if _, err := plan.Expand(v); err != nil {
+					return err
+				}
+				step := func(ctx context.Context, load float64) (*results.Result, error) {
+					sv := v.Clone()
+					sv.Set(loadFlag, strconv.FormatFloat(load, 'f', -1, 64))
+					if !c.Bool("quiet") {
+						fmt.Fprintf(c.App.ErrWriter, "capacity %s: %s %s\n", topo, loadFlag, strconv.FormatFloat(load, 'f', -1, 64))
+					}
+					r, err := run(ctx, sv, "", 0)
+					if err == nil {
+						all = append(all, r)
+					}
+					return r, err
+				}
+				cp, err := sweep.Search(c.Context, topo, ramp, slo, step)
+				if err != nil {
+					return err
+				}
+				caps = append(caps, cp)
+			}
+			if format == "json" {
+				err = writeJSON(c.App.Writer, caps)
+			} else {
+				err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
+			}
+			if err != nil {
+				return err
+			}
+			return checkAsserts(c, asserts, all)
+		},
+	}
+}
+
+// rampFromCLI ramps concurrency, or the request rate when --rate is given.
+func rampFromCLI(c *cli.Context, given plan.Values) (sweep.Ramp, string, error) {
+	ramp := sweep.DefaultRamp()
+	ramp.Factor = c.Float64("factor")
+	ramp.Start, ramp.Max = c.Float64("start"), c.Float64("max")
+	load := "concurrency"
+	if given.Has("rate") {
+		rate, err := strconv.ParseFloat(given.Get("rate"), 64)
+		if err != nil || rate <= 0 {
+			return ramp, "", usageError{msg: fmt.Sprintf("--rate %q: want a positive number of requests per second", given.Get("rate"))}
+		}
+		load, ramp.OpenLoop = "rate", true
+		if !c.IsSet("start") {
+			ramp.Start = rate
+		}
+		if !c.IsSet("max") {
+			ramp.Max = 64 * ramp.Start
+		}
+	}
+	if err := ramp.Validate(); err != nil {
+		return ramp, "", usageError{msg: "capacity: " + err.Error()}
+	}
+	return ramp, load, nil
+}
+
+func tuneTTLCommand() *cli.Command {
+	table := gridRunFlags()
+	return &cli.Command{
+		Name:      "tune-ttl",
+		Usage:     "sweep TTL × renewal interval for a workload and recommend the shortest-blocking safe cell",
+		UsageText: "lockbench tune-ttl --workload long-work [--ttls 1s,2s,4s] [--renews 0,ttl/2,ttl/3] [--max-incident-rate 1e-4]",
+		Flags: append(cliFlags(table),
+			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try", Category: "output"},
+			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
+			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
+			countFlag, formatFlag("table", "json")),
+		Action: func(c *cli.Context) error {
+			format, err := checkFormat(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			maxRate := c.Float64("max-incident-rate")
+			if maxRate < 0 || maxRate > 1 {
+				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
+			}
+			base := givenValues(c, table)
+			defaults := map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"}
+			for k, v := range defaults {
+				if !base.Has(k) {
+					base.Set(k, v)
+				}
+			}
+			// Blocked time is only measured when holders crash.
+			resolved, err := plan.Resolve(base)
+			if err != nil {
+				return err
+			}
+			if resolved.Get("crash-prob") == "0" {
+				base.Set("crash-prob", "0.05")
+			}
+			g := sweep.Grid{Base: base, Count: c.Int("count"), Axes: []sweep.Axis{
+				{Flag: "ttl", Values: sweep.ParseList(c.String("ttls"))},
+				{Flag: "renew-every", Values: sweep.ParseList(c.String("renews"))},
+			}}
+			cells, err := g.Cells()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s\n",
+				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")))
+			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c, g))
+			if err != nil {
+				return err
+			}
+			tc := sweep.TuneCells(g, crs, maxRate)
+			rec := sweep.Recommend(tc, maxRate)
+			if format == "json" {
+				return writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
+			}
+			return sweep.WriteTune(c.App.Writer, tc, rec)
+		},
+	}
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
