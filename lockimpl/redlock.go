@@ -61,8 +61,9 @@ type Redlock struct {
 	opts     RedlockOptions
 	scripts  scripts
 	counters []nodeCounters
-	// cleanup tracks releases still running after a fail-fast return.
+	// cleanup tracks replies still pending after a fail-fast return.
 	cleanup sync.WaitGroup
+	pool    *goPool
 }
 
 // NewRedlock returns Redlock over the given masters.
@@ -76,7 +77,7 @@ func NewRedlock(nodes []*redis.Client, opts RedlockOptions) (*Redlock, error) {
 	if opts.DriftFactor < 0 || opts.DriftFactor >= 1 {
 		return nil, fmt.Errorf("redlock drift factor %v: want 0 < f < 1", opts.DriftFactor)
 	}
-	return &Redlock{nodes: nodes, opts: opts, scripts: newScripts(), counters: make([]nodeCounters, len(nodes))}, nil
+	return &Redlock{nodes: nodes, opts: opts, scripts: newScripts(), counters: make([]nodeCounters, len(nodes)), pool: newGoPool(4096)}, nil
 }
 
 // Info describes the lock.
@@ -148,33 +149,38 @@ func (t *tally) decided() bool {
 // fanOut runs op on every master in parallel and gathers replies; with failFast it
 // returns once the quorum is decided, leaving the rest to finish on their own
 // (their channel is buffered, so they never block). pending is how many are still out.
+// Master 0 runs on the calling goroutine, the others on pooled goroutines whose
+// stacks have already grown: a fresh goroutine per call spends more time
+// growing its stack through go-redis than the loopback round trip takes.
 func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, pending int) {
 	n := len(r.nodes)
+	nctx, cancel := context.WithTimeout(ctx, timeout)
 	replies := make(chan nodeReply, n)
-	for i := range r.nodes {
-		go func(i int) {
-			nctx, cancel := context.WithTimeout(ctx, timeout)
+	for i := 1; i < n; i++ {
+		r.pool.run(func() {
 			out, err := op(nctx, i)
-			cancel()
 			replies <- nodeReply{node: i, out: out, err: err}
-		}(i)
+		})
 	}
+	out, err := op(nctx, 0)
 	t = tally{n: n, quorum: Quorum(n)}
-	for t.answered() < n {
+	t.add(nodeReply{node: 0, out: out, err: err})
+	for t.answered() < n && !(failFast && t.decided()) {
 		t.add(<-replies)
-		if failFast && t.decided() {
-			break
+	}
+	pending = n - t.answered()
+	if pending == 0 {
+		cancel()
+		return t, 0
+	}
+	r.cleanup.Add(1)
+	go func() {
+		defer r.cleanup.Done()
+		defer cancel()
+		for range pending {
+			<-replies
 		}
-	}
-	if pending = n - t.answered(); pending > 0 {
-		r.cleanup.Add(1)
-		go func() {
-			defer r.cleanup.Done()
-			for range pending {
-				<-replies
-			}
-		}()
-	}
+	}()
 	return t, pending
 }
 
