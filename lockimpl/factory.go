@@ -21,6 +21,8 @@ type Options struct {
 	// NaiveGap is slept between the naive lock's GET and DEL, standing in for
 	// the round trip a real network would put there.
 	NaiveGap time.Duration
+	// Wait makes single and fenced acquisitions wait for replica acks.
+	Wait WaitOptions
 }
 
 // New builds the named lock over the given masters. Single-instance locks
@@ -40,8 +42,13 @@ func New(name string, nodes []*redis.Client, opts Options) (Locker, error) {
 		}
 		switch name {
 		case "single":
-			return NewSingle(c), nil
+			l := NewSingle(c)
+			l.wait = opts.Wait
+			return l, nil
 		case "fenced":
+			if opts.Wait.Replicas > 0 {
+				return nil, fmt.Errorf("lock fenced with --wait-replicas: not supported (the fencing script and WAIT are not combined); use --lock single")
+			}
 			return NewFenced(c), nil
 		}
 		n := NewNaive(c)

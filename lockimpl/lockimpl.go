@@ -118,6 +118,8 @@ func ErrorKind(err error) string {
 		return "no_quorum"
 	case errors.Is(err, ErrValidityExpired):
 		return "validity_expired"
+	case errors.Is(err, ErrUnreplicated):
+		return "unreplicated"
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timeout"
 	case errors.Is(err, context.Canceled):

@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,7 +50,22 @@ type Single struct {
 	client  *redis.Client
 	scripts scripts
 	fenced  bool
+	wait    WaitOptions
 }
+
+// WaitOptions make an acquisition wait for replicas: after a successful SET
+// the lock runs WAIT on the same connection, and fewer acks than Replicas
+// within Timeout count as not acquired (the key is released again), so a
+// failover cannot promote a replica that never saw the lock.
+type WaitOptions struct {
+	// Replicas is how many replicas must acknowledge; 0 turns WAIT off.
+	Replicas int
+	// Timeout bounds the WAIT.
+	Timeout time.Duration
+}
+
+// ErrUnreplicated is returned when WAIT saw fewer replica acks than asked.
+var ErrUnreplicated = errors.New("acquired but not replicated")
 
 // NewSingle returns the single-instance lock over client.
 func NewSingle(client *redis.Client) *Single {
@@ -87,12 +103,40 @@ func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Le
 		lease.Fence = fence
 		return lease, OK, nil
 	}
+	if s.wait.Replicas > 0 {
+		return s.acquireReplicated(ctx, lease, ttl)
+	}
 	ok, err := s.client.SetNX(ctx, key, lease.Token, ttl).Result()
 	if err != nil {
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", key, err)
 	}
 	if !ok {
 		return Lease{}, Contended, nil
+	}
+	return lease, OK, nil
+}
+
+// acquireReplicated sends SET NX PX and WAIT in one pipeline, so WAIT runs on
+// the connection that wrote the key and counts acks for that write.
+func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Duration) (Lease, Outcome, error) {
+	var set *redis.BoolCmd
+	var wait *redis.Cmd
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.SetNX(ctx, lease.Key, lease.Token, ttl)
+		wait = p.Do(ctx, "WAIT", s.wait.Replicas, s.wait.Timeout.Milliseconds())
+		return nil
+	})
+	if set.Err() != nil {
+		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", lease.Key, set.Err())
+	}
+	if !set.Val() {
+		return Lease{}, Contended, nil
+	}
+	acks, werr := wait.Int64()
+	if err != nil || werr != nil || acks < int64(s.wait.Replicas) {
+		// A lock only the primary knows of is one a failover forgets: give it back.
+		_, _ = s.Release(context.WithoutCancel(ctx), lease)
+		return Lease{}, Failed, fmt.Errorf("acquire %s: %w (%d of %d replica acks)", lease.Key, ErrUnreplicated, acks, s.wait.Replicas)
 	}
 	return lease, OK, nil
 }

@@ -1,0 +1,52 @@
+package lockimpl_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+func TestWaitReplicas(t *testing.T) {
+	primary := composetest.Server(t, compose.ServerOptions{Args: []string{"--repl-diskless-sync-delay", "0"}})
+	pc := composetest.Client(t, primary)
+	ctx := context.Background()
+	opts := lockimpl.Options{Wait: lockimpl.WaitOptions{Replicas: 1, Timeout: 100 * time.Millisecond}}
+	l, err := lockimpl.New("single", []*redis.Client{pc}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No replica: the SET lands but is never acknowledged, so it is given back.
+	_, out, err := l.Acquire(ctx, "k", time.Minute)
+	if out != lockimpl.Failed || !errors.Is(err, lockimpl.ErrUnreplicated) {
+		t.Fatalf("acquire without replicas: %v %v, want failed/unreplicated", out, err)
+	}
+	if pc.Exists(ctx, "k").Val() != 0 {
+		t.Fatal("unreplicated lock left on the primary")
+	}
+	replica := composetest.Server(t, compose.ServerOptions{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.Port())}})
+	rc := composetest.Client(t, replica)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(pc.Info(ctx, "replication").Val(), "state=online") {
+		if time.Now().After(deadline) {
+			t.Fatal("replica never connected")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	lease, out, err := l.Acquire(ctx, "k", time.Minute)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire with a replica: %v %v", out, err)
+	}
+	if v := rc.Get(ctx, "k").Val(); v != lease.Token {
+		t.Fatalf("replica has %q, want the token: WAIT returned before replication", v)
+	}
+}
+
