@@ -164,9 +164,6 @@ func (s *Server) args() []string {
 
 func (s *Server) sentinelConf() string { return filepath.Join(s.dir, "sentinel.conf") }
 
-// IsSentinel reports whether the process is a Redis Sentinel.
-func (s *Server) IsSentinel() bool { return s.opts.Sentinel != nil }
-
 // Start starts the process (again, after Kill or Stop) on the same port and dir.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()

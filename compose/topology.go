@@ -303,7 +303,8 @@ type ClientOptions struct {
 	PoolSize int
 }
 
-// Client returns a new client for node i that Close will close. Automatic retries
+// Client returns a new client for node i that Close will close. Data nodes
+// come first in Nodes, so i is also the DataNodes index. Automatic retries
 // are off: a retried SET NX after a timeout would find its own key and be
 // miscounted as contended. A proxied node is reached through its proxy.
 func (t *Topology) Client(i int, co ClientOptions) *redis.Client {

@@ -1,0 +1,260 @@
+package compose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrFaultSkipped is the error of a scheduled fault whose time never came
+// because the schedule was stopped first.
+var ErrFaultSkipped = errors.New("not applied: the schedule stopped before its time")
+
+// CheckFault refuses, before a run starts, a fault the topology cannot take:
+// a process fault (kill, restart, pause, clock) on an external server, a
+// clock fault without the clock shim, latency or partition without proxies,
+// a replica where there is none, a node index out of range.
+func (t *Topology) CheckFault(f FaultSpec) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("fault %q on topology %s: %s", f.String(), t.Spec, fmt.Sprintf(format, args...))
+	}
+	data := t.DataNodes()
+	// The nodes the fault may hit: one by index, or every node that can hold
+	// the role, since a failover can move it before the fault applies.
+	var candidates []*Node
+	switch f.Target {
+	case TargetNode:
+		if f.Node < 0 || f.Node >= len(data) {
+			return bad("node=%d is out of range; data nodes are 0..%d", f.Node, len(data)-1)
+		}
+		candidates = data[f.Node : f.Node+1]
+	case TargetPrimary:
+		switch {
+		case t.Spec.Kind == KindReplicated:
+		case t.Spec.Kind == KindSingle && len(data) == 1:
+		default:
+			return bad("it has no primary (its masters are peers); use node=N")
+		}
+		candidates = data
+	case TargetReplica:
+		if t.Spec.Kind != KindReplicated {
+			return bad("it has no replica; only the replicated topology does")
+		}
+		candidates = data
+	default:
+		return bad("unknown target %q", f.Target)
+	}
+	for _, n := range candidates {
+		switch f.Kind {
+		case FaultKill, FaultRestart, FaultPause:
+			if n.Server == nil {
+				return bad("%s needs a local server, and %s (%s) is external", f.Kind, n.Name, n.Addr)
+			}
+		case FaultClockJump, FaultClockSpeed:
+			if n.Server == nil {
+				return bad("%s needs a local server, and %s (%s) is external", f.Kind, n.Name, n.Addr)
+			}
+			if n.clock == nil {
+				return bad("%s needs the servers started with the clock shim (UpOptions.ClockShim)", f.Kind)
+			}
+		case FaultLatency, FaultPartition:
+			if n.proxy == nil {
+				return bad("%s needs a proxy in front of %s (UpOptions.Proxy)", f.Kind, n.Name)
+			}
+		case FaultLagReplica:
+			// The replicated topology was checked above; CLIENT PAUSE works on
+			// any reachable server.
+		default:
+			return bad("unknown fault kind %q", f.Kind)
+		}
+	}
+	return nil
+}
+
+// Apply applies the fault now and returns its undo, which is nil for faults
+// without for= (kill, restart, a clock-jump that stays). The caller runs the
+// undo when for= has passed (Schedule does both). Primary and replica targets
+// are resolved through the sentinels at this moment.
+func (t *Topology) Apply(ctx context.Context, f FaultSpec) (undo func() error, err error) {
+	if err := t.CheckFault(f); err != nil {
+		return nil, err
+	}
+	n, err := t.target(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("fault %q: %w", f.String(), err)
+	}
+	undo, err = t.apply(ctx, f, n)
+	if err != nil {
+		return nil, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
+	}
+	if f.For <= 0 {
+		// A fault with no duration has nothing to undo, even if its
+		// mechanism could be reversed (a clock-jump without for= stays).
+		return nil, nil
+	}
+	return undo, nil
+}
+
+func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
+	switch f.Target {
+	case TargetPrimary:
+		return t.CurrentPrimary(ctx)
+	case TargetReplica:
+		return t.CurrentReplica(ctx)
+	}
+	return t.DataNodes()[f.Node], nil
+}
+
+func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() error, error) {
+	switch f.Kind {
+	case FaultKill:
+		return nil, n.Server.Kill()
+	case FaultRestart:
+		return nil, t.restart(ctx, n)
+	case FaultPause:
+		if err := n.Server.Pause(); err != nil {
+			return nil, err
+		}
+		return n.Server.Resume, nil
+	case FaultLatency:
+		return n.proxy.addLatency(f.Latency)
+	case FaultPartition:
+		return n.proxy.partition()
+	case FaultClockJump:
+		if err := n.clock.jump(f.Jump); err != nil {
+			return nil, err
+		}
+		return func() error { return n.clock.jump(-f.Jump) }, nil
+	case FaultClockSpeed:
+		if err := n.clock.setSpeed(f.Speed); err != nil {
+			return nil, err
+		}
+		// The clock keeps what it gained: a clock that ran fast is ahead
+		// afterwards, as a real one would be until NTP steps it back.
+		return func() error { return n.clock.setSpeed(1) }, nil
+	case FaultLagReplica:
+		return lagReplica(ctx, n.Addr, f.For)
+	}
+	return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
+}
+
+// restart kills the node, waits RestartDelay and starts it on the same port.
+// A stopped schedule cuts the delay short but still starts the node, so that
+// stopping never leaves the topology with a node missing.
+func (t *Topology) restart(ctx context.Context, n *Node) error {
+	if n.Server.PID() != 0 {
+		if err := n.Server.Kill(); err != nil {
+			return err
+		}
+	}
+	if t.opts.RestartDelay > 0 {
+		_ = sleepCtx(ctx, t.opts.RestartDelay)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	return n.Server.Start(sctx)
+}
+
+// lagReplica sends CLIENT PAUSE <ms> WRITE to the replica, straight to the
+// server and not through its proxy. The replica keeps its link to the primary
+// and reads the stream but does not apply it; CLIENT UNPAUSE (the undo) or
+// the pause's own timeout lets it catch up.
+func lagReplica(ctx context.Context, addr string, d time.Duration) (func() error, error) {
+	ms := (d + time.Millisecond - 1).Milliseconds()
+	if err := adminDo(ctx, addr, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
+		return nil, fmt.Errorf("CLIENT PAUSE WRITE: %w", err)
+	}
+	return func() error {
+		if err := adminDo(context.Background(), addr, "CLIENT", "UNPAUSE"); err != nil {
+			return fmt.Errorf("CLIENT UNPAUSE on %s: %w", addr, err)
+		}
+		return nil
+	}, nil
+}
+
+// adminDo runs one control command on a fresh short-lived connection.
+func adminDo(ctx context.Context, addr string, args ...any) error {
+	c := redis.NewClient(adminOptions(addr))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return c.Do(ctx, args...).Err()
+}
+
+// FaultEvent reports a scheduled fault. Each fault reports when it is applied
+// (End zero, Done false when an undo is pending) and, if it has for=, again
+// when it is undone (End set); the last report of a fault has Done set.
+type FaultEvent struct {
+	// Index is the fault's position in the slice given to Schedule.
+	Index int
+	// Spec is the fault in --fault form.
+	Spec string
+	// At is when it was actually applied, from the schedule's start.
+	At time.Duration
+	// End is when it was actually undone, from the schedule's start; zero
+	// when it has not been (yet).
+	End time.Duration
+	// Err is why applying or undoing failed, or ErrFaultSkipped.
+	Err error
+	// Done marks the fault's last report.
+	Done bool
+}
+
+// Schedule runs the faults in the background, each at start+At, and undoes
+// each after its For. log, if not nil, receives the events one at a time.
+// The returned stop cancels faults not yet applied (reported with
+// ErrFaultSkipped), undoes those in effect at once, and waits until all is
+// finished; call it before Close. Cancelling ctx does the same as stop
+// without the wait. To let every fault run its course, wait until the last
+// At+For has passed before calling stop.
+func (t *Topology) Schedule(ctx context.Context, start time.Time, faults []FaultSpec, log func(FaultEvent)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var logMu sync.Mutex
+	emit := func(ev FaultEvent) {
+		if log != nil {
+			logMu.Lock()
+			defer logMu.Unlock()
+			log(ev)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, f := range faults {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.runFault(ctx, start, i, f, emit)
+		}()
+	}
+	var once sync.Once
+	return func() {
+		once.Do(cancel)
+		wg.Wait()
+	}
+}
+
+func (t *Topology) runFault(ctx context.Context, start time.Time, i int, f FaultSpec, emit func(FaultEvent)) {
+	ev := FaultEvent{Index: i, Spec: f.String()}
+	if err := sleepCtx(ctx, time.Until(start.Add(f.At))); err != nil {
+		ev.Err, ev.Done = ErrFaultSkipped, true
+		emit(ev)
+		return
+	}
+	undo, err := t.Apply(ctx, f)
+	ev.At = time.Since(start)
+	if err != nil || undo == nil {
+		ev.Err, ev.Done = err, true
+		emit(ev)
+		return
+	}
+	emit(ev)
+	_ = sleepCtx(ctx, time.Until(start.Add(ev.At+f.For)))
+	if err := undo(); err != nil {
+		ev.Err = fmt.Errorf("undo %q: %w", ev.Spec, err)
+	}
+	ev.End, ev.Done = time.Since(start), true
+	emit(ev)
+}

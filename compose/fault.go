@@ -1,0 +1,256 @@
+package compose
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind names what a fault does to its target.
+type FaultKind string
+
+const (
+	// FaultKill sends SIGKILL: a crash, nothing flushed, the node stays down.
+	FaultKill FaultKind = "kill"
+	// FaultRestart kills the node and starts it again on the same port with
+	// the topology's persistence, after UpOptions.RestartDelay.
+	FaultRestart FaultKind = "restart"
+	// FaultPause stops the process with SIGSTOP and continues it after for=.
+	FaultPause FaultKind = "pause"
+	// FaultLatency delays every reply from the node through its proxy.
+	FaultLatency FaultKind = "latency"
+	// FaultPartition cuts the link between the clients and the node until
+	// for= ends: its proxy closes every connection and refuses new ones, so
+	// clients fail at once rather than wait for a timeout as they would if
+	// packets were silently dropped.
+	FaultPartition FaultKind = "partition"
+	// FaultClockJump moves the node's wall clock by a signed amount at once.
+	FaultClockJump FaultKind = "clock-jump"
+	// FaultClockSpeed makes the node's wall clock run at a factor of real time.
+	FaultClockSpeed FaultKind = "clock-speed"
+	// FaultLagReplica holds the replication stream on the replica (CLIENT
+	// PAUSE WRITE) so writes acknowledged by the primary are not there yet.
+	// While it lasts the sentinels cannot promote the replica: their hello
+	// PUBLISH counts as a write, blocks, and stalls their PINGs and INFO on
+	// that link, so the replica looks down. To lose a write in a failover,
+	// end the lag shortly after killing the primary: the replica drops the
+	// stream it held when its primary's link breaks, and is promoted once the
+	// pause is over.
+	FaultLagReplica FaultKind = "lag-replica"
+)
+
+// FaultTarget says how a fault picks its node.
+type FaultTarget string
+
+const (
+	// TargetNode is a data node by index (node=N).
+	TargetNode FaultTarget = "node"
+	// TargetPrimary is the current primary, resolved when the fault applies.
+	TargetPrimary FaultTarget = "primary"
+	// TargetReplica is the current replica, resolved when the fault applies.
+	TargetReplica FaultTarget = "replica"
+)
+
+// FaultHelp lists the accepted fault specs, for error messages and --help.
+const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
+	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
+	"clock-speed TARGET FACTOR for=DURATION · lag-replica for=DURATION; TARGET is node=N, primary or replica"
+
+// Bounds that keep a spec sensible and its arithmetic far from overflow.
+const (
+	maxFaultTime  = 24 * time.Hour
+	maxLatency    = time.Minute
+	maxClockSpeed = 1000
+	maxNodeIndex  = 1000
+)
+
+// FaultSpec is one parsed --fault value.
+type FaultSpec struct {
+	// At is when the fault applies, from the start of the measured window.
+	At time.Duration
+	// Kind is what it does.
+	Kind FaultKind
+	// Target picks the node; lag-replica always targets the replica.
+	Target FaultTarget
+	// Node is the data node index when Target is TargetNode.
+	Node int
+	// For is how long the fault lasts before it is undone; 0 for kill and
+	// restart, and for a clock-jump that stays.
+	For time.Duration
+	// Latency is the delay a latency fault adds to each reply.
+	Latency time.Duration
+	// Jump is the signed amount a clock-jump moves the clock.
+	Jump time.Duration
+	// Speed is the clock-speed factor (2.0 runs twice as fast).
+	Speed float64
+}
+
+// ParseFault parses a --fault value such as "at=3s kill primary",
+// "at=2s pause node=2 for=1500ms" or "at=1s latency node=0 300ms for=2s".
+// Words may come in any order after at=; its errors are one line naming the
+// spec and what is accepted.
+func ParseFault(spec string) (FaultSpec, error) {
+	bad := func(format string, args ...any) (FaultSpec, error) {
+		return FaultSpec{}, fmt.Errorf("fault %q: %s; want %s", spec, fmt.Sprintf(format, args...), FaultHelp)
+	}
+	var f FaultSpec
+	var haveAt, haveFor bool
+	var positional []string
+	for _, tok := range strings.Fields(spec) {
+		key, val, isKV := strings.Cut(tok, "=")
+		if isKV {
+			switch key {
+			case "at", "for":
+				d, err := time.ParseDuration(val)
+				if err != nil {
+					return bad("%s=%q is not a duration (e.g. 1500ms, 2s)", key, val)
+				}
+				if d > maxFaultTime {
+					return bad("%s=%s is more than %s", key, val, maxFaultTime)
+				}
+				if key == "at" {
+					if haveAt {
+						return bad("at= given twice")
+					}
+					if d < 0 {
+						return bad("at=%s is negative", val)
+					}
+					f.At, haveAt = d, true
+				} else {
+					if haveFor {
+						return bad("for= given twice")
+					}
+					if d <= 0 {
+						return bad("for=%s must be positive", val)
+					}
+					f.For, haveFor = d, true
+				}
+			case "node":
+				if f.Target != "" {
+					return bad("more than one target")
+				}
+				n, err := strconv.Atoi(val)
+				if err != nil || n < 0 || n > maxNodeIndex {
+					return bad("node=%q is not a data node index (0, 1, …)", val)
+				}
+				f.Target, f.Node = TargetNode, n
+			default:
+				return bad("unknown key %q", key)
+			}
+			continue
+		}
+		switch {
+		case tok == string(TargetPrimary) || tok == string(TargetReplica):
+			if f.Target != "" {
+				return bad("more than one target")
+			}
+			f.Target = FaultTarget(tok)
+		case f.Kind == "":
+			if !knownFaultKind(FaultKind(tok)) {
+				return bad("unknown fault %q", tok)
+			}
+			f.Kind = FaultKind(tok)
+		default:
+			positional = append(positional, tok)
+		}
+	}
+	if !haveAt {
+		return bad("missing at=DURATION")
+	}
+	if f.Kind == "" {
+		return bad("missing the fault kind")
+	}
+	wantArg := f.Kind == FaultLatency || f.Kind == FaultClockJump || f.Kind == FaultClockSpeed
+	switch {
+	case wantArg && len(positional) == 0:
+		return bad("%s needs its amount", f.Kind)
+	case wantArg && len(positional) > 1, !wantArg && len(positional) > 0:
+		return bad("unexpected %q", strings.Join(positional, " "))
+	}
+	switch f.Kind {
+	case FaultLagReplica:
+		if f.Target == TargetNode || f.Target == TargetPrimary {
+			return bad("lag-replica always acts on the replica; drop the target")
+		}
+		f.Target = TargetReplica
+	default:
+		if f.Target == "" {
+			return bad("%s needs a target", f.Kind)
+		}
+	}
+	switch f.Kind {
+	case FaultKill, FaultRestart:
+		if haveFor {
+			return bad("%s takes no for=; a killed node stays down, restart brings it back", f.Kind)
+		}
+	case FaultClockJump:
+	default:
+		if !haveFor {
+			return bad("%s needs for=DURATION", f.Kind)
+		}
+	}
+	switch f.Kind {
+	case FaultLatency:
+		d, err := time.ParseDuration(positional[0])
+		if err != nil || d < time.Millisecond || d > maxLatency || d%time.Millisecond != 0 {
+			return bad("latency %q must be whole milliseconds from 1ms to %s", positional[0], maxLatency)
+		}
+		f.Latency = d
+	case FaultClockJump:
+		d, err := time.ParseDuration(positional[0])
+		if err != nil || d == 0 || d > maxFaultTime || d < -maxFaultTime {
+			return bad("clock jump %q must be a non-zero duration such as +9s or -2s, at most %s", positional[0], maxFaultTime)
+		}
+		f.Jump = d
+	case FaultClockSpeed:
+		s, err := strconv.ParseFloat(positional[0], 64)
+		if err != nil || math.IsNaN(s) || s <= 0 || s > maxClockSpeed {
+			return bad("clock speed %q must be a factor above 0 and at most %d, such as 2.0 or 0.5", positional[0], maxClockSpeed)
+		}
+		f.Speed = s
+	}
+	return f, nil
+}
+
+func knownFaultKind(k FaultKind) bool {
+	switch k {
+	case FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump, FaultClockSpeed, FaultLagReplica:
+		return true
+	}
+	return false
+}
+
+// String renders the spec in --fault form; ParseFault reads it back to the
+// same spec.
+func (f FaultSpec) String() string {
+	parts := []string{"at=" + f.At.String(), string(f.Kind)}
+	if f.Kind != FaultLagReplica {
+		parts = append(parts, f.TargetString())
+	}
+	switch f.Kind {
+	case FaultLatency:
+		parts = append(parts, f.Latency.String())
+	case FaultClockJump:
+		j := f.Jump.String()
+		if f.Jump > 0 {
+			j = "+" + j
+		}
+		parts = append(parts, j)
+	case FaultClockSpeed:
+		parts = append(parts, strconv.FormatFloat(f.Speed, 'g', -1, 64))
+	}
+	if f.For > 0 {
+		parts = append(parts, "for="+f.For.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// TargetString renders the target: node=N, primary or replica.
+func (f FaultSpec) TargetString() string {
+	if f.Target == TargetNode {
+		return "node=" + strconv.Itoa(f.Node)
+	}
+	return string(f.Target)
+}
