@@ -49,15 +49,17 @@ func KeyPrefix(id string) string { return "lockbench:" + id + ":" }
 // An interrupted run (ctx cancelled) still returns its partial result.
 func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	id := NewRunID()
-	if pl.Topology.Masters > 0 && len(pl.URLs) == 0 {
-		env.logf("starting %d local redis-server process(es) for %s", pl.Topology.Masters, pl.Topology)
-	}
-	topo, err := compose.Up(ctx, pl.Topology, compose.UpOptions{URLs: pl.URLs, Persistence: pl.Persistence})
+	topo, err := up(ctx, pl, env)
 	if err != nil {
-		return nil, fmt.Errorf("bring up %s: %w", pl.Topology, err)
+		return nil, err
 	}
 	defer topo.Close()
-	clients := topo.Clients(compose.ClientOptions{PoolSize: pl.Bench.Concurrency + 8})
+	for _, f := range pl.Faults {
+		if err := topo.CheckFault(f); err != nil {
+			return nil, badInput("fault", "%v", err)
+		}
+	}
+	clients := lockClients(topo, pl)
 	if err := ping(ctx, clients, topo); err != nil {
 		return nil, err
 	}
@@ -67,19 +69,28 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	}
 	r := newResult(ctx, id, pl, topo, clients, locker, env)
 
-	meter := newCostMeter(clients, topo.Addrs())
+	meter := newCostMeter(topo.Clients(compose.ClientOptions{PoolSize: 2}), topo.Addrs())
+	faults := newFaultLog(pl.Faults)
+	var stopFaults func()
 	var nodeBase []lockimpl.NodeCounts
 	rl, isRedlock := locker.(*lockimpl.Redlock)
 	opts := pl.Bench
 	opts.KeyPrefix = KeyPrefix(id)
 	opts.Progress = env.Progress
 	opts.OnWindowStart = func() {
+		start := time.Now()
 		meter.before(ctx)
 		if isRedlock {
 			nodeBase = rl.NodeCounts()
 		}
+		if len(pl.Faults) > 0 {
+			stopFaults = topo.Schedule(ctx, start, pl.Faults, faults.record(env))
+		}
 	}
 	m, err := bench.Run(ctx, locker, pl.Workload, opts)
+	if stopFaults != nil {
+		stopFaults()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
@@ -91,13 +102,47 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	if err := m.Fill(r); err != nil {
 		return nil, err
 	}
+	r.Faults = faults.events()
+	markFaults(r)
 	r.Servers = meter.servers(r.Contention.Acquired)
-	if n, err := cleanup(context.WithoutCancel(ctx), clients, opts.KeyPrefix); err != nil {
+	if n, err := cleanup(context.WithoutCancel(ctx), topo.Clients(compose.ClientOptions{PoolSize: 2}), opts.KeyPrefix); err != nil {
 		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
 	} else {
 		env.logf("cleanup: deleted %d key(s) under %s", n, opts.KeyPrefix)
 	}
 	return r, nil
+}
+
+// up brings the plan's topology up, with proxies and the clock shim only
+// when its faults need them (they cost a little on every command).
+func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
+	opts := compose.UpOptions{URLs: pl.URLs, Persistence: pl.Persistence, RestartDelay: pl.RestartDelay, Log: env.Log}
+	for _, f := range pl.Faults {
+		switch f.Kind {
+		case compose.FaultLatency, compose.FaultPartition:
+			opts.Proxy = true
+		case compose.FaultClockJump, compose.FaultClockSpeed:
+			opts.ClockShim = true
+		}
+	}
+	if len(pl.URLs) == 0 {
+		env.logf("starting local redis-server processes for %s", pl.Topology)
+	}
+	topo, err := compose.Up(ctx, pl.Topology, opts)
+	if err != nil {
+		return nil, fmt.Errorf("bring up %s: %w", pl.Topology, err)
+	}
+	return topo, nil
+}
+
+// lockClients are the clients the lock uses: one per master, or on the
+// replicated topology one sentinel-aware client that follows the primary.
+func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
+	co := compose.ClientOptions{PoolSize: pl.Bench.Concurrency + 8}
+	if topo.Spec.Kind == compose.KindReplicated {
+		return []*redis.Client{topo.FailoverClient(co)}
+	}
+	return topo.Clients(co)
 }
 
 func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, clients []*redis.Client, locker lockimpl.Locker, env Env) *results.Result {

@@ -64,7 +64,7 @@ const (
 )
 
 var runFlags = []Flag{
-	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single or redlock:N (1-9 masters); repeat to compare topologies side by side"},
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters) or replicated (primary, replica, 3 sentinels); repeat to compare side by side"},
 	{Name: "redis", Multi: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
 	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive (default: redlock on redlock topologies, single otherwise)"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
@@ -72,6 +72,10 @@ var runFlags = []Flag{
 	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},
 	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered"},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
+	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated topology)"},
+	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas"},
+	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'"},
+	{Name: "restart-delay", Default: "0", Category: catTarget, Usage: "how long a restart fault keeps the node down"},
 
 	{Name: "workload", Category: catWorkload, Usage: "preset name (see: lockbench workloads); flags given override it"},
 	{Name: "keys", Default: "0", Category: catWorkload, Usage: "key chooser: unique (or 0), uniform:K (or K), zipf:K,s (s>1), hot:K,p"},

@@ -22,6 +22,10 @@ type Plan struct {
 	URLs []string
 	// Persistence of local servers.
 	Persistence compose.Persistence
+	// Faults are injected during the window.
+	Faults []compose.FaultSpec
+	// RestartDelay keeps a restarted node down this long.
+	RestartDelay time.Duration
 	// Lock is the lock's name.
 	Lock string
 	// LockOptions tune the lock.
@@ -194,6 +198,22 @@ func Parse(v Values) (Plan, error) {
 			FailFast:    p.boolean("fail-fast"),
 		},
 		NaiveGap: p.duration("naive-gap", 0),
+		Wait: lockimpl.WaitOptions{
+			Replicas: p.integer("wait-replicas", 0, 16),
+			Timeout:  p.duration("wait-timeout", time.Millisecond),
+		},
+	}
+	if pl.LockOptions.Wait.Replicas > 0 && topo.Kind != compose.KindReplicated {
+		p.fail("wait-replicas", "needs --topology replicated (there are no replicas to wait for on %s)", topo)
+	}
+	pl.RestartDelay = p.duration("restart-delay", 0)
+	for _, spec := range v["fault"] {
+		f, err := compose.ParseFault(spec)
+		if err != nil {
+			p.fail("fault", "%v", err)
+			continue
+		}
+		pl.Faults = append(pl.Faults, f)
 	}
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
@@ -228,6 +248,8 @@ func (p *parser) lockFor(topo compose.Spec) string {
 		p.fail("lock", "%q: want one of %s", lock, strings.Join(lockimpl.Names(), ", "))
 	case lock != "redlock" && topo.Kind == compose.KindRedlock:
 		p.fail("lock", "%s is a single-instance lock and cannot run on %s; use --lock redlock or --topology single", lock, topo)
+	case lock == "redlock" && topo.Kind == compose.KindReplicated:
+		p.fail("lock", "redlock needs independent masters, and replicated has one primary; use --topology redlock:N or --lock single")
 	}
 	return lock
 }

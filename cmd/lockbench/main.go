@@ -93,6 +93,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			sweepCommand(),
 			capacityCommand(),
 			tuneTTLCommand(),
+			scenarioCommand(),
 			versionCommand(),
 		},
 	}

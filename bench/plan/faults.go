@@ -1,0 +1,65 @@
+package plan
+
+import (
+	"math"
+	"sync"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/results"
+)
+
+// faultLog collects a run's fault events, one entry per fault however many
+// reports it sends (applied, then undone).
+type faultLog struct {
+	mu  sync.Mutex
+	evs []results.FaultEvent
+}
+
+func newFaultLog(faults []compose.FaultSpec) *faultLog {
+	l := &faultLog{evs: make([]results.FaultEvent, len(faults))}
+	for i, f := range faults {
+		l.evs[i].Spec = f.String()
+	}
+	return l
+}
+
+func (l *faultLog) record(env Env) func(compose.FaultEvent) {
+	return func(ev compose.FaultEvent) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		e := &l.evs[ev.Index]
+		e.AtS = ev.At.Seconds()
+		if ev.End > 0 {
+			e.EndS = ev.End.Seconds()
+		}
+		if ev.Err != nil {
+			e.Error = ev.Err.Error()
+			env.logf("fault %s: %v", ev.Spec, ev.Err)
+		} else if ev.End == 0 {
+			env.logf("fault %s applied at %.2fs", ev.Spec, ev.At.Seconds())
+		}
+	}
+}
+
+func (l *faultLog) events() []results.FaultEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.evs) == 0 {
+		return nil
+	}
+	return append([]results.FaultEvent(nil), l.evs...)
+}
+
+// markFaults names each applied fault in the series point of the second it
+// fired in, so per-second plots show it.
+func markFaults(r *results.Result) {
+	for _, f := range r.Faults {
+		if f.Error != "" && f.AtS == 0 {
+			continue
+		}
+		i := int(math.Floor(f.AtS))
+		if i >= 0 && i < len(r.Series) {
+			r.Series[i].Faults = append(r.Series[i].Faults, f.Spec)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package scenario
+
+import "github.com/lockbench/lockbench/bench/plan"
+
+// The recipes. Each reproduces its hazard within seconds on local
+// processes; timings are chosen so that the fault lands while holders are
+// inside their critical sections.
+
+// gcPause: holders stall past the TTL before their protected write.
+func gcPause() Scenario {
+	return Scenario{
+		Name:        "gc-pause",
+		Description: "holders stall 300 ms past a 100 ms TTL before writing; single vs fenced, with and without renewal",
+		Base:        vals("workload", "gc-pause", "duration", "3s", "warmup", "0"),
+		Violation:   "a stale write accepted (an expired holder wrote after a newer one): silent corruption",
+		violated:    staleWrites,
+		Variants: []Variant{
+			{Name: "single", Flags: vals("lock", "single")},
+			{Name: "single + renewal ttl/3", Flags: vals("lock", "single", "renew-every", "ttl/3")},
+			{Name: "fenced", Mitigated: true, Flags: vals("lock", "fenced")},
+			{Name: "fenced + renewal ttl/3", Mitigated: true, Flags: vals("lock", "fenced", "renew-every", "ttl/3")},
+		},
+	}
+}
+
+// failover: a lock granted on the primary during replication lag is lost
+// when the replica is promoted, and granted again.
+func failover() Scenario {
+	return Scenario{
+		Name: "failover",
+		Description: "replication lags, locks are granted on the primary, the primary dies and sentinels promote the " +
+			"replica that never saw them; WAIT 1 after SET prevents it, at a cost",
+		Base: vals("topology", "replicated", "lock", "single", "keys", "uniform:16", "concurrency", "16",
+			"hold", "uniform:4s,6s", "ttl", "30s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"duration", "9s", "warmup", "4s",
+			// The lag must end soon after the kill: a replica paused for writes
+			// cannot answer the sentinels, and they will not promote it.
+			"fault", "at=1s lag-replica for=1500ms", "fault", "at=2300ms kill primary"),
+		Violation: "overlaps: a second holder was granted a key whose first holder was still inside",
+		violated:  overlaps,
+		Variants: []Variant{
+			{Name: "no WAIT"},
+			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
+		},
+	}
+}
+
+// redlockPartialQuorum is the shared shape of restart and clock-jump: two
+// masters are cut off, so every lock is held on exactly three of five; one of
+// those three then forgets it; the two come back and a second client reaches
+// a quorum of its own.
+func redlockPartialQuorum(forget string) plan.Values {
+	return vals("topology", "redlock:5", "keys", "uniform:4", "concurrency", "8",
+		"hold", "uniform:3s,4s", "ttl", "8s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+		"node-timeout", "50ms", "duration", "7s", "warmup", "0",
+		"fault", "at=0s partition node=3 for=2s", "fault", "at=0s partition node=4 for=2s",
+		"fault", forget)
+}
+
+func redlockRestart() Scenario {
+	return Scenario{
+		Name: "redlock-restart",
+		Description: "five masters without persistence; one that holds part of a quorum restarts at once and forgets " +
+			"the lock; mitigations: a restart delay of at least the TTL, or fsync'd AOF",
+		Base:      redlockPartialQuorum("at=1500ms restart node=2"),
+		Violation: "overlaps: two clients each held a quorum for the same key",
+		violated:  overlaps,
+		Variants: []Variant{
+			{Name: "restart at once, no persistence"},
+			{Name: "--restart-delay 8s (≥ TTL)", Mitigated: true, Flags: vals("restart-delay", "8s")},
+			{Name: "--persistence aof-always", Mitigated: true, Flags: vals("persistence", "aof-always")},
+		},
+	}
+}
+
+func redlockClockJump() Scenario {
+	return Scenario{
+		Name:        "redlock-clock-jump",
+		Description: "one master of a three-master quorum has its clock jump past the TTL, expiring the lock early",
+		Base:        redlockPartialQuorum("at=1500ms clock-jump node=2 +9s"),
+		Violation:   "overlaps: two clients each held a quorum for the same key",
+		violated:    overlaps,
+		Variants: []Variant{
+			{Name: "clock jumps +9s (TTL 8s)"},
+			{Name: "no jump (control)", Mitigated: true, Flags: vals("fault", "at=0s partition node=3 for=2s", "fault", "at=0s partition node=4 for=2s")},
+		},
+	}
+}
+
+func redlockNodeDown() Scenario {
+	return Scenario{
+		Name:        "redlock-node-down",
+		Description: "availability and latency of Redlock on five masters with one killed, with and without --fail-fast",
+		Base:        vals("topology", "redlock:5", "concurrency", "8", "duration", "3s", "warmup", "500ms", "keys", "unique"),
+		Variants: []Variant{
+			{Name: "all masters up"},
+			{Name: "one killed", Flags: vals("fault", "at=0s kill node=0")},
+			{Name: "one killed, --fail-fast", Flags: vals("fault", "at=0s kill node=0", "fail-fast", "true")},
+		},
+	}
+}
+
+func redlockSlowNode() Scenario {
+	return Scenario{
+		Name:        "redlock-slow-node",
+		Description: "availability and latency of Redlock on five masters with one 300 ms slower, with and without --fail-fast",
+		Base:        vals("topology", "redlock:5", "concurrency", "8", "duration", "3s", "warmup", "500ms", "keys", "unique", "node-timeout", "500ms"),
+		Variants: []Variant{
+			{Name: "all masters fast", Flags: vals("fault", "at=0s latency node=0 0s for=1h")},
+			{Name: "one 300ms slower", Flags: vals("fault", "at=0s latency node=0 300ms for=1h")},
+			{Name: "one 300ms slower, --fail-fast", Flags: vals("fault", "at=0s latency node=0 300ms for=1h", "fail-fast", "true")},
+		},
+	}
+}
+
+func naiveRelease() Scenario {
+	return Scenario{
+		Name:        "naive-release",
+		Description: "release by GET then DEL races the lease's expiry and deletes the next holder's lock; the atomic script does not",
+		Base:        vals("workload", "naive-release-race", "duration", "3s", "warmup", "0"),
+		Violation:   "overlaps: a holder entered while another was still inside",
+		violated:    overlaps,
+		Variants: []Variant{
+			{Name: "naive GET+DEL"},
+			{Name: "single (atomic script)", Mitigated: true, Flags: vals("lock", "single")},
+		},
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/scenario"
+	"github.com/lockbench/lockbench/results"
+)
+
+// scenarioCommand has one subcommand per scenario, so that flags may follow
+// the name (lockbench scenario failover --trials 5).
+func scenarioCommand() *cli.Command {
+	subs := []*cli.Command{{
+		Name:  "list",
+		Usage: "list the scenarios",
+		Action: func(c *cli.Context) error {
+			t := newPlainTable(c.App.Writer)
+			for _, s := range scenario.All() {
+				t.row(s.Name, s.Description)
+			}
+			return t.flush()
+		},
+	}}
+	for _, s := range scenario.All() {
+		subs = append(subs, scenarioSubcommand(s))
+	}
+	return &cli.Command{
+		Name:        "scenario",
+		Usage:       "reproduce a known failure mode and count how often it breaks mutual exclusion, with and without its mitigation",
+		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--out DIR]",
+		Subcommands: subs,
+	}
+}
+
+func scenarioSubcommand(s scenario.Scenario) *cli.Command {
+	return &cli.Command{
+		Name:  s.Name,
+		Usage: s.Description,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "trials", Value: 5, Usage: "runs per variant"},
+			&cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory for result files", EnvVars: []string{"LOCKBENCH_OUT"}},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}
+			}
+			trials := c.Int("trials")
+			if trials < 1 || trials > 100 {
+				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 100", trials)}
+			}
+			var progress scenario.Progress
+			if !c.Bool("quiet") {
+				progress = func(variant string, trial, trials int) {
+					fmt.Fprintf(c.App.ErrWriter, "scenario %s: %s, trial %d/%d\n", s.Name, variant, trial, trials)
+				}
+			}
+			store := storeRunner(c)
+			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
+				v.Set("out", c.String("out"))
+				return store(ctx, v, "", 0)
+			}
+			v, err := scenario.Run(c.Context, s, trials, run, progress)
+			if err != nil {
+				return err
+			}
+			return scenario.WriteVerdict(c.App.Writer, v)
+		},
+	}
+}
