@@ -64,6 +64,8 @@ type Redlock struct {
 	// cleanup tracks replies still pending after a fail-fast return.
 	cleanup sync.WaitGroup
 	pool    *goPool
+	// inflight maps a lease token to the stragglers of its fail-fast acquire.
+	inflight sync.Map
 }
 
 // NewRedlock returns Redlock over the given masters.
@@ -148,11 +150,12 @@ func (t *tally) decided() bool {
 
 // fanOut runs op on every master in parallel and gathers replies; with failFast it
 // returns once the quorum is decided, leaving the rest to finish on their own
-// (their channel is buffered, so they never block). pending is how many are still out.
+// (their channel is buffered, so they never block). done is nil when every
+// master answered, else it closes when the last straggler has.
 // Master 0 runs on the calling goroutine, the others on pooled goroutines whose
 // stacks have already grown: a fresh goroutine per call spends more time
 // growing its stack through go-redis than the loopback round trip takes.
-func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, pending int) {
+func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, done <-chan struct{}) {
 	n := len(r.nodes)
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	replies := make(chan nodeReply, n)
@@ -168,20 +171,22 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bo
 	for t.answered() < n && !(failFast && t.decided()) {
 		t.add(<-replies)
 	}
-	pending = n - t.answered()
+	pending := n - t.answered()
 	if pending == 0 {
 		cancel()
-		return t, 0
+		return t, nil
 	}
+	finished := make(chan struct{})
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
+		defer close(finished)
 		defer cancel()
 		for range pending {
 			<-replies
 		}
 	}()
-	return t, pending
+	return t, finished
 }
 
 // Acquire sends SET NX PX to every master in parallel and succeeds with a quorum
@@ -190,14 +195,23 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bo
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	token := NewToken()
 	start := time.Now()
-	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+	t, stragglers := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
 		return r.setOne(nctx, i, key, token, ttl)
 	})
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 {
+		if stragglers != nil {
+			// A SET still in flight could land after this lease's release and
+			// block the key for a TTL: the release waits for it.
+			r.inflight.Store(token, stragglers)
+			go func() {
+				<-stragglers
+				r.inflight.CompareAndDelete(token, stragglers)
+			}()
+		}
 		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
 	}
-	r.releaseAll(ctx, key, token, ttl)
+	r.releaseAfter(ctx, stragglers, key, token, ttl)
 	switch {
 	case t.ok >= t.quorum:
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
@@ -205,6 +219,23 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w (%d of %d masters failed, first: %v)", key, ErrNoQuorum, t.fails, t.n, t.firstErr)
 	}
 	return Lease{}, Contended, nil
+}
+
+// releaseAfter gives back a failed acquisition on every master: at once when
+// every master answered, else in the background once the stragglers have, so
+// that a late SET cannot land after its DEL.
+func (r *Redlock) releaseAfter(ctx context.Context, stragglers <-chan struct{}, key, token string, ttl time.Duration) {
+	if stragglers == nil {
+		r.releaseAll(ctx, key, token, ttl)
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	r.cleanup.Add(1)
+	go func() {
+		defer r.cleanup.Done()
+		<-stragglers
+		r.releaseAll(ctx, key, token, ttl)
+	}()
 }
 
 func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time.Duration) (Outcome, error) {
@@ -230,6 +261,9 @@ func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time
 func (r *Redlock) releaseAll(ctx context.Context, key, token string, ttl time.Duration) tally {
 	// A cancelled run still cleans up after itself.
 	ctx = context.WithoutCancel(ctx)
+	if ch, ok := r.inflight.LoadAndDelete(token); ok {
+		<-ch.(<-chan struct{})
+	}
 	t, _ := r.fanOut(ctx, r.releaseTimeout(ttl), false, func(nctx context.Context, i int) (Outcome, error) {
 		n, err := r.scripts.release.Run(nctx, r.nodes[i], []string{key}, token).Int64()
 		if err != nil {

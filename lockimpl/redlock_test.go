@@ -207,3 +207,34 @@ func TestRedlockRenewNeedsQuorum(t *testing.T) {
 		t.Fatalf("release with the key on 1 of 3 masters: %v, want lost", out)
 	}
 }
+
+// With --fail-fast, a SET still on its way to a slow master must not land
+// after the release and leave the key locked for a TTL.
+func TestRedlockFailFastReleaseWaitsForStragglers(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	var clients []*redis.Client
+	for i, s := range servers {
+		addr := s.Addr()
+		if i == 2 {
+			addr = composetest.DelayProxy(t, addr, 30*time.Millisecond)
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
+		t.Cleanup(func() { _ = c.Close() })
+		clients = append(clients, c)
+	}
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second, FailFast: true})
+	ctx := context.Background()
+	for i := range 5 {
+		lease, out, err := rl.Acquire(ctx, "k", 10*time.Second)
+		if out != lockimpl.OK {
+			t.Fatalf("acquire %d: %v %v (a straggling SET outlived the previous release)", i, out, err)
+		}
+		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+			t.Fatalf("release %d: %v %v", i, out, err)
+		}
+	}
+	rl.Wait()
+	if n := clients[2].Exists(ctx, "k").Val(); n != 0 {
+		t.Fatal("the slow master still holds the key after the last release")
+	}
+}

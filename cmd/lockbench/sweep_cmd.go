@@ -374,3 +374,90 @@ func orDefault(v, d string) string {
 	}
 	return v
 }
+
+func redlockCostCommand() *cli.Command {
+	table := gridRunFlags()
+	return &cli.Command{
+		Name:  "redlock-cost",
+		Usage: "the same workload on single and redlock:3/5/7: ratios against single, and availability with one master down",
+		UsageText: "lockbench redlock-cost [--masters 3,5,7] [-c 16] [-d 5s]\n" +
+			"   lockbench redlock-cost --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379   (external masters: N = the URLs)",
+		Flags: append(cliFlags(table),
+			&cli.StringFlag{Name: "masters", Value: "3,5,7", Usage: "Redlock master counts to compare against single", Category: "output"},
+			formatFlag("table", "json")),
+		Action: func(c *cli.Context) error {
+			format, err := checkFormat(c, "table", "json")
+			if err != nil {
+				return err
+			}
+			given := givenValues(c, table)
+			if !given.Has("duration") {
+				given.Set("duration", "5s")
+			}
+			topologies, err := costTopologies(c, given)
+			if err != nil {
+				return err
+			}
+			run := storeRunner(c)
+			var rows []sweep.CostRow
+			for _, topo := range topologies {
+				v := given.Clone()
+				v.Set("topology", topo.spec)
+				v.Set("redis", topo.urls...)
+				if len(topo.urls) == 0 {
+					delete(v, "redis")
+				}
+				if !c.Bool("quiet") {
+					fmt.Fprintf(c.App.ErrWriter, "redlock-cost: %s\n", topo.spec)
+				}
+				r, err := run(c.Context, v, "", 0)
+				if err != nil {
+					return err
+				}
+				row := sweep.CostRow{Topology: topo.spec, Run: r, RunID: r.ID, Availability: -1}
+				if len(topo.urls) == 0 {
+					if topo.spec == "single" {
+						row.Availability = 0
+					} else {
+						v.Set("fault", "at=0s kill node=0")
+						if !c.Bool("quiet") {
+							fmt.Fprintf(c.App.ErrWriter, "redlock-cost: %s with master 0 killed\n", topo.spec)
+						}
+						down, err := run(c.Context, v, "", 0)
+						if err != nil {
+							return err
+						}
+						row.NodeDown, row.Availability = down, sweep.AvailabilityOf(down)
+					}
+				}
+				rows = append(rows, row)
+			}
+			if format == "json" {
+				return writeJSON(c.App.Writer, rows)
+			}
+			return sweep.WriteRedlockCost(c.App.Writer, rows)
+		},
+	}
+}
+
+type costTopology struct {
+	spec string
+	urls []string
+}
+
+// costTopologies is single plus redlock:N for each N (local), or, with URLs,
+// single on the first and redlock over all of them.
+func costTopologies(c *cli.Context, given plan.Values) ([]costTopology, error) {
+	if urls := given["redis"]; len(urls) > 0 {
+		return []costTopology{{"single", urls[:1]}, {fmt.Sprintf("redlock:%d", len(urls)), urls}}, nil
+	}
+	out := []costTopology{{spec: "single"}}
+	for _, m := range sweep.ParseList(c.String("masters")) {
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 1 || n > 9 {
+			return nil, usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to 9, e.g. 3,5,7", c.String("masters"))}
+		}
+		out = append(out, costTopology{spec: fmt.Sprintf("redlock:%d", n)})
+	}
+	return out, nil
+}
