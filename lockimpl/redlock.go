@@ -152,22 +152,30 @@ func (t *tally) decided() bool {
 // returns once the quorum is decided, leaving the rest to finish on their own
 // (their channel is buffered, so they never block). done is nil when every
 // master answered, else it closes when the last straggler has.
-// Master 0 runs on the calling goroutine, the others on pooled goroutines whose
-// stacks have already grown: a fresh goroutine per call spends more time
-// growing its stack through go-redis than the loopback round trip takes.
+// Master 0 runs on the calling goroutine (unless failFast), the others on
+// pooled goroutines whose stacks have already grown: a fresh goroutine per
+// call spends more time growing its stack through go-redis than the loopback
+// round trip takes.
 func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, done <-chan struct{}) {
 	n := len(r.nodes)
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	replies := make(chan nodeReply, n)
-	for i := 1; i < n; i++ {
+	// Fail-fast must not wait on any one master, so none runs inline then.
+	first := 1
+	if failFast {
+		first = 0
+	}
+	for i := first; i < n; i++ {
 		r.pool.run(func() {
 			out, err := op(nctx, i)
 			replies <- nodeReply{node: i, out: out, err: err}
 		})
 	}
-	out, err := op(nctx, 0)
 	t = tally{n: n, quorum: Quorum(n)}
-	t.add(nodeReply{node: 0, out: out, err: err})
+	if first == 1 {
+		out, err := op(nctx, 0)
+		t.add(nodeReply{node: 0, out: out, err: err})
+	}
 	for t.answered() < n && !(failFast && t.decided()) {
 		t.add(<-replies)
 	}
@@ -256,22 +264,25 @@ func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time
 	return OK, nil
 }
 
-// releaseAll runs compare-and-delete on every master; it waits for all, since a
-// failed acquisition must not leave keys behind that block others for a TTL.
+// releaseAll runs compare-and-delete on every master and waits for all, since
+// a failed acquisition must not leave keys behind that block others for a TTL.
 func (r *Redlock) releaseAll(ctx context.Context, key, token string, ttl time.Duration) tally {
+	t, _ := r.release(ctx, key, token, ttl, false)
+	return t
+}
+
+// release runs compare-and-delete on every master; with failFast it returns
+// once a quorum is decided and lets the rest finish in the background.
+func (r *Redlock) release(ctx context.Context, key, token string, ttl time.Duration, failFast bool) (tally, <-chan struct{}) {
 	// A cancelled run still cleans up after itself.
 	ctx = context.WithoutCancel(ctx)
-	if ch, ok := r.inflight.LoadAndDelete(token); ok {
-		<-ch.(<-chan struct{})
-	}
-	t, _ := r.fanOut(ctx, r.releaseTimeout(ttl), false, func(nctx context.Context, i int) (Outcome, error) {
+	return r.fanOut(ctx, r.releaseTimeout(ttl), failFast, func(nctx context.Context, i int) (Outcome, error) {
 		n, err := r.scripts.release.Run(nctx, r.nodes[i], []string{key}, token).Int64()
 		if err != nil {
 			return Failed, err
 		}
 		return scriptOutcome(n), nil
 	})
-	return t
 }
 
 // Renew extends the lease on every master in parallel; it succeeds only with a
@@ -295,7 +306,12 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 
 // Release runs compare-and-delete on every master in parallel.
 func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
-	t := r.releaseAll(ctx, lease.Key, lease.Token, lease.Validity)
+	t, _ := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
+	if ch, ok := r.inflight.LoadAndDelete(lease.Token); ok {
+		// A SET of this lease's fail-fast acquire is still on its way and may land
+		// after the DEL above: once it has, delete again everywhere.
+		r.releaseAfter(ctx, ch.(<-chan struct{}), lease.Key, lease.Token, lease.Validity)
+	}
 	if t.ok >= t.quorum {
 		return OK, nil
 	}

@@ -31,9 +31,12 @@ func failover() Scenario {
 		Description: "replication lags, locks are granted on the primary, the primary dies and sentinels promote the " +
 			"replica that never saw them; WAIT 1 after SET prevents it, at a cost",
 		// Holders outlast the ~2 s the sentinels need to promote, and every key
-		// has waiters, so a key granted during the lag is granted again at once.
+		// has waiters. The TTL is just above the longest hold: the replica
+		// still has the entry of the holder before the lag (its DEL was not
+		// replicated either), and that entry must expire while the holder
+		// granted during the lag is still inside.
 		Base: vals("topology", "replicated", "lock", "single", "keys", "uniform:8", "concurrency", "24",
-			"hold", "uniform:3500ms,5s", "ttl", "30s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"hold", "uniform:3500ms,5s", "ttl", "6s", "retry", "fixed:10ms", "acquire-timeout", "20s",
 			"duration", "9s", "warmup", "4s",
 			// The lag must end soon after the kill: a replica paused for writes
 			// cannot answer the sentinels, and they will not promote it.

@@ -1,0 +1,131 @@
+package scenario
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/results"
+)
+
+func execute(ctx context.Context, v plan.Values) (*results.Result, error) {
+	plans, err := plan.Expand(v)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Execute(ctx, plans[0], plan.Env{})
+}
+
+// children lists redis-server processes whose parent is this test process.
+func children(t *testing.T) []int {
+	t.Helper()
+	me := strconv.Itoa(os.Getpid())
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		fields := strings.Fields(s[close+1:])
+		if len(fields) > 1 && fields[1] == me && strings.HasPrefix(s[open+1:close], "redis-") && fields[0] != "Z" {
+			pid, _ := strconv.Atoi(strings.Fields(s)[0])
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestScenariosShowTheirDirection runs every scenario briefly: the violation
+// appears in some trial of an unmitigated variant and in no trial of a
+// mitigated one, and no server is left behind.
+func TestScenariosShowTheirDirection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenarios take minutes; run without -short")
+	}
+	for _, s := range All() {
+		t.Run(s.Name, func(t *testing.T) {
+			v, err := Run(context.Background(), s, 2, execute, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left := children(t); len(left) > 0 {
+				t.Fatalf("redis processes left behind: %v", left)
+			}
+			var sb strings.Builder
+			_ = WriteVerdict(&sb, v)
+			t.Log("\n" + sb.String())
+			if s.violated == nil {
+				checkAvailability(t, s, v)
+				return
+			}
+			for _, vv := range v.Variants {
+				switch {
+				case vv.Variant.Mitigated && vv.Violated > 0:
+					t.Errorf("%s: violated in %d/%d trials despite the mitigation", vv.Variant.Name, vv.Violated, len(vv.Trials))
+				case !vv.Variant.Mitigated && vv.Violated == 0:
+					t.Errorf("%s: no violation in %d trials", vv.Variant.Name, len(vv.Trials))
+				}
+			}
+		})
+	}
+}
+
+// checkAvailability asserts the direction of the measurement scenarios:
+// a killed master is survived, and fail-fast cuts the slow master's latency.
+func checkAvailability(t *testing.T, s Scenario, v Verdict) {
+	t.Helper()
+	byName := map[string]VariantVerdict{}
+	for _, vv := range v.Variants {
+		byName[vv.Variant.Name] = vv
+		if vv.AcquiredPerS == 0 {
+			t.Errorf("%s: nothing acquired", vv.Variant.Name)
+		}
+	}
+	if s.Name == "redlock-slow-node" {
+		slow, fast := byName["one 300ms slower"], byName["one 300ms slower, --fail-fast"]
+		if fast.AcquireP99US >= slow.AcquireP99US {
+			t.Errorf("fail-fast p99 %v ≥ waiting for every master %v", fast.AcquireP99US, slow.AcquireP99US)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	if _, err := Lookup("failover"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lookup("meteor"); err == nil || !strings.Contains(err.Error(), "gc-pause") {
+		t.Fatalf("unknown scenario error %v should list the names", err)
+	}
+	for _, s := range All() {
+		for _, variant := range s.Variants {
+			flags := s.Base.Clone()
+			for k, val := range variant.Flags {
+				flags[k] = val
+			}
+			if _, err := plan.Expand(flags); err != nil {
+				t.Errorf("%s / %s does not parse: %v", s.Name, variant.Name, err)
+			}
+		}
+	}
+}
+
+func TestCancelledScenarioLeavesNothing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	s, _ := Lookup("failover")
+	_, _ = Run(ctx, s, 1, execute, nil)
+	if left := children(t); len(left) > 0 {
+		t.Fatalf("redis processes left behind after cancel: %v", left)
+	}
+}
