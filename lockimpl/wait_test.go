@@ -49,4 +49,3 @@ func TestWaitReplicas(t *testing.T) {
 		t.Fatalf("replica has %q, want the token: WAIT returned before replication", v)
 	}
 }
-
