@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
@@ -143,23 +142,10 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 		if attempts > 0 {
 			vv.ErrorShare = float64(errs) / float64(attempts)
 		}
-		vv.AcquireP99US, vv.AcquiredPerS = median(p99s), median(tputs)
+		vv.AcquireP99US, vv.AcquiredPerS = results.Median(p99s), results.Median(tputs)
 		v.Variants = append(v.Variants, vv)
 	}
 	return v, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }
 
 // WriteVerdict prints the verdict table of a scenario.

@@ -6,7 +6,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
@@ -179,18 +178,4 @@ func Run(ctx context.Context, g Grid, cells []Cell, run Runner, progress Progres
 		out = append(out, cr)
 	}
 	return out, nil
-}
-
-// median of a set of values (mean of the middle two for even counts).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 }

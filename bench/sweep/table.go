@@ -65,7 +65,7 @@ func Summarize(g Grid, crs []CellResult) []Summary {
 			if len(xs) == 0 {
 				continue
 			}
-			s.Median[col.metric] = median(xs)
+			s.Median[col.metric] = results.Median(xs)
 			s.Min[col.metric], s.Max[col.metric] = minMax(xs)
 		}
 		out = append(out, s)

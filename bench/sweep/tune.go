@@ -59,7 +59,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 		if secs > 0 {
 			c.RenewPerS = float64(renewed) / secs
 		}
-		c.BlockedP99US = median(blocked)
+		c.BlockedP99US = results.Median(blocked)
 		c.Meets = c.Acquired > 0 && c.ExpiryRate <= maxRate && c.Overlaps == 0
 		out = append(out, c)
 	}
