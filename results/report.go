@@ -28,13 +28,21 @@ const (
 // data-chart naming it; its drawn data are SVG elements of class "data", and
 // a chart with nothing to draw says so in text and carries data-empty="true".
 func WriteReport(w io.Writer, runs []*Result) error {
-	if len(runs) == 0 {
+	return WriteReportWith(w, runs, ReportExtras{})
+}
+
+// WriteReportWith is WriteReport with optional sections drawn above the
+// per-run charts: capacity curves and heat maps (see ReportExtras). With
+// extras, runs may be empty: the page then holds the extras and a note.
+func WriteReportWith(w io.Writer, runs []*Result, extras ReportExtras) error {
+	if len(runs) == 0 && extras.empty() {
 		return fmt.Errorf("report: no runs given")
 	}
 	page, err := buildReport(runs)
 	if err != nil {
 		return err
 	}
+	addExtras(&page, runs, extras)
 	t, err := template.New("report").Funcs(template.FuncMap{"f": coord}).Parse(reportTemplate)
 	if err != nil {
 		return fmt.Errorf("report template: %w", err)
@@ -51,6 +59,8 @@ func WriteReport(w io.Writer, runs []*Result) error {
 
 type reportPage struct {
 	Title    string
+	Notice   string
+	Extras   bool
 	Runs     []runRow
 	Sections []section
 	Config   configTable
@@ -78,6 +88,9 @@ type configRow struct {
 }
 
 func buildReport(runs []*Result) (reportPage, error) {
+	if len(runs) == 0 {
+		return reportPage{Title: "lockbench report"}, nil
+	}
 	ids := make([]string, len(runs))
 	for i, r := range runs {
 		ids[i] = r.ID

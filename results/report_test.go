@@ -50,7 +50,7 @@ func expectedEmpty(runs []*Result) map[string]bool {
 var (
 	chartRe = regexp.MustCompile(`(?s)<figure class="chart" ([^>]*)>(.*?)</figure>`)
 	attrRe  = regexp.MustCompile(`([\w-]+)="([^"]*)"`)
-	dataRe  = regexp.MustCompile(`<(polyline|path|rect)\b([^>]*\bclass="data"[^>]*)>`)
+	dataRe  = regexp.MustCompile(`<(polyline|path|rect|circle)\b([^>]*\bclass="data"[^>]*)>`)
 	numRe   = regexp.MustCompile(`-?\d+(\.\d+)?`)
 )
 
@@ -63,9 +63,13 @@ func attrs(s string) map[string]string {
 }
 
 // drawsData says whether an element of class "data" draws something: a
-// polyline or path with at least two points, or a rect of positive size.
+// polyline or path with at least two points, a rect of positive size or a
+// circle of positive radius.
 func drawsData(kind string, a map[string]string) bool {
 	switch kind {
+	case "circle":
+		r, _ := strconv.ParseFloat(a["r"], 64)
+		return r > 0
 	case "polyline":
 		return len(strings.Fields(a["points"])) >= 2
 	case "path":
@@ -179,28 +183,35 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	for name, runs := range map[string][]*Result{"two runs": reportRuns(t), "bare run": bareRuns(t)} {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "report.html")
-			if err := os.WriteFile(path, writeReport(t, runs), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
-				"--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
-				"--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+path)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			dom, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("chromium: %v\n%s", err, stderr.String())
-			}
-			if !bytes.Contains(dom, []byte(`class="chart"`)) {
-				t.Fatalf("dumped DOM has no charts:\n%.2000s\nstderr:\n%s", dom, stderr.String())
-			}
-			checkCharts(t, string(dom), runs)
+			checkCharts(t, chromiumDOM(t, bin, writeReport(t, runs)), runs)
 		})
 	}
+}
+
+// chromiumDOM opens html in headless chromium, with no network and a fresh
+// profile, and returns the DOM the browser built.
+func chromiumDOM(t *testing.T, bin string, html []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(path, html, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	if !bytes.Contains(dom, []byte(`class="chart"`)) {
+		t.Fatalf("dumped DOM has no charts:\n%.2000s\nstderr:\n%s", dom, stderr.String())
+	}
+	return string(dom)
 }
 
 // TestReportSurvivesAbsurdValues feeds the chart code values a hand-edited

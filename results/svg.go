@@ -38,6 +38,12 @@ type chart struct {
 	Rects  []svgRect
 	Lines  []svgPoly
 	Legend []legendItem
+	// Boxes are rects that are not data (empty cells, outlines, colour
+	// scales), Dots are circles: point markers of class "data" and rings.
+	// Caption is text below the chart.
+	Boxes   []svgBox
+	Dots    []svgDot
+	Caption string
 }
 
 type svgLine struct {
@@ -178,20 +184,25 @@ func logTicks(lo, hi float64, format func(float64) string) []tick {
 	return ts
 }
 
-// plot is the frame of an x/y chart: its scales, axes and tick labels.
+// plot is the frame of an x/y chart: its scales, axes and tick labels, in a
+// chart h units high.
 type plot struct {
 	x, y scale
+	h    float64
 }
 
-func newPlot(x, y scale) plot {
+func newPlot(x, y scale) plot { return newPlotSized(x, y, chartH) }
+
+// newPlotSized is newPlot for a chart of height h rather than chartH.
+func newPlotSized(x, y scale, h float64) plot {
 	x.r0, x.r1 = plotLeft, chartW-plotRight
-	y.r0, y.r1 = chartH-plotBottom, plotTop
-	return plot{x: x, y: y}
+	y.r0, y.r1 = h-plotBottom, plotTop
+	return plot{x: x, y: y, h: h}
 }
 
 // frame draws the axes, grid and tick labels of p into c.
 func (p plot) frame(c *chart, xt, yt []tick, xLabel, yLabel string) {
-	c.W, c.H = chartW, chartH
+	c.W, c.H = chartW, p.h
 	bottom, top := p.y.r0, p.y.r1
 	left, right := p.x.r0, p.x.r1
 	c.Axes = append(c.Axes, svgLine{left, bottom, right, bottom, "axis"}, svgLine{left, top, left, bottom, "axis"})
@@ -206,7 +217,7 @@ func (p plot) frame(c *chart, xt, yt []tick, xLabel, yLabel string) {
 		c.Texts = append(c.Texts, svgText{left - 6, y + 4, "end", "tick", t.label})
 	}
 	c.Texts = append(c.Texts,
-		svgText{(left + right) / 2, chartH - 6, "middle", "axis-label", xLabel},
+		svgText{(left + right) / 2, p.h - 6, "middle", "axis-label", xLabel},
 		svgText{left, top - 4, "start", "axis-label", yLabel})
 }
 
