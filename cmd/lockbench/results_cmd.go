@@ -203,8 +203,13 @@ func resultsReport(c *cli.Context) error {
 
 // writeReport renders the HTML report of rs into path.
 func writeReport(c *cli.Context, path string, rs []*results.Result) error {
+	return writeReportWith(c, path, rs, results.ReportExtras{})
+}
+
+// writeReportWith renders the report of rs with a command's own charts.
+func writeReportWith(c *cli.Context, path string, rs []*results.Result, extras results.ReportExtras) error {
 	var buf bytes.Buffer
-	if err := results.WriteReport(&buf, rs); err != nil {
+	if err := results.WriteReportWith(&buf, rs, extras); err != nil {
 		return err
 	}
 	if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {

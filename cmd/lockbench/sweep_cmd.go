@@ -215,7 +215,7 @@ func capacityCommand() *cli.Command {
 			&cli.Float64Flag{Name: "start", Value: 1, Usage: "first load: concurrency, or requests/s with --rate (default: the --rate value)", Category: "output"},
 			&cli.Float64Flag{Name: "max", Value: 128, Usage: "highest load tried (with --rate: default 64 × the rate)", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
-			assertFlag, formatFlag("table", "json")),
+			reportFlag, assertFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
 			format, err := checkFormat(c, "table", "json")
 			if err != nil {
@@ -279,6 +279,12 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if path := c.String("report"); path != "" {
+				extras := results.ReportExtras{Curves: capacityCurves(caps, loadFlag)}
+				if err := writeReportWith(c, path, all, extras); err != nil {
+					return err
+				}
+			}
 			return checkAsserts(c, asserts, all)
 		},
 	}
@@ -319,7 +325,7 @@ func tuneTTLCommand() *cli.Command {
 			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try", Category: "output"},
 			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
 			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
-			countFlag, formatFlag("table", "json")),
+			countFlag, reportFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
 			format, err := checkFormat(c, "table", "json")
 			if err != nil {
@@ -360,6 +366,12 @@ func tuneTTLCommand() *cli.Command {
 			}
 			tc := sweep.TuneCells(g, crs, maxRate)
 			rec := sweep.Recommend(tc, maxRate)
+			if path := c.String("report"); path != "" {
+				extras := results.ReportExtras{HeatMaps: tuneHeatMaps(g, tc, rec)}
+				if err := writeReportWith(c, path, allResults(crs), extras); err != nil {
+					return err
+				}
+			}
 			if format == "json" {
 				return writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
 			}
@@ -460,4 +472,63 @@ func costTopologies(c *cli.Context, given plan.Values) ([]costTopology, error) {
 		out = append(out, costTopology{spec: fmt.Sprintf("redlock:%d", n)})
 	}
 	return out, nil
+}
+
+var reportFlag = &cli.StringFlag{Name: "report", Usage: "also write the HTML report (with this command's chart) to FILE", Category: "output"}
+
+// capacityCurves turns capacity searches into the report's curves.
+func capacityCurves(caps []sweep.Capacity, loadName string) []results.Curve {
+	var out []results.Curve
+	for _, cp := range caps {
+		cv := results.Curve{Label: cp.Label, LoadName: loadName, Saturation: -1, Knee: -1}
+		for i, s := range cp.Steps {
+			cv.Points = append(cv.Points, results.CurvePoint{Load: s.Load, Throughput: s.Throughput, P99US: s.P99US, MetSLO: s.MetSLO, RunID: s.RunID})
+			if cp.Saturation != nil && s.RunID == cp.Saturation.RunID {
+				cv.Saturation = i
+			}
+			if cp.Knee != nil && s.RunID == cp.Knee.RunID {
+				cv.Knee = i
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// tuneHeatMaps draws expiry rate and blocked time over TTL × renewal.
+func tuneHeatMaps(g sweep.Grid, cells []sweep.TuneCell, rec sweep.Recommendation) []results.HeatMap {
+	ttls, renews := g.Axes[0].Values, g.Axes[1].Values
+	rate := results.HeatMap{Title: "share of work that outlived its lease", XLabel: "renew-every", YLabel: "ttl", X: renews, Y: ttls, Best: [2]int{-1, -1},
+		Legend: "expired during work or aborted, over acquisitions; the outlined cell is the recommendation"}
+	blocked := results.HeatMap{Title: "p99 time a crashed holder blocked its key", XLabel: "renew-every", YLabel: "ttl", X: renews, Y: ttls, Best: [2]int{-1, -1},
+		Legend: "µs; where no holder crashed, the TTL bounds it"}
+	for _, hm := range []*results.HeatMap{&rate, &blocked} {
+		hm.Value = make([][]float64, len(ttls))
+		hm.Text = make([][]string, len(ttls))
+		for y := range ttls {
+			hm.Value[y] = make([]float64, len(renews))
+			hm.Text[y] = make([]string, len(renews))
+		}
+	}
+	for _, c := range cells {
+		y, x := indexOf(ttls, c.TTL), indexOf(renews, c.RenewEvery)
+		if y < 0 || x < 0 {
+			continue
+		}
+		rate.Value[y][x], rate.Text[y][x] = c.ExpiryRate, fmt.Sprintf("%.2g (%d/%d)", c.ExpiryRate, c.Expired, c.Acquired)
+		blocked.Value[y][x], blocked.Text[y][x] = c.BlockedP99US, results.FormatUS(c.BlockedP99US)
+		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
+			rate.Best, blocked.Best = [2]int{y, x}, [2]int{y, x}
+		}
+	}
+	return []results.HeatMap{rate, blocked}
+}
+
+func indexOf(xs []string, v string) int {
+	for i, x := range xs {
+		if x == v {
+			return i
+		}
+	}
+	return -1
 }

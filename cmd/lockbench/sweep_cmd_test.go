@@ -44,11 +44,34 @@ func TestSweepFromFileAndCSV(t *testing.T) {
 }
 
 func TestCapacityEndToEnd(t *testing.T) {
-	code, out, errs := lockbench(t, "capacity", "--slo", "p99<1s", "--max", "4", "-d", "500ms", "--warmup", "0", "-q", "--out", t.TempDir())
+	report := filepath.Join(t.TempDir(), "cap.html")
+	code, out, errs := lockbench(t, "capacity", "--slo", "p99<1s", "--max", "4", "-d", "500ms", "--warmup", "0", "-q", "--out", t.TempDir(), "--report", report)
 	if code != 0 || !strings.Contains(out, "saturation:") {
 		t.Fatalf("capacity: exit %d %s\n%s", code, errs, out)
 	}
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), `data-chart="capacity"`) {
+		t.Fatalf("capacity report lacks the curve: %v", err)
+	}
 	if code, _, errs := lockbench(t, "capacity", "--slo", "p99<fast"); code != exitBadInput {
 		t.Fatalf("bad slo: exit %d %s", code, errs)
+	}
+}
+
+func TestTuneTTLEndToEnd(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "tune.html")
+	code, out, errs := lockbench(t, "tune-ttl", "--hold", "uniform:100ms,300ms", "--ttls", "200ms,1s", "--renews", "0,ttl/4",
+		"-c", "4", "-d", "1s", "-q", "--out", t.TempDir(), "--report", report)
+	if code != 0 {
+		t.Fatalf("tune-ttl: exit %d %s", code, errs)
+	}
+	if !strings.Contains(out, "RECOMMENDED") && !strings.Contains(out, "No cell met") {
+		t.Fatalf("no recommendation:\n%s", out)
+	}
+	// TTL 200ms without renewal must show work outliving its lease.
+	if !strings.Contains(out, "200ms") {
+		t.Fatalf("cells missing:\n%s", out)
+	}
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), `data-chart="heatmap"`) {
+		t.Fatalf("tune report lacks the heat map: %v", err)
 	}
 }
