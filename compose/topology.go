@@ -103,7 +103,8 @@ type Node struct {
 	// (UpOptions.Proxy), which the topology's clients connect to; empty when
 	// the node is reached directly.
 	ProxyAddr string
-	// Server is the local process, or nil for an external server.
+	// Server is the local process, or nil for an external server or a
+	// docker container.
 	Server *Server
 	opts   *redis.Options
 	proxy  *nodeProxy
@@ -114,7 +115,7 @@ type Node struct {
 type Topology struct {
 	// Spec is what was asked for, with the master count resolved.
 	Spec Spec
-	// Provider is "local" or "external".
+	// Provider is "local", "docker" or "external".
 	Provider string
 	// Nodes are the servers: data nodes first, then sentinels.
 	Nodes []*Node
@@ -128,13 +129,24 @@ type Topology struct {
 	clients []*redis.Client
 	dir     string // work dir: the clock shim and clock files
 	shim    string // path of the built clock shim
+	// cleanups are run by Close, last added first (the docker provider's
+	// container removal).
+	cleanups []func() error
 }
 
 // UpOptions configures Up.
 type UpOptions struct {
+	// Provider is ProviderLocal (the default when empty) or ProviderDocker;
+	// see ParseProvider. URLs imply ProviderExternal, which may also be
+	// named here; they cannot be combined with ProviderDocker.
+	Provider string
+	// Image is the container image of the docker provider; empty means
+	// DefaultImage.
+	Image string
 	// URLs selects the external provider: one redis:// or rediss:// URL a master.
 	URLs []string
-	// Persistence of local servers, also after a restart fault.
+	// Persistence of local servers and docker containers, also after a
+	// restart fault.
 	Persistence Persistence
 	// ServerEnv is extra environment for local servers.
 	ServerEnv []string
@@ -155,14 +167,20 @@ type UpOptions struct {
 	ReadyTimeout time.Duration
 }
 
-// Up brings the topology up: local redis-server processes, or the given URLs.
-// On error everything it started is stopped again.
+// Up brings the topology up: local redis-server processes, docker
+// containers (UpOptions.Provider), or the given URLs. On error everything it
+// started is stopped again.
 func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
-	t := &Topology{Spec: spec, Provider: "local", opts: opts}
-	var err error
+	provider, err := resolveProvider(opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &Topology{Spec: spec, Provider: ProviderLocal, opts: opts}
 	switch {
-	case len(opts.URLs) > 0:
+	case provider == ProviderExternal:
 		err = t.upExternal()
+	case provider == ProviderDocker:
+		err = t.upDocker(ctx)
 	case spec.Kind == KindReplicated:
 		err = t.upReplicated(ctx)
 	default:
@@ -414,8 +432,9 @@ func (t *Topology) SentinelAddrs() []string {
 	return out
 }
 
-// Close closes every client, stops the proxies and every process the
-// topology started, and removes its work dir. Stop a fault Schedule first.
+// Close closes every client, stops the proxies and every process or
+// container the topology started, and removes its work dir. Stop a fault
+// Schedule first.
 func (t *Topology) Close() error {
 	var errs []error
 	t.mu.Lock()
@@ -423,6 +442,8 @@ func (t *Topology) Close() error {
 	t.clients = nil
 	dir := t.dir
 	t.dir = ""
+	cleanups := t.cleanups
+	t.cleanups = nil
 	t.mu.Unlock()
 	for _, c := range clients {
 		_ = c.Close()
@@ -445,6 +466,11 @@ func (t *Topology) Close() error {
 					errs = append(errs, err)
 				}
 			}
+		}
+	}
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		if err := cleanups[i](); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if dir != "" {

@@ -117,6 +117,9 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 // when its faults need them (they cost a little on every command).
 func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 	opts := compose.UpOptions{URLs: pl.URLs, Persistence: pl.Persistence, RestartDelay: pl.RestartDelay, Log: env.Log}
+	if len(pl.URLs) == 0 {
+		opts.Provider = pl.Provider
+	}
 	for _, f := range pl.Faults {
 		switch f.Kind {
 		case compose.FaultLatency, compose.FaultPartition:

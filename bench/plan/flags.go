@@ -67,6 +67,7 @@ var runFlags = []Flag{
 	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters) or replicated (primary, replica, 3 sentinels); repeat to compare side by side"},
 	{Name: "redis", Multi: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
 	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive (default: redlock on redlock topologies, single otherwise)"},
+	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
 	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller)"},
 	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},

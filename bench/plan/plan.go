@@ -22,6 +22,8 @@ type Plan struct {
 	URLs []string
 	// Persistence of local servers.
 	Persistence compose.Persistence
+	// Provider is local or docker (ignored with URLs).
+	Provider string
 	// Faults are injected during the window.
 	Faults []compose.FaultSpec
 	// RestartDelay keeps a restarted node down this long.
@@ -190,6 +192,11 @@ func Parse(v Values) (Plan, error) {
 		p.fail("persistence", "%v", err)
 	}
 	pl.Persistence = pers
+	prov, err := compose.ParseProvider(v.Get("provider"))
+	if err != nil {
+		p.fail("provider", "%s", strings.TrimPrefix(err.Error(), "--provider "))
+	}
+	pl.Provider = prov
 	pl.Lock = p.lockFor(topo)
 	pl.LockOptions = lockimpl.Options{
 		Redlock: lockimpl.RedlockOptions{
@@ -211,6 +218,10 @@ func Parse(v Values) (Plan, error) {
 		f, err := compose.ParseFault(spec)
 		if err != nil {
 			p.fail("fault", "%v", err)
+			continue
+		}
+		if msg := faultMisfit(f, topo, len(pl.URLs) > 0); msg != "" {
+			p.fail("fault", "%q: %s", spec, msg)
 			continue
 		}
 		pl.Faults = append(pl.Faults, f)
@@ -311,4 +322,21 @@ func (p *parser) benchOptions(ttl time.Duration) bench.Options {
 	}
 	o.Seed = seed
 	return o
+}
+
+// faultMisfit refuses, before any server starts, faults the topology cannot
+// take; the topology's own CheckFault repeats the check once it is up.
+func faultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) string {
+	replicated := topo.Kind == compose.KindReplicated
+	switch {
+	case f.Kind == compose.FaultLagReplica && !replicated:
+		return "lag-replica needs --topology replicated (only it has a replica)"
+	case f.Target == compose.TargetReplica && !replicated, f.Target == compose.TargetPrimary && !replicated && topo.Kind != compose.KindSingle:
+		return fmt.Sprintf("target %s needs --topology replicated", f.Target)
+	case external && f.Kind != compose.FaultLatency && f.Kind != compose.FaultPartition:
+		return "external servers (--redis) cannot be killed, paused, restarted or have their clocks moved"
+	case f.Target == compose.TargetNode && topo.Masters > 0 && !replicated && f.Node >= topo.Masters:
+		return fmt.Sprintf("node=%d but %s has nodes 0 to %d", f.Node, topo, topo.Masters-1)
+	}
+	return ""
 }

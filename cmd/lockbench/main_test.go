@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--workload", "nonesuch"}, "--workload"},
 		{[]string{"run", "--generator-id", "2", "--generators", "2"}, "--generator-id"},
 		{[]string{"run", "--persistence", "rdb"}, "--persistence"},
+		{[]string{"run", "--provider", "podman"}, "--provider"},
+		{[]string{"run", "--fault", "at=1s explode node=0"}, "--fault"},
+		{[]string{"run", "--topology", "redlock:3", "--fault", "at=1s lag-replica for=1s"}, "--fault"},
+		{[]string{"run", "--wait-replicas", "1"}, "--wait-replicas"},
 		{[]string{"run", "--no-such-flag"}, "no-such-flag"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -158,6 +163,16 @@ func TestUnreachableServerIsRuntimeError(t *testing.T) {
 	code, _, errs := lockbench(t, "run", "-d", "1s", "-q", "--out", t.TempDir(), "--redis", "redis://127.0.0.1:1")
 	if code != exitRuntime || !strings.Contains(errs, "PING") {
 		t.Fatalf("exit %d (%s), want %d naming the PING failure", code, errs, exitRuntime)
+	}
+}
+
+func TestDockerWithoutEngineSaysSo(t *testing.T) {
+	if _, err := os.Stat("/var/run/docker.sock"); err == nil {
+		t.Skip("a Docker socket exists here; this test checks the no-engine message")
+	}
+	code, _, errs := lockbench(t, "run", "-d", "1s", "-q", "--out", t.TempDir(), "--provider", "docker")
+	if code != exitRuntime || !strings.Contains(errs, "no Docker engine is reachable") {
+		t.Fatalf("exit %d (%s), want %d saying no engine is reachable", code, errs, exitRuntime)
 	}
 }
 
