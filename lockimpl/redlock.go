@@ -150,13 +150,13 @@ func (t *tally) decided() bool {
 
 // fanOut runs op on every master in parallel and gathers replies; with failFast it
 // returns once the quorum is decided, leaving the rest to finish on their own
-// (their channel is buffered, so they never block). done is nil when every
-// master answered, else it closes when the last straggler has.
+// (their channel is buffered, so they never block). late is nil when every
+// master answered, else it names the masters still out.
 // Master 0 runs on the calling goroutine (unless failFast), the others on
 // pooled goroutines whose stacks have already grown: a fresh goroutine per
 // call spends more time growing its stack through go-redis than the loopback
 // round trip takes.
-func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, done <-chan struct{}) {
+func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, late *stragglers) {
 	n := len(r.nodes)
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	replies := make(chan nodeReply, n)
@@ -172,29 +172,45 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bo
 		})
 	}
 	t = tally{n: n, quorum: Quorum(n)}
+	answered := make([]bool, n)
 	if first == 1 {
 		out, err := op(nctx, 0)
 		t.add(nodeReply{node: 0, out: out, err: err})
+		answered[0] = true
 	}
 	for t.answered() < n && !(failFast && t.decided()) {
-		t.add(<-replies)
+		reply := <-replies
+		t.add(reply)
+		answered[reply.node] = true
 	}
 	pending := n - t.answered()
 	if pending == 0 {
 		cancel()
 		return t, nil
 	}
-	finished := make(chan struct{})
+	late = &stragglers{done: make(chan struct{})}
+	for i, a := range answered {
+		if !a {
+			late.nodes = append(late.nodes, i)
+		}
+	}
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
-		defer close(finished)
+		defer close(late.done)
 		defer cancel()
 		for range pending {
 			<-replies
 		}
 	}()
-	return t, finished
+	return t, late
+}
+
+// stragglers are the masters a fail-fast call did not wait for; done closes
+// once they all answered.
+type stragglers struct {
+	done  chan struct{}
+	nodes []int
 }
 
 // Acquire sends SET NX PX to every master in parallel and succeeds with a quorum
@@ -203,23 +219,23 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bo
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	token := NewToken()
 	start := time.Now()
-	t, stragglers := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+	t, late := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
 		return r.setOne(nctx, i, key, token, ttl)
 	})
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 {
-		if stragglers != nil {
+		if late != nil {
 			// A SET still in flight could land after this lease's release and
-			// block the key for a TTL: the release waits for it.
-			r.inflight.Store(token, stragglers)
+			// block the key for a TTL: the release deletes again on those masters.
+			r.inflight.Store(token, late)
 			go func() {
-				<-stragglers
-				r.inflight.CompareAndDelete(token, stragglers)
+				<-late.done
+				r.inflight.CompareAndDelete(token, late)
 			}()
 		}
 		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
 	}
-	r.releaseAfter(ctx, stragglers, key, token, ttl)
+	r.releaseAfter(ctx, late, key, token, ttl)
 	switch {
 	case t.ok >= t.quorum:
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
@@ -229,20 +245,29 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	return Lease{}, Contended, nil
 }
 
-// releaseAfter gives back a failed acquisition on every master: at once when
-// every master answered, else in the background once the stragglers have, so
-// that a late SET cannot land after its DEL.
-func (r *Redlock) releaseAfter(ctx context.Context, stragglers <-chan struct{}, key, token string, ttl time.Duration) {
-	if stragglers == nil {
-		r.releaseAll(ctx, key, token, ttl)
+// releaseAfter gives back a failed acquisition on every master: at once on
+// those that answered, and on the stragglers once they have, so that a late
+// SET cannot land after its DEL.
+func (r *Redlock) releaseAfter(ctx context.Context, late *stragglers, key, token string, ttl time.Duration) {
+	r.releaseAll(ctx, key, token, ttl)
+	r.releaseLate(ctx, late, key, token, ttl)
+}
+
+// releaseLate deletes again on the straggling masters once their SET answered.
+func (r *Redlock) releaseLate(ctx context.Context, late *stragglers, key, token string, ttl time.Duration) {
+	if late == nil {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
-		<-stragglers
-		r.releaseAll(ctx, key, token, ttl)
+		<-late.done
+		rctx, cancel := context.WithTimeout(ctx, r.releaseTimeout(ttl))
+		defer cancel()
+		for _, i := range late.nodes {
+			_ = r.scripts.release.Run(rctx, r.nodes[i], []string{key}, token).Err()
+		}
 	}()
 }
 
@@ -273,7 +298,7 @@ func (r *Redlock) releaseAll(ctx context.Context, key, token string, ttl time.Du
 
 // release runs compare-and-delete on every master; with failFast it returns
 // once a quorum is decided and lets the rest finish in the background.
-func (r *Redlock) release(ctx context.Context, key, token string, ttl time.Duration, failFast bool) (tally, <-chan struct{}) {
+func (r *Redlock) release(ctx context.Context, key, token string, ttl time.Duration, failFast bool) (tally, *stragglers) {
 	// A cancelled run still cleans up after itself.
 	ctx = context.WithoutCancel(ctx)
 	return r.fanOut(ctx, r.releaseTimeout(ttl), failFast, func(nctx context.Context, i int) (Outcome, error) {
@@ -307,10 +332,10 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 // Release runs compare-and-delete on every master in parallel.
 func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	t, _ := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
-	if ch, ok := r.inflight.LoadAndDelete(lease.Token); ok {
+	if late, ok := r.inflight.LoadAndDelete(lease.Token); ok {
 		// A SET of this lease's fail-fast acquire is still on its way and may land
-		// after the DEL above: once it has, delete again everywhere.
-		r.releaseAfter(ctx, ch.(<-chan struct{}), lease.Key, lease.Token, lease.Validity)
+		// after the DEL above: once it has, delete again on those masters.
+		r.releaseLate(ctx, late.(*stragglers), lease.Key, lease.Token, lease.Validity)
 	}
 	if t.ok >= t.quorum {
 		return OK, nil

@@ -35,8 +35,8 @@ func failover() Scenario {
 		// still has the entry of the holder before the lag (its DEL was not
 		// replicated either), and that entry must expire while the holder
 		// granted during the lag is still inside.
-		Base: vals("topology", "replicated", "lock", "single", "keys", "uniform:8", "concurrency", "24",
-			"hold", "uniform:3500ms,5s", "ttl", "6s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+		Base: vals("topology", "replicated", "lock", "single", "keys", "uniform:16", "concurrency", "48",
+			"hold", "uniform:4s,5500ms", "ttl", "6500ms", "retry", "fixed:10ms", "acquire-timeout", "20s",
 			"duration", "9s", "warmup", "4s",
 			// The lag must end soon after the kill: a replica paused for writes
 			// cannot answer the sentinels, and they will not promote it.
@@ -51,14 +51,16 @@ func failover() Scenario {
 }
 
 // redlockPartialQuorum is the shared shape of restart and clock-jump: two
-// masters are cut off, so every lock is held on exactly three of five; one of
-// those three then forgets it; the two come back and a second client reaches
-// a quorum of its own.
+// masters are cut off, so every lock taken meanwhile is held on exactly three
+// of five; one of those three then forgets it; the two come back and a second
+// client reaches a quorum of its own while the first is still inside. The
+// warm-up spreads holders over time so that keys change hands while the two
+// masters are away.
 func redlockPartialQuorum(forget string) plan.Values {
-	return vals("topology", "redlock:5", "keys", "uniform:4", "concurrency", "8",
+	return vals("topology", "redlock:5", "keys", "uniform:8", "concurrency", "16",
 		"hold", "uniform:3s,4s", "ttl", "8s", "retry", "fixed:10ms", "acquire-timeout", "20s",
-		"node-timeout", "50ms", "duration", "7s", "warmup", "0",
-		"fault", "at=0s partition node=3 for=2s", "fault", "at=0s partition node=4 for=2s",
+		"node-timeout", "50ms", "duration", "7s", "warmup", "4s",
+		"fault", "at=0s partition node=3 for=2500ms", "fault", "at=0s partition node=4 for=2500ms",
 		"fault", forget)
 }
 
@@ -67,7 +69,7 @@ func redlockRestart() Scenario {
 		Name: "redlock-restart",
 		Description: "five masters without persistence; one that holds part of a quorum restarts at once and forgets " +
 			"the lock; mitigations: a restart delay of at least the TTL, or fsync'd AOF",
-		Base:      redlockPartialQuorum("at=1500ms restart node=2"),
+		Base:      redlockPartialQuorum("at=2s restart node=2"),
 		Violation: "overlaps: two clients each held a quorum for the same key",
 		violated:  overlaps,
 		Variants: []Variant{
@@ -82,12 +84,12 @@ func redlockClockJump() Scenario {
 	return Scenario{
 		Name:        "redlock-clock-jump",
 		Description: "one master of a three-master quorum has its clock jump past the TTL, expiring the lock early",
-		Base:        redlockPartialQuorum("at=1500ms clock-jump node=2 +9s"),
+		Base:        redlockPartialQuorum("at=2s clock-jump node=2 +9s"),
 		Violation:   "overlaps: two clients each held a quorum for the same key",
 		violated:    overlaps,
 		Variants: []Variant{
 			{Name: "clock jumps +9s (TTL 8s)"},
-			{Name: "no jump (control)", Mitigated: true, Flags: vals("fault", "at=0s partition node=3 for=2s", "fault", "at=0s partition node=4 for=2s")},
+			{Name: "no jump (control)", Mitigated: true, Flags: vals("fault", "at=0s partition node=3 for=2500ms", "fault", "at=0s partition node=4 for=2500ms")},
 		},
 	}
 }
