@@ -51,17 +51,32 @@ func failover() Scenario {
 }
 
 // redlockPartialQuorum is the shared shape of restart and clock-jump: two
-// masters are cut off, so every lock taken meanwhile is held on exactly three
-// of five; one of those three then forgets it; the two come back and a second
-// client reaches a quorum of its own while the first is still inside. The
-// warm-up spreads holders over time so that keys change hands while the two
-// masters are away.
+// masters are killed, so every lock meanwhile is held on exactly three of
+// five; one of those three then forgets it; the two come back empty (no
+// persistence) and a second client reaches a quorum of its own while the first
+// is still inside. Killing rather than cutting the two matters: a cut-off
+// master keeps the previous holder's entry, which blocks the second quorum
+// until it expires.
 func redlockPartialQuorum(forget string) plan.Values {
-	return vals("topology", "redlock:5", "keys", "uniform:8", "concurrency", "16",
+	return append2(vals("topology", "redlock:5", "keys", "uniform:8", "concurrency", "16",
 		"hold", "uniform:3s,4s", "ttl", "8s", "retry", "fixed:10ms", "acquire-timeout", "20s",
-		"node-timeout", "50ms", "duration", "7s", "warmup", "4s",
-		"fault", "at=0s partition node=3 for=2500ms", "fault", "at=0s partition node=4 for=2500ms",
-		"fault", forget)
+		"node-timeout", "50ms", "duration", "7s", "warmup", "2s"), twoDown(forget)...)
+}
+
+// twoDown kills masters 3 and 4 at the start and restarts them at 2.5 s,
+// with an optional fault on master 2 in between.
+func twoDown(between string) []string {
+	faults := []string{"at=0s kill node=3", "at=0s kill node=4", "at=2500ms restart node=3", "at=2500ms restart node=4"}
+	if between != "" {
+		faults = append(faults, between)
+	}
+	return faults
+}
+
+// append2 adds fault flags to v.
+func append2(v plan.Values, faults ...string) plan.Values {
+	v["fault"] = append(v["fault"], faults...)
+	return v
 }
 
 func redlockRestart() Scenario {
@@ -89,7 +104,7 @@ func redlockClockJump() Scenario {
 		violated:    overlaps,
 		Variants: []Variant{
 			{Name: "clock jumps +9s (TTL 8s)"},
-			{Name: "no jump (control)", Mitigated: true, Flags: vals("fault", "at=0s partition node=3 for=2500ms", "fault", "at=0s partition node=4 for=2500ms")},
+			{Name: "no jump (control)", Mitigated: true, Flags: plan.Values{"fault": twoDown("")}},
 		},
 	}
 }
