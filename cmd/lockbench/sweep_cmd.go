@@ -229,13 +229,8 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			given := givenValues(c, table)
-			if !given.Has("duration") {
-				given.Set("duration", "3s")
-			}
-			if !given.Has("warmup") {
-				given.Set("warmup", "500ms")
-			}
+			// Shorter steps than a lone run: a ramp has many.
+			given := withDefaults(givenValues(c, table), map[string]string{"duration": "3s", "warmup": "500ms"})
 			ramp, loadFlag, err := rampFromCLI(c, given)
 			if err != nil {
 				return err
@@ -335,13 +330,7 @@ func tuneTTLCommand() *cli.Command {
 			if maxRate < 0 || maxRate > 1 {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
-			base := givenValues(c, table)
-			defaults := map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"}
-			for k, v := range defaults {
-				if !base.Has(k) {
-					base.Set(k, v)
-				}
-			}
+			base := withDefaults(givenValues(c, table), map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"})
 			// Blocked time is only measured when holders crash.
 			resolved, err := plan.Resolve(base)
 			if err != nil {
@@ -380,6 +369,16 @@ func tuneTTLCommand() *cli.Command {
 	}
 }
 
+// withDefaults sets a command's own defaults under the flags the user gave.
+func withDefaults(given plan.Values, defaults map[string]string) plan.Values {
+	for k, v := range defaults {
+		if !given.Has(k) {
+			given.Set(k, v)
+		}
+	}
+	return given
+}
+
 func orDefault(v, d string) string {
 	if v == "" {
 		return d
@@ -402,10 +401,7 @@ func redlockCostCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			given := givenValues(c, table)
-			if !given.Has("duration") {
-				given.Set("duration", "5s")
-			}
+			given := withDefaults(givenValues(c, table), map[string]string{"duration": "5s"})
 			topologies, err := costTopologies(c, given)
 			if err != nil {
 				return err
