@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -135,4 +137,19 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("multi-line error for --%s %q: %v", flag, value, err)
 		}
 	})
+}
+
+// A managed Redis may refuse INFO: the run still succeeds and says so.
+func TestInfoRefusedIsReportedNotFatal(t *testing.T) {
+	srv := composetest.Server(t, compose.ServerOptions{Args: []string{"--rename-command", "INFO", ""}})
+	r := execute(t, "redis", "redis://"+srv.Addr(), "duration", "500ms", "concurrency", "2")
+	if r.Contention.Acquired == 0 {
+		t.Fatal("nothing acquired")
+	}
+	if r.Servers == nil || !strings.Contains(r.Servers.Unavailable, "INFO") {
+		t.Fatalf("servers %+v: want INFO named as unavailable", r.Servers)
+	}
+	if !strings.HasPrefix(r.Topology.ServerVersion, "unknown") || r.Topology.Provider != "external" {
+		t.Fatalf("topology %+v", r.Topology)
+	}
 }
