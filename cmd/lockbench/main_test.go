@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lockbench runs the CLI in process and returns exit code, stdout and stderr.
@@ -203,5 +205,29 @@ func TestVersionAndWorkloads(t *testing.T) {
 		if !strings.Contains(out, name) {
 			t.Errorf("workloads does not list %s", name)
 		}
+	}
+}
+
+// Ctrl-C (a cancelled context) still stores the result, marked partial.
+func TestInterruptStoresPartialResult(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"lockbench", "run", "-d", "1m", "--warmup", "0", "-q", "--out", out}, &stdout, &stderr)
+	if code != exitRuntime || !strings.Contains(stderr.String(), "partial") {
+		t.Fatalf("exit %d (%s), want %d saying the partial result was stored", code, stderr.String(), exitRuntime)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("%d result files, want 1", len(files))
+	}
+	b, _ := os.ReadFile(files[0])
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil || doc["partial"] != true {
+		t.Fatalf("stored result partial=%v (%v)", doc["partial"], err)
+	}
+	if !strings.Contains(stdout.String(), "PARTIAL") {
+		t.Fatal("the table does not say the run is partial")
 	}
 }
