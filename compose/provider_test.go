@@ -2,6 +2,7 @@ package compose_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,5 +174,13 @@ func TestParseInfo(t *testing.T) {
 	s := compose.ParseInfo(raw)
 	if s.TotalCalls() != 17 || s.Calls["info"] != 0 || s.CPUSeconds != 3.75 {
 		t.Fatalf("ParseInfo = %+v", s)
+	}
+}
+
+func TestMissingRedisServerSaysHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := compose.StartServer(context.Background(), compose.ServerOptions{})
+	if !errors.Is(err, compose.ErrNoRedisServer) || !strings.Contains(err.Error(), "apt-get install redis-server") {
+		t.Fatalf("err %v, want ErrNoRedisServer with the install hint", err)
 	}
 }
