@@ -7,6 +7,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -109,7 +110,8 @@ func toMicros(d time.Duration) int64 {
 	return us
 }
 
-// latency records one operation's duration; failed operations count as errors too.
+// latency records one operation's duration; failed operations count as errors
+// too. Acquire attempts go through attempt, which also feeds the series.
 func (r *recorder) latency(o op, d time.Duration, failed bool) {
 	if !r.on.Load() {
 		return
@@ -120,10 +122,39 @@ func (r *recorder) latency(o op, d time.Duration, failed bool) {
 	if failed {
 		r.c.opErrors[o]++
 	}
-	if o == opAcquire {
-		_ = r.iv.acquire.RecordValue(us)
-		r.iv.attempts++
+	r.mu.Unlock()
+}
+
+// attempt records one acquire attempt: its latency and its outcome, under
+// one lock, since this is the hottest call of a run.
+func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
+	if !r.on.Load() {
+		return
 	}
+	us := toMicros(d)
+	r.mu.Lock()
+	_ = r.hists[opAcquire].RecordValue(us)
+	_ = r.iv.acquire.RecordValue(us)
+	r.iv.attempts++
+	r.c.attempts++
+	switch out {
+	case lockimpl.Contended:
+		r.c.contended++
+	case lockimpl.Failed:
+		r.c.opErrors[opAcquire]++
+	}
+	r.mu.Unlock()
+}
+
+// acquired records a successful acquisition and its time to acquire.
+func (r *recorder) acquired(timeToAcquire time.Duration) {
+	if !r.on.Load() {
+		return
+	}
+	us := toMicros(timeToAcquire)
+	r.mu.Lock()
+	_ = r.hists[opTimeToAcquire].RecordValue(us)
+	r.c.acquired++
 	r.mu.Unlock()
 }
 

@@ -170,26 +170,15 @@ func (r *run) window(ctx, runCtx context.Context, start time.Time, sched *schedu
 	return r.measurement(windowStart, elapsed, partial)
 }
 
-// withDefaults fills the distributions a workload may leave empty.
+// withDefaults fills the distributions a workload may leave empty with zero work.
 func withDefaults(w workloads.Workload) workloads.Workload {
-	if w.Hold == nil {
-		w.Hold = constDist(0)
-	}
-	if w.Think == nil {
-		w.Think = constDist(0)
-	}
-	if w.Pause == nil {
-		w.Pause = constDist(0)
+	for _, d := range []*workloads.Dist{&w.Hold, &w.Think, &w.Pause} {
+		if *d == nil {
+			*d = workloads.Const(0)
+		}
 	}
 	return w
 }
-
-// constDist is the zero-work distribution used where a workload gives none.
-type constDist time.Duration
-
-func (d constDist) Sample(*rand.Rand) time.Duration { return time.Duration(d) }
-func (d constDist) Mean() time.Duration             { return time.Duration(d) }
-func (d constDist) String() string                  { return "const:" + time.Duration(d).String() }
 
 // worker runs critical sections until ctx ends. In open loop it takes each
 // request's intended start from requests.
@@ -232,13 +221,7 @@ func (w *worker) key(idx int) string {
 
 // observeAttempt records one acquire attempt; the retry loop calls it for every try.
 func (w *worker) observeAttempt(a lockimpl.Attempt) {
-	w.rec.latency(opAcquire, a.Latency, a.Outcome == lockimpl.Failed)
-	w.rec.count(func(c *counters) {
-		c.attempts++
-		if a.Outcome == lockimpl.Contended {
-			c.contended++
-		}
-	})
+	w.rec.attempt(a.Latency, a.Outcome)
 	if a.Outcome == lockimpl.Failed {
 		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
 	}
@@ -257,8 +240,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time) {
 	}
 	lease := acq.Lease
 	acquiredAt := time.Now()
-	w.rec.latency(opTimeToAcquire, acquiredAt.Sub(wantAt), false)
-	w.rec.count(func(c *counters) { c.acquired++ })
+	w.rec.acquired(acquiredAt.Sub(wantAt))
 
 	entry, overlap, blocked := w.resource.Enter(keyIdx, acquiredAt)
 	if overlap {

@@ -69,7 +69,9 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	}
 	r := newResult(ctx, id, pl, topo, clients, locker, env)
 
-	meter := newCostMeter(topo.Clients(compose.ClientOptions{PoolSize: 2}), topo.Addrs())
+	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
+	admin := topo.Clients(compose.ClientOptions{PoolSize: 2})
+	meter := newCostMeter(admin, topo.Addrs())
 	faults := newFaultLog(pl.Faults)
 	var stopFaults func()
 	var nodeBase []lockimpl.NodeCounts
@@ -105,7 +107,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	r.Faults = faults.events()
 	markFaults(r)
 	r.Servers = meter.servers(r.Contention.Acquired)
-	if n, err := cleanup(context.WithoutCancel(ctx), topo.Clients(compose.ClientOptions{PoolSize: 2}), opts.KeyPrefix); err != nil {
+	if n, err := cleanup(context.WithoutCancel(ctx), admin, opts.KeyPrefix); err != nil {
 		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
 	} else {
 		env.logf("cleanup: deleted %d key(s) under %s", n, opts.KeyPrefix)
