@@ -1,10 +1,17 @@
 package lockimpl_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
 )
@@ -37,4 +44,182 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFanOutFloor puts lockbench's Redlock beside the fastest fan-outs
+// a client can do, interleaved in one run so that the machine's noise hits
+// all of them alike; only the acquire of each acquire+release cycle is timed.
+//
+//   - raw-1, raw-5: SET NX PX written to every master's socket by hand, and
+//     only then the replies read: no client library, no goroutines. Their
+//     p50 ratio is the floor this machine puts under any Redlock client.
+//   - raw-5-goroutines: the same bytes, one goroutine per master as
+//     lockbench fans out; the step from raw-5 is what goroutines cost.
+//   - single, redlock-5: lockbench through go-redis; the step from
+//     raw-5-goroutines to redlock-5 is the client library's own cost.
+func BenchmarkFanOutFloor(b *testing.B) {
+	const masters = 5
+	servers := composetest.Servers(b, masters)
+	clients := composetest.Clients(b, servers)
+	opts := lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: time.Second}}
+	single, err := lockimpl.New("single", clients[:1], opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	redlock, err := lockimpl.New("redlock", clients, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := dialRaw(b, servers)
+	ctx := context.Background()
+	lockbenchCycle := func(l lockimpl.Locker) func() time.Duration {
+		return func() time.Duration {
+			start := time.Now()
+			lease, out, err := l.Acquire(ctx, "floor", 10*time.Second)
+			took := time.Since(start)
+			if out != lockimpl.OK {
+				b.Fatalf("acquire: %v %v", out, err)
+			}
+			if out, err := l.Release(ctx, lease); out != lockimpl.OK {
+				b.Fatalf("release: %v %v", out, err)
+			}
+			return took
+		}
+	}
+	variants := []struct {
+		name  string
+		cycle func() time.Duration
+		hist  *hdrhistogram.Histogram
+	}{
+		{name: "single", cycle: lockbenchCycle(single)},
+		{name: "redlock-5", cycle: lockbenchCycle(redlock)},
+		{name: "raw-1", cycle: func() time.Duration { return raw.cycle(b, 1, raw.inline) }},
+		{name: "raw-5", cycle: func() time.Duration { return raw.cycle(b, masters, raw.inline) }},
+		{name: "raw-5-goroutines", cycle: func() time.Duration { return raw.cycle(b, masters, raw.parallel) }},
+	}
+	for i := range variants {
+		variants[i].hist = hdrhistogram.New(1, int64(time.Second), 3)
+	}
+	round := 0
+	for b.Loop() {
+		for i := range variants {
+			v := &variants[(round+i)%len(variants)]
+			_ = v.hist.RecordValue(int64(v.cycle()))
+		}
+		round++
+	}
+	p50 := make(map[string]float64, len(variants))
+	for _, v := range variants {
+		p50[v.name] = float64(v.hist.ValueAtQuantile(50))
+		b.ReportMetric(p50[v.name]/1e3, v.name+"-p50-µs")
+	}
+	b.ReportMetric(p50["redlock-5"]/p50["single"], "redlock-5/single")
+	b.ReportMetric(p50["raw-5"]/p50["raw-1"], "raw-5/raw-1")
+}
+
+// The commands the raw client sends, as RESP: a lock of the same shape as
+// lockbench's (32-hex-digit token, 10 s TTL) and its removal.
+const (
+	rawSet = "*6\r\n$3\r\nSET\r\n$9\r\nfloor:raw\r\n$32\r\n0123456789abcdef0123456789abcdef\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n"
+	rawDel = "*2\r\n$3\r\nDEL\r\n$9\r\nfloor:raw\r\n"
+)
+
+// rawMasters holds one plain TCP connection per master, spoken to in RESP
+// by hand so that nothing but the sockets and the servers is measured, and
+// one goroutine per master beyond the first for the parallel variant.
+type rawMasters struct {
+	conns    []net.Conn
+	readers  []*bufio.Reader
+	workers  []chan func()
+	done     chan error
+	set, del []byte
+}
+
+// fanOutFunc sends cmd to the first n masters and checks each reply is want.
+type fanOutFunc func(n int, cmd []byte, want string) error
+
+func dialRaw(b *testing.B, servers []*compose.Server) *rawMasters {
+	b.Helper()
+	r := &rawMasters{set: []byte(rawSet), del: []byte(rawDel), done: make(chan error, len(servers))}
+	for i, s := range servers {
+		c, err := net.Dial("tcp", s.Addr())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Close() })
+		r.conns = append(r.conns, c)
+		r.readers = append(r.readers, bufio.NewReader(c))
+		work := make(chan func())
+		r.workers = append(r.workers, work)
+		if i > 0 {
+			go func() {
+				for f := range work {
+					f()
+				}
+			}()
+		}
+		b.Cleanup(func() { close(work) })
+	}
+	return r
+}
+
+// cycle sets the key on the first n masters and deletes it again, both with
+// fanOut, and returns how long the SET took.
+func (r *rawMasters) cycle(b *testing.B, n int, fanOut fanOutFunc) time.Duration {
+	start := time.Now()
+	err := fanOut(n, r.set, "+OK\r\n")
+	took := time.Since(start)
+	if err == nil {
+		err = fanOut(n, r.del, ":1\r\n")
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return took
+}
+
+// inline writes to every master before reading any reply.
+func (r *rawMasters) inline(n int, cmd []byte, want string) error {
+	for _, c := range r.conns[:n] {
+		if _, err := c.Write(cmd); err != nil {
+			return err
+		}
+	}
+	for i := range n {
+		if err := r.read(i, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parallel runs master 0 on the caller and the others on their goroutines,
+// as lockimpl.Redlock does.
+func (r *rawMasters) parallel(n int, cmd []byte, want string) error {
+	for i := 1; i < n; i++ {
+		r.workers[i] <- func() { r.done <- r.roundTrip(i, cmd, want) }
+	}
+	err := r.roundTrip(0, cmd, want)
+	for i := 1; i < n; i++ {
+		err = errors.Join(err, <-r.done)
+	}
+	return err
+}
+
+func (r *rawMasters) roundTrip(i int, cmd []byte, want string) error {
+	if _, err := r.conns[i].Write(cmd); err != nil {
+		return err
+	}
+	return r.read(i, want)
+}
+
+func (r *rawMasters) read(i int, want string) error {
+	line, err := r.readers[i].ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("master %d: %w", i, err)
+	}
+	if line != want {
+		return fmt.Errorf("master %d replied %q, want %q", i, line, want)
+	}
+	return nil
 }
