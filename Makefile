@@ -4,7 +4,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build test lint demo redis bench fuzz clean
+.PHONY: all build test lint demo redis bench bench-redlock fuzz clean
 
 all: build
 
@@ -34,6 +34,9 @@ demo: build redis
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./workloads/
+
+bench-redlock:
+	$(GO) test -run '^$$' -bench 'AcquireRelease|FanOutFloor' -benchtime 10000x -benchmem ./lockimpl/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseKeys -fuzztime 20s ./workloads/
