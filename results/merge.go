@@ -181,6 +181,7 @@ func mergeHeader(runs []*Result) *Result {
 	}
 	for _, r := range runs {
 		out.MergedFrom = append(out.MergedFrom, r.ID)
+		out.Hosts = append(out.Hosts, r.Hosts...)
 		if out.StartedAt.IsZero() || (!r.StartedAt.IsZero() && r.StartedAt.Before(out.StartedAt)) {
 			out.StartedAt = r.StartedAt
 		}

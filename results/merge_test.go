@@ -28,6 +28,8 @@ func TestMergeHalvesEqualsWhole(t *testing.T) {
 	b := fixture(t, "gen-1", fixtureOpts{generatorID: 1, generators: 2, series: true, servers: true, incidents: true})
 	b.StartedAt = a.StartedAt.Add(-2e6) // 2 ms earlier
 	b.DurationS = 20.5
+	a.Hosts = []Host{{Name: "pod-0", CPUs: 4}}
+	b.Hosts = []Host{{Name: "pod-1", CPUs: 8}}
 	a.Ops, b.Ops = map[string]OpSummary{}, map[string]OpSummary{}
 	for op, vs := range whole {
 		va, vb := halves(vs)
@@ -68,6 +70,9 @@ func TestMergeHalvesEqualsWhole(t *testing.T) {
 	}
 	if len(m.Faults) != 1 {
 		t.Errorf("faults = %+v, want the shared fault once", m.Faults)
+	}
+	if len(m.Hosts) != 2 || m.Hosts[0].Name != "pod-0" || m.Hosts[1].CPUs != 8 {
+		t.Errorf("hosts = %+v, want each generator's own, in order", m.Hosts)
 	}
 }
 

@@ -83,6 +83,27 @@ type Result struct {
 	Faults []FaultEvent `json:"faults,omitempty"`
 	// MergedFrom lists the ids of the generators' results this one merges.
 	MergedFrom []string `json:"merged_from,omitempty"`
+	// Hosts describe the machines that generated the load, one per
+	// generator: latencies measured on two cores shared with the servers
+	// are not those of a dedicated client.
+	Hosts []Host `json:"hosts,omitempty"`
+}
+
+// Host is the machine and build of one load generator.
+type Host struct {
+	// Name is the host's name as the kernel reports it.
+	Name string `json:"name"`
+	// CPUs is the number of logical CPUs the generator could use.
+	CPUs int `json:"cpus"`
+	// GOMAXPROCS is how many of them ran Go code at once.
+	GOMAXPROCS int `json:"gomaxprocs"`
+	// OS and Arch are the platform, as Go names it.
+	OS   string `json:"os"`
+	Arch string `json:"arch"`
+	// GoVersion is the toolchain lockbench was built with.
+	GoVersion string `json:"go_version"`
+	// Build is lockbench's module version or VCS revision.
+	Build string `json:"build"`
 }
 
 // LockInfo describes the lock measured.

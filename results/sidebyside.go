@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // WriteSideBySide prints one row per run (the same workload on several
@@ -25,7 +26,33 @@ func WriteSideBySide(w io.Writer, rs []*Result) error {
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render side-by-side table: %w", err)
 	}
+	if note := sharedCPUNote(rs); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	return nil
+}
+
+// sharedCPUNote says which runs had more servers on the generator's own
+// machine than it has CPUs to spare: there every extra master is a process
+// competing with the client and its peers, so part of the latency ratio is
+// the machine's, and masters on their own hosts would not pay it.
+func sharedCPUNote(rs []*Result) string {
+	var crowded []string
+	cpus := 0
+	for _, r := range rs {
+		if r.Topology.Provider == "external" || len(r.Hosts) == 0 {
+			continue
+		}
+		if n := len(r.Topology.Nodes); n+1 > r.Hosts[0].CPUs {
+			crowded = append(crowded, fmt.Sprintf("%s (%d servers)", r.Topology.Spec, n))
+			cpus = r.Hosts[0].CPUs
+		}
+	}
+	if len(crowded) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: %s shared the generator's %d CPUs with it; their latency ratios include that sharing, which servers on their own hosts would not have.",
+		strings.Join(crowded, ", "), cpus)
 }
 
 // sideBySideRow is throughput, acquire p50/p99/p99.9, commands and CPU per acquire.

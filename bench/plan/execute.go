@@ -168,6 +168,7 @@ func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, 
 		Lock:   results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes},
 		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
 			Nodes: topo.Addrs(), ServerVersion: version},
+		Hosts: []results.Host{ThisHost()},
 	}
 }
 

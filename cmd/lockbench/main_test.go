@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,17 @@ func TestRunJSONEndToEnd(t *testing.T) {
 	}
 	if n := num(t, doc, "servers.commands_per_acquire"); n < 2 {
 		t.Errorf("commands per acquire %v: SET and the release script at least", n)
+	}
+	hosts, ok := field(t, doc, "hosts").([]any)
+	if !ok || len(hosts) != 1 {
+		t.Fatalf("hosts = %v, want this generator's one", field(t, doc, "hosts"))
+	}
+	host := map[string]any{"host": hosts[0]}
+	if cpus := num(t, host, "host.cpus"); cpus != float64(runtime.NumCPU()) {
+		t.Errorf("host.cpus = %v, want %d", cpus, runtime.NumCPU())
+	}
+	if v := field(t, host, "host.go_version"); v != runtime.Version() {
+		t.Errorf("host.go_version = %v, want %s", v, runtime.Version())
 	}
 }
 

@@ -1,0 +1,69 @@
+package results
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// sideBySideRuns are single, redlock:3 and redlock:5 on local servers,
+// generated on a host with cpus CPUs.
+func sideBySideRuns(t *testing.T, cpus int, provider string) []*Result {
+	t.Helper()
+	var rs []*Result
+	for i, spec := range []struct {
+		name  string
+		nodes int
+		slow  float64
+	}{{"single", 1, 1}, {"redlock:3", 3, 2.8}, {"redlock:5", 5, 4.5}} {
+		r := fixture(t, "run-"+spec.name, fixtureOpts{slow: spec.slow, servers: true, repeat: i})
+		r.Topology.Spec, r.Topology.Provider = spec.name, provider
+		r.Topology.Nodes = make([]string, spec.nodes)
+		if spec.nodes > 1 {
+			r.Topology.Kind = "redlock"
+			r.Lock = LockInfo{Name: "redlock", Nodes: spec.nodes}
+		}
+		r.Hosts = []Host{{Name: "gen-0", CPUs: cpus, GOMAXPROCS: cpus, OS: "linux", Arch: "amd64", GoVersion: "go1.26", Build: "devel"}}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func TestWriteSideBySide(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSideBySide(&buf, sideBySideRuns(t, 2, "local")); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sidebyside.txt", buf.Bytes())
+}
+
+func TestSharedCPUNote(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cpus     int
+		provider string
+		want     string // "" means no note
+	}{
+		{name: "two CPUs: the masters crowd the client", cpus: 2, provider: "local", want: "note: redlock:3 (3 servers), redlock:5 (5 servers) shared the generator's 2 CPUs"},
+		{name: "four CPUs: only redlock:5 crowds", cpus: 4, provider: "local", want: "note: redlock:5 (5 servers) shared the generator's 4 CPUs"},
+		{name: "containers share the host too", cpus: 4, provider: "docker", want: "note: redlock:5 (5 servers)"},
+		{name: "enough CPUs for all", cpus: 8, provider: "local"},
+		{name: "external servers have their own hosts", cpus: 2, provider: "external"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := sharedCPUNote(sideBySideRuns(t, tc.cpus, tc.provider))
+			if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+				t.Errorf("note = %q, want prefix %q", got, tc.want)
+			}
+		})
+	}
+	t.Run("results without hosts (older files) get no note", func(t *testing.T) {
+		rs := sideBySideRuns(t, 2, "local")
+		for _, r := range rs {
+			r.Hosts = nil
+		}
+		if got := sharedCPUNote(rs); got != "" {
+			t.Errorf("note = %q, want none", got)
+		}
+	})
+}
