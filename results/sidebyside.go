@@ -26,17 +26,18 @@ func WriteSideBySide(w io.Writer, rs []*Result) error {
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render side-by-side table: %w", err)
 	}
-	if note := sharedCPUNote(rs); note != "" {
+	if note := SharedCPUNote(rs); note != "" {
 		fmt.Fprintln(w, note)
 	}
 	return nil
 }
 
-// sharedCPUNote says which runs had more servers on the generator's own
-// machine than it has CPUs to spare: there every extra master is a process
-// competing with the client and its peers, so part of the latency ratio is
-// the machine's, and masters on their own hosts would not pay it.
-func sharedCPUNote(rs []*Result) string {
+// SharedCPUNote is a line naming the runs that had more servers on the
+// generator's own machine than it has CPUs to spare, or "" when none had:
+// there every extra master is a process competing with the client and its
+// peers, so part of the latency ratio is the machine's, and masters on their
+// own hosts would not pay it.
+func SharedCPUNote(rs []*Result) string {
 	var crowded []string
 	cpus := 0
 	for _, r := range rs {

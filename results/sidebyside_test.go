@@ -51,7 +51,7 @@ func TestSharedCPUNote(t *testing.T) {
 		{name: "external servers have their own hosts", cpus: 2, provider: "external"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sharedCPUNote(sideBySideRuns(t, tc.cpus, tc.provider))
+			got := SharedCPUNote(sideBySideRuns(t, tc.cpus, tc.provider))
 			if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
 				t.Errorf("note = %q, want prefix %q", got, tc.want)
 			}
@@ -62,7 +62,7 @@ func TestSharedCPUNote(t *testing.T) {
 		for _, r := range rs {
 			r.Hosts = nil
 		}
-		if got := sharedCPUNote(rs); got != "" {
+		if got := SharedCPUNote(rs); got != "" {
 			t.Errorf("note = %q, want none", got)
 		}
 	})

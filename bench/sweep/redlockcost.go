@@ -64,7 +64,17 @@ func WriteRedlockCost(w io.Writer, rows []CostRow) error {
 		cells = append(cells, avail)
 		_ = t.Append(cells...)
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render redlock cost table: %w", err)
+	}
+	runs := make([]*results.Result, len(rows))
+	for i, row := range rows {
+		runs[i] = row.Run
+	}
+	if note := results.SharedCPUNote(runs); note != "" {
+		fmt.Fprintln(w, note)
+	}
+	return nil
 }
 
 func formatMetric(metric string, v float64) string {

@@ -15,6 +15,10 @@ type column struct {
 	name   string
 	metric string
 	format func(float64) string
+	// spread shows [min–max] beside the median when repeats differ: for
+	// throughput so noise is visible, and for counts of bad events so that
+	// one repeat's incident is not rounded away by a median of 0.5.
+	spread bool
 }
 
 func fixed(prec int) func(float64) string {
@@ -22,15 +26,15 @@ func fixed(prec int) func(float64) string {
 }
 
 var sweepColumns = []column{
-	{"acq/s", "throughput", fixed(0)},
-	{"p50", "acquire.p50", results.FormatUS},
-	{"p99", "acquire.p99", results.FormatUS},
-	{"p99.9", "acquire.p999", results.FormatUS},
-	{"contention", "contention.rate", fixed(3)},
-	{"errors", "errors", fixed(0)},
-	{"incidents", "incidents", fixed(0)},
-	{"cmds/acq", "servers.commands_per_acquire", fixed(2)},
-	{"cpu µs/acq", "servers.cpu_us_per_acquire", fixed(1)},
+	{"acq/s", "throughput", fixed(0), true},
+	{"p50", "acquire.p50", results.FormatUS, false},
+	{"p99", "acquire.p99", results.FormatUS, false},
+	{"p99.9", "acquire.p999", results.FormatUS, false},
+	{"contention", "contention.rate", fixed(3), false},
+	{"errors", "errors", fixed(0), true},
+	{"incidents", "incidents", fixed(0), true},
+	{"cmds/acq", "servers.commands_per_acquire", fixed(2), false},
+	{"cpu µs/acq", "servers.cpu_us_per_acquire", fixed(1), false},
 }
 
 // Summary is one cell's figures: the median over its repeats, and the range.
@@ -82,7 +86,8 @@ func minMax(xs []float64) (lo, hi float64) {
 }
 
 // WriteTable prints one row per cell, the grid's axes as the first columns.
-// With repeats, throughput shows median and [min–max] so noise is visible.
+// With repeats, throughput, errors and incidents show median and [min–max]
+// where the repeats differ.
 func WriteTable(w io.Writer, g Grid, sums []Summary) error {
 	header := []any{}
 	for _, a := range g.Axes {
@@ -97,23 +102,29 @@ func WriteTable(w io.Writer, g Grid, sums []Summary) error {
 		for _, a := range g.Axes {
 			row = append(row, s.Coords[a.Flag])
 		}
-		for i, c := range sweepColumns {
-			v, ok := s.Median[c.metric]
-			cell := "-"
-			if ok {
-				cell = c.format(v)
-				if i == 0 && len(s.Runs) > 1 {
-					cell += fmt.Sprintf(" [%s–%s]", c.format(s.Min[c.metric]), c.format(s.Max[c.metric]))
-				}
-			}
-			row = append(row, cell)
+		for _, c := range sweepColumns {
+			row = append(row, s.cell(c))
 		}
 		_ = t.Append(row...)
 	}
 	return t.Render()
 }
 
-// WriteCSV prints the summaries as CSV: axes, then median/min/max per metric.
+// cell is one metric of a summary as the table shows it, "-" when no run had it.
+func (s Summary) cell(c column) string {
+	v, ok := s.Median[c.metric]
+	if !ok {
+		return "-"
+	}
+	lo, hi := s.Min[c.metric], s.Max[c.metric]
+	if c.spread && len(s.Runs) > 1 && lo != hi {
+		return fmt.Sprintf("%s [%s–%s]", c.format(v), c.format(lo), c.format(hi))
+	}
+	return c.format(v)
+}
+
+// WriteCSV prints the summaries as CSV: axes, then median/min/max per metric,
+// left empty where no run had the metric.
 func WriteCSV(w io.Writer, g Grid, sums []Summary) error {
 	cw := csv.NewWriter(w)
 	var header []string
@@ -132,6 +143,11 @@ func WriteCSV(w io.Writer, g Grid, sums []Summary) error {
 		}
 		row = append(row, strconv.Itoa(len(s.Runs)))
 		for _, c := range sweepColumns {
+			if _, ok := s.Median[c.metric]; !ok {
+				// No run had it (INFO refused, say): empty, not a measured zero.
+				row = append(row, "", "", "")
+				continue
+			}
 			row = append(row, num(s.Median[c.metric]), num(s.Min[c.metric]), num(s.Max[c.metric]))
 		}
 		_ = cw.Write(row)
