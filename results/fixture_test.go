@@ -1,19 +1,14 @@
 package results
 
 import (
-	"bytes"
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/lockbench/lockbench/results/resultstest"
+)
 
 // fixtureStart is the fixed start of every fixture run, so golden files do
 // not depend on the clock.
@@ -128,34 +123,8 @@ func fixture(t testing.TB, id string, o fixtureOpts) *Result {
 	return r
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
+// golden compares got with testdata/name (see resultstest.Golden).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatalf("update golden %s: %v", path, err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run `go test ./results/ -update` to create it): %v", path, err)
-	}
-	if bytes.Equal(got, want) {
-		return
-	}
-	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-	for i := 0; i < len(gl) || i < len(wl); i++ {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Fatalf("%s differs from golden at line %d:\n got: %q\nwant: %q\n(rerun with -update if the change is intended)", path, i+1, g, w)
-		}
-	}
+	resultstest.Golden(t, name, got)
 }
