@@ -30,12 +30,21 @@ func (s ServerStats) TotalCalls() int64 {
 
 // ReadServerStats reads INFO commandstats and INFO cpu. A managed Redis may refuse
 // INFO: the error says so and the caller records it instead of failing.
+//
+// The sections are asked for one at a time: INFO with several sections is
+// Redis 7 syntax, and an older server would answer it with an error that
+// looks like a refusal.
 func ReadServerStats(ctx context.Context, c *redis.Client) (ServerStats, error) {
-	raw, err := c.Info(ctx, "commandstats", "cpu").Result()
-	if err != nil {
-		return ServerStats{}, fmt.Errorf("INFO on %s: %w", c.Options().Addr, err)
+	var raw strings.Builder
+	for _, section := range []string{"commandstats", "cpu"} {
+		text, err := c.Info(ctx, section).Result()
+		if err != nil {
+			return ServerStats{}, fmt.Errorf("INFO %s on %s: %w", section, c.Options().Addr, err)
+		}
+		raw.WriteString(text)
+		raw.WriteString("\r\n")
 	}
-	return ParseInfo(raw), nil
+	return ParseInfo(raw.String()), nil
 }
 
 // ParseInfo extracts command calls and CPU seconds from an INFO reply.

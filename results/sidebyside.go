@@ -18,10 +18,10 @@ func WriteSideBySide(w io.Writer, rs []*Result) error {
 	for _, r := range rs {
 		row := sideBySideRow(r)
 		_ = t.Append(r.Topology.Spec, r.Lock.Name,
-			fmt.Sprintf("%.0f", row[0]), FormatUS(row[1]), FormatUS(row[2]), FormatUS(row[3]),
-			fmt.Sprintf("%.2f", row[4]), fmt.Sprintf("%.1f", row[5]),
-			ratio(row[0], base[0]), ratio(row[1], base[1]), ratio(row[2], base[2]), ratio(row[3], base[3]),
-			ratio(row[4], base[4]), ratio(row[5], base[5]))
+			fmt.Sprintf("%.0f", row.v[0]), FormatUS(row.v[1]), FormatUS(row.v[2]), FormatUS(row.v[3]),
+			row.cell(4, "%.2f"), row.cell(5, "%.1f"),
+			row.ratio(base, 0), row.ratio(base, 1), row.ratio(base, 2), row.ratio(base, 3),
+			row.ratio(base, 4), row.ratio(base, 5))
 	}
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render side-by-side table: %w", err)
@@ -56,14 +56,38 @@ func SharedCPUNote(rs []*Result) string {
 		strings.Join(crowded, ", "), cpus)
 }
 
-// sideBySideRow is throughput, acquire p50/p99/p99.9, commands and CPU per acquire.
-func sideBySideRow(r *Result) [6]float64 {
+// sideRow is throughput, acquire p50/p99/p99.9, commands and CPU per
+// acquire; the server figures are missing (ok false) where INFO was refused
+// on some node, since a partial sum would pass for a measured one.
+type sideRow struct {
+	v  [6]float64
+	ok [6]bool
+}
+
+func sideBySideRow(r *Result) sideRow {
 	a := r.Ops[OpAcquire].LatencyUS
-	var cmds, cpu float64
-	if r.Servers != nil {
-		cmds, cpu = r.Servers.CommandsPerAcquire, r.Servers.CPUUSPerAcquire
+	row := sideRow{v: [6]float64{r.Throughput.AcquiredPerS, a.P50, a.P99, a.P999}, ok: [6]bool{true, true, true, true}}
+	if s := r.Servers; s != nil && s.Unavailable == "" {
+		row.v[4], row.v[5] = s.CommandsPerAcquire, s.CPUUSPerAcquire
+		row.ok[4], row.ok[5] = true, true
 	}
-	return [6]float64{r.Throughput.AcquiredPerS, a.P50, a.P99, a.P999, cmds, cpu}
+	return row
+}
+
+// cell formats figure i, or "-" when it is missing.
+func (r sideRow) cell(i int, format string) string {
+	if !r.ok[i] {
+		return "-"
+	}
+	return fmt.Sprintf(format, r.v[i])
+}
+
+// ratio is figure i against base's, or "-" when either is missing.
+func (r sideRow) ratio(base sideRow, i int) string {
+	if !r.ok[i] || !base.ok[i] {
+		return "-"
+	}
+	return ratio(r.v[i], base.v[i])
 }
 
 // ratio renders v/base as "1.00x", or "-" when there is no base to divide by.

@@ -67,3 +67,27 @@ func TestSharedCPUNote(t *testing.T) {
 		}
 	})
 }
+
+// A topology whose servers refused INFO has no server figures: the table must
+// say so with "-" rather than print 0.00 and 0.00x as if measured.
+func TestWriteSideBySideINFORefused(t *testing.T) {
+	rs := sideBySideRuns(t, 8, "external")
+	rs[2].Servers = &Servers{Unavailable: "INFO on 127.0.0.1:7005: ERR unknown command"}
+	rs[1].Servers = nil
+	var buf bytes.Buffer
+	if err := WriteSideBySide(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if !strings.Contains(line, "redlock:") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		// cells: "", topology, lock, acq/s, p50, p99, p99.9, cmds, cpu, 4 ratios, cmds ×, cpu ×, ""
+		for _, i := range []int{7, 8, 13, 14} {
+			if got := strings.TrimSpace(cells[i]); got != "-" {
+				t.Errorf("%s: column %d = %q, want -", strings.TrimSpace(cells[1]), i, got)
+			}
+		}
+	}
+}

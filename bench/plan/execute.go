@@ -96,11 +96,13 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	meter.after(context.WithoutCancel(ctx))
 	if isRedlock {
+		// Releases still finishing in the background are part of the run's
+		// server cost, so they land before the closing INFO reading.
 		rl.Wait()
 		r.NodeOutcomes = nodeOutcomes(topo, nodeBase, rl.NodeCounts())
 	}
+	meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
 	}

@@ -175,6 +175,22 @@ func (p *parser) dist(flag string) workloads.Dist {
 	return d
 }
 
+// redlockTimings refuses Redlock settings that cannot give a usable lease.
+// A drift factor of 0 is refused rather than taken as "the default", which
+// is what the lock does with a zero value: the result would record one
+// factor while the run used another.
+func (p *parser) redlockTimings(o lockimpl.RedlockOptions, ttl time.Duration) {
+	if p.err != nil {
+		return
+	}
+	if o.DriftFactor == 0 {
+		p.fail("drift-factor", "0: want more than 0 and at most 0.5 (validity = ttl − elapsed − ttl × f − 2ms; Redlock's usual f is 0.01)")
+	}
+	if o.NodeTimeout >= ttl {
+		p.fail("node-timeout", "%v: want less than the ttl %v, much less in practice (0 picks 50ms or ttl/100): a master that answers after the ttl leaves no validity", o.NodeTimeout, ttl)
+	}
+}
+
 // Parse reads one plan out of resolved values with a single --topology.
 func Parse(v Values) (Plan, error) {
 	p := &parser{v: v}
@@ -228,6 +244,7 @@ func Parse(v Values) (Plan, error) {
 	}
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
+	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
 	pl.Format = p.oneOf("format", "table", "json")
 	pl.Quiet = p.boolean("quiet")
 	generators := p.integer("generators", 1, 1<<20)

@@ -127,6 +127,33 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 	}
 }
 
+func TestParseRedlockTimings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    Values
+		bad  string // the flag the error must name; "" for none
+	}{
+		{name: "defaults", v: Values{"topology": {"redlock:3"}}},
+		{name: "node timeout under the ttl", v: Values{"topology": {"redlock:3"}, "ttl": {"1s"}, "node-timeout": {"900ms"}}},
+		{name: "node timeout equal to the ttl", v: Values{"topology": {"redlock:3"}, "ttl": {"1s"}, "node-timeout": {"1s"}}, bad: "node-timeout"},
+		{name: "node timeout above the ttl", v: Values{"ttl": {"500ms"}, "node-timeout": {"2s"}}, bad: "node-timeout"},
+		{name: "drift factor 0 would silently become 0.01", v: Values{"drift-factor": {"0"}}, bad: "drift-factor"},
+		{name: "small drift factor", v: Values{"drift-factor": {"0.0001"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plans, err := Expand(tc.v)
+			switch {
+			case tc.bad == "" && err != nil:
+				t.Fatalf("unexpected error: %v", err)
+			case tc.bad != "" && (err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--"+tc.bad)):
+				t.Fatalf("got %v, want an input error naming --%s", err, tc.bad)
+			case tc.bad == "" && plans[0].LockOptions.Redlock.DriftFactor <= 0:
+				t.Fatalf("drift factor %v", plans[0].LockOptions.Redlock.DriftFactor)
+			}
+		})
+	}
+}
+
 func FuzzResolve(f *testing.F) {
 	f.Add("keys", "zipf:10,1.5")
 	f.Add("hold", "lognormal:1ms,0.5")

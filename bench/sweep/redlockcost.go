@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -53,9 +54,16 @@ func WriteRedlockCost(w io.Writer, rows []CostRow) error {
 	for _, row := range rows {
 		cells := []any{row.Topology}
 		for _, m := range metrics {
-			v, _ := results.Metric(row.Run, m.metric)
-			b, _ := results.Metric(base, m.metric)
-			cells = append(cells, formatMetric(m.metric, v), ratio(v, b))
+			v, vok := costMetric(row.Run, m.metric)
+			b, bok := costMetric(base, m.metric)
+			switch {
+			case !vok:
+				cells = append(cells, "-", "-")
+			case !bok:
+				cells = append(cells, formatMetric(m.metric, v), "-")
+			default:
+				cells = append(cells, formatMetric(m.metric, v), ratio(v, b))
+			}
 		}
 		avail := "n/a"
 		if row.Availability >= 0 {
@@ -75,6 +83,17 @@ func WriteRedlockCost(w io.Writer, rows []CostRow) error {
 		fmt.Fprintln(w, note)
 	}
 	return nil
+}
+
+// costMetric reads a metric of r; server figures are missing (false) where
+// INFO was refused on some node, since a partial sum would pass for a
+// measured one.
+func costMetric(r *results.Result, metric string) (float64, bool) {
+	if strings.HasPrefix(metric, "servers.") && (r.Servers == nil || r.Servers.Unavailable != "") {
+		return 0, false
+	}
+	v, err := results.Metric(r, metric)
+	return v, err == nil
 }
 
 func formatMetric(metric string, v float64) string {

@@ -245,3 +245,28 @@ func TestWriteTuneRecommendsOnce(t *testing.T) {
 		t.Fatalf("%d cells marked RECOMMENDED, want 1:\n%s", n, buf.String())
 	}
 }
+
+// TestWriteRedlockCostINFORefused: a topology without server figures shows
+// "-" for them and their ratios, not 0.00 and 0.00x as if measured.
+func TestWriteRedlockCostINFORefused(t *testing.T) {
+	rows := costRows(t, "external", 0)
+	rows[1].Run.Servers = &results.Servers{Unavailable: "INFO refused"}
+	var buf bytes.Buffer
+	if err := WriteRedlockCost(&buf, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if !strings.Contains(line, "redlock:3") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		// cells: "", topology, 4 × (value, ratio), cmds, cmds ×, cpu, cpu ×, available, ""
+		for _, i := range []int{10, 11, 12, 13} {
+			if got := strings.TrimSpace(cells[i]); got != "-" {
+				t.Errorf("column %d = %q, want -:\n%s", i, got, buf.String())
+			}
+		}
+		return
+	}
+	t.Fatalf("no redlock:3 row:\n%s", buf.String())
+}
