@@ -40,3 +40,23 @@ func classifyRedisError(err error) string {
 	}
 	return "other"
 }
+
+// maybeDelivered reports whether a command that failed with err may still
+// have reached the server and be carried out: it was sent, but no answer came
+// back (a timeout, a connection cut mid-reply). An error reply, a refused or
+// failed dial, or an exhausted connection pool mean it never ran.
+func maybeDelivered(err error) bool {
+	var rerr redis.Error
+	var op *net.OpError
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &rerr):
+		return false
+	case errors.As(err, &op) && op.Op == "dial":
+		return false
+	case isConnRefused(err), errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
+		return false
+	}
+	return true
+}

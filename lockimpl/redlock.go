@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,6 +124,9 @@ type tally struct {
 	n, quorum              int
 	ok, taken, lost, fails int
 	firstErr               error
+	// failed lists the masters whose command failed; unsure those of them
+	// that may still carry it out (it was sent, no answer came back).
+	failed, unsure []int
 }
 
 func (t *tally) add(r nodeReply) {
@@ -138,8 +142,17 @@ func (t *tally) add(r nodeReply) {
 		if t.firstErr == nil {
 			t.firstErr = r.err
 		}
+		t.failed = append(t.failed, r.node)
+		if maybeDelivered(r.err) {
+			t.unsure = append(t.unsure, r.node)
+		}
 	}
 }
+
+// refused reports whether the masters that answered deny the quorum whatever
+// the failed or silent ones would have said: a decided loss or contention,
+// as opposed to one that failures made.
+func (t *tally) refused() bool { return t.taken+t.lost > t.n-t.quorum }
 
 func (t *tally) answered() int { return t.ok + t.taken + t.lost + t.fails }
 
@@ -222,51 +235,92 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	t, late := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
 		return r.setOne(nctx, i, key, token, ttl)
 	})
+	open := &openSets{unsure: t.unsure, late: late}
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 {
-		if late != nil {
-			// A SET still in flight could land after this lease's release and
-			// block the key for a TTL: the release deletes again on those masters.
-			r.inflight.Store(token, late)
-			go func() {
-				<-late.done
-				r.inflight.CompareAndDelete(token, late)
-			}()
+		if !open.empty() {
+			// A SET that may still land could outlive this lease's release:
+			// the release settles those masters.
+			r.inflight.Store(token, open)
 		}
 		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
 	}
-	r.releaseAfter(ctx, late, key, token, ttl)
+	r.giveBack(ctx, open, key, token, ttl)
 	switch {
 	case t.ok >= t.quorum:
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
-	case t.n-t.fails < t.quorum:
+	case !t.refused():
+		// Failures, not another owner, kept the quorum out of reach.
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w (%d of %d masters failed, first: %v)", key, ErrNoQuorum, t.fails, t.n, t.firstErr)
 	}
 	return Lease{}, Contended, nil
 }
 
-// releaseAfter gives back a failed acquisition on every master: at once on
-// those that answered, and on the stragglers once they have, so that a late
-// SET cannot land after its DEL.
-func (r *Redlock) releaseAfter(ctx context.Context, late *stragglers, key, token string, ttl time.Duration) {
-	r.releaseAll(ctx, key, token, ttl)
-	r.releaseLate(ctx, late, key, token, ttl)
+// openSets are the masters where an acquire's SET may still land: those whose
+// SET went out and never answered, and those a fail-fast return left behind.
+type openSets struct {
+	unsure []int
+	late   *stragglers
 }
 
-// releaseLate deletes again on the straggling masters once their SET answered.
-func (r *Redlock) releaseLate(ctx context.Context, late *stragglers, key, token string, ttl time.Duration) {
-	if late == nil {
+func (o *openSets) empty() bool { return len(o.unsure) == 0 && o.late == nil }
+
+// giveBack releases a key on every master, then settles the masters where a
+// SET may land after that release.
+func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token string, ttl time.Duration) {
+	t, late := r.release(ctx, key, token, ttl, r.opts.FailFast && open.empty())
+	if open.empty() {
 		return
 	}
+	r.settle(ctx, open, t, late, key, token, ttl)
+}
+
+// settle deletes the key again, in the background, on masters where a SET may
+// land after the release t: a SET that timed out is queued on a server that
+// has not answered, and on a different connection from the DEL, so only a DEL
+// answered after the release proves the SET was already dealt with. Masters
+// whose release DEL answered are done; the others are retried until one DEL
+// answers, the server refuses connections (it is down, and a key it had has
+// the expiry it was given), or one TTL has passed. A fail-fast straggler is
+// waited for first, since its SET may not even have been written yet.
+func (r *Redlock) settle(ctx context.Context, open *openSets, release tally, releaseLate *stragglers, key, token string, ttl time.Duration) {
+	var retry []int
+	for _, i := range open.unsure {
+		if slices.Contains(release.failed, i) || (releaseLate != nil && slices.Contains(releaseLate.nodes, i)) {
+			retry = append(retry, i)
+		}
+	}
 	ctx = context.WithoutCancel(ctx)
+	horizon := time.Now().Add(ttl)
+	for _, i := range retry {
+		r.settleOne(ctx, nil, i, key, token, ttl, horizon)
+	}
+	if open.late != nil {
+		for _, i := range open.late.nodes {
+			r.settleOne(ctx, open.late.done, i, key, token, ttl, horizon)
+		}
+	}
+}
+
+// settleOne retries compare-and-delete on master i, after ready closes, until
+// it answers, the master refuses connections, or horizon passes.
+func (r *Redlock) settleOne(ctx context.Context, ready <-chan struct{}, i int, key, token string, ttl time.Duration, horizon time.Time) {
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
-		<-late.done
-		rctx, cancel := context.WithTimeout(ctx, r.releaseTimeout(ttl))
-		defer cancel()
-		for _, i := range late.nodes {
-			_ = r.scripts.release.Run(rctx, r.nodes[i], []string{key}, token).Err()
+		if ready != nil {
+			<-ready
+		}
+		pause := 20 * time.Millisecond
+		for {
+			rctx, cancel := context.WithTimeout(ctx, r.releaseTimeout(ttl))
+			err := r.scripts.release.Run(rctx, r.nodes[i], []string{key}, token).Err()
+			cancel()
+			if err == nil || !maybeDelivered(err) || time.Now().Add(pause).After(horizon) {
+				return
+			}
+			time.Sleep(pause)
+			pause = min(2*pause, time.Second)
 		}
 	}()
 }
@@ -311,9 +365,14 @@ func (r *Redlock) release(ctx context.Context, key, token string, ttl time.Durat
 }
 
 // Renew extends the lease on every master in parallel; it succeeds only with a
-// quorum and positive validity, otherwise the lease counts as lost.
+// quorum and positive validity, otherwise the lease counts as lost. A lease
+// whose validity had already run out when the renewal began is lost even if
+// the masters still hold it: its holder may not assume it owned the key in
+// between. A decided loss gives the key back on every master, since the
+// renewal may just have extended it on some of them.
 func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
+	expired := !start.Before(lease.ValidUntil())
 	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
 		n, err := r.scripts.renew.Run(nctx, r.nodes[i], []string{lease.Key}, lease.Token, ttl.Milliseconds()).Int64()
 		if err != nil {
@@ -322,20 +381,44 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 		return scriptOutcome(n), nil
 	})
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
-	if t.ok >= t.quorum && validity > 0 {
+	if t.ok >= t.quorum && validity > 0 && !expired {
 		lease.Start, lease.Validity = start, validity
 		return OK, nil
 	}
-	return quorumLoss(t, "renew", lease.Key)
+	out, err := quorumLoss(t, "renew", lease.Key)
+	if expired && !out.IsLost() {
+		out, err = Lost, nil
+	}
+	if out.IsLost() {
+		r.abandon(ctx, *lease, ttl)
+	}
+	return out, err
+}
+
+// abandon gives a lost lease back on every master in the background: its
+// holder will not release it.
+func (r *Redlock) abandon(ctx context.Context, lease Lease, ttl time.Duration) {
+	open, _ := r.inflight.LoadAndDelete(lease.Token)
+	ctx = context.WithoutCancel(ctx)
+	r.cleanup.Add(1)
+	go func() {
+		defer r.cleanup.Done()
+		if o, ok := open.(*openSets); ok {
+			r.giveBack(ctx, o, lease.Key, lease.Token, ttl)
+			return
+		}
+		r.releaseAll(ctx, lease.Key, lease.Token, ttl)
+	}()
 }
 
 // Release runs compare-and-delete on every master in parallel.
 func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
-	t, _ := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
-	if late, ok := r.inflight.LoadAndDelete(lease.Token); ok {
-		// A SET of this lease's fail-fast acquire is still on its way and may land
-		// after the DEL above: once it has, delete again on those masters.
-		r.releaseLate(ctx, late.(*stragglers), lease.Key, lease.Token, lease.Validity)
+	// Taken before the DELs go out: a straggler that answers meanwhile must
+	// still be settled.
+	open, _ := r.inflight.LoadAndDelete(lease.Token)
+	t, late := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
+	if o, ok := open.(*openSets); ok {
+		r.settle(ctx, o, t, late, lease.Key, lease.Token, lease.Validity)
 	}
 	if t.ok >= t.quorum {
 		return OK, nil
@@ -346,7 +429,7 @@ func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
 // quorumLoss explains why a renew or release did not reach a quorum of owners.
 func quorumLoss(t tally, op, key string) (Outcome, error) {
 	switch {
-	case t.n-t.fails < t.quorum && t.ok+t.fails >= t.quorum:
+	case !t.refused():
 		// Without the failures we might still own it: undecided, not lost.
 		return Failed, fmt.Errorf("redlock %s %s: %w (%d of %d masters failed, first: %v)", op, key, ErrNoQuorum, t.fails, t.n, t.firstErr)
 	case t.taken > 0:

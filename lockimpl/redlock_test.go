@@ -3,11 +3,14 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
 )
@@ -203,20 +206,28 @@ func TestRedlockRenewNeedsQuorum(t *testing.T) {
 	if out, _ := rl.Renew(ctx, &lease, 10*time.Second); !out.IsLost() {
 		t.Fatalf("renew with the key on 1 of 3 masters: %v, want lost", out)
 	}
+	// The holder of a lost lease does not release it; the renewal that just
+	// extended it on master 2 must not leave it there for a TTL.
+	rl.Wait()
+	if n := clients[2].Exists(ctx, "k").Val(); n != 0 {
+		t.Fatal("the lost lease still holds master 2")
+	}
 	if out, _ := rl.Release(ctx, lease); !out.IsLost() {
-		t.Fatalf("release with the key on 1 of 3 masters: %v, want lost", out)
+		t.Fatalf("release with the key on no master: %v, want lost", out)
 	}
 }
 
 // With --fail-fast, a SET still on its way to a slow master must not land
-// after the release and leave the key locked for a TTL.
+// after the release and leave the key locked for a TTL. The proxy holds only
+// the SET, so the release's DEL, on another connection, overtakes it: without
+// the straggler being settled the key would stay on master 2.
 func TestRedlockFailFastReleaseWaitsForStragglers(t *testing.T) {
 	servers := composetest.Servers(t, 3)
 	var clients []*redis.Client
 	for i, s := range servers {
 		addr := s.Addr()
 		if i == 2 {
-			addr = composetest.DelayProxy(t, addr, 30*time.Millisecond)
+			addr = composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 100*time.Millisecond)
 		}
 		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
 		t.Cleanup(func() { _ = c.Close() })
@@ -224,17 +235,116 @@ func TestRedlockFailFastReleaseWaitsForStragglers(t *testing.T) {
 	}
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second, FailFast: true})
 	ctx := context.Background()
-	for i := range 5 {
-		lease, out, err := rl.Acquire(ctx, "k", 10*time.Second)
+	for i := range 3 {
+		key := fmt.Sprintf("k%d", i)
+		start := time.Now()
+		lease, out, err := rl.Acquire(ctx, key, 10*time.Second)
 		if out != lockimpl.OK {
-			t.Fatalf("acquire %d: %v %v (a straggling SET outlived the previous release)", i, out, err)
+			t.Fatalf("acquire %d: %v %v", i, out, err)
+		}
+		if took := time.Since(start); took >= 100*time.Millisecond {
+			t.Fatalf("fail-fast acquire waited %v for the held-back master", took)
 		}
 		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
 			t.Fatalf("release %d: %v %v", i, out, err)
 		}
 	}
 	rl.Wait()
-	if n := clients[2].Exists(ctx, "k").Val(); n != 0 {
-		t.Fatal("the slow master still holds the key after the last release")
+	direct := composetest.Client(t, servers[2])
+	for i := range 3 {
+		if n := direct.Exists(ctx, fmt.Sprintf("k%d", i)).Val(); n != 0 {
+			t.Errorf("k%d: the held-back SET landed after the release and stayed", i)
+		}
+	}
+}
+
+// pausedMaster makes master i of three stop answering (SIGSTOP) until the
+// returned resume is called, which the test's cleanup also does.
+func pausedMaster(t *testing.T, s *compose.Server) (resume func()) {
+	t.Helper()
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			if err := s.Resume(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return resume
+}
+
+// A SET sent to a paused master is carried out when it resumes, after the
+// release meant to remove it gave up: the release must settle that master
+// once it answers, for a lease that was granted and for one that was not.
+func TestRedlockSettlesAPausedMaster(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		granted bool
+	}{{"granted lease, released", true}, {"refused acquire, given back", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers := composetest.Servers(t, 3)
+			clients := composetest.Clients(t, servers)
+			rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
+			ctx := context.Background()
+			if !tc.granted {
+				// Another owner on master 0: with master 2 silent the acquire
+				// cannot reach a quorum.
+				clients[0].Set(ctx, "k", "someone-else", time.Minute)
+			}
+			// A pooled connection to master 2 already exists, so the SET is
+			// written to its socket rather than stuck behind a new handshake.
+			if warm, out, err := rl.Acquire(ctx, "warm", time.Minute); out != lockimpl.OK {
+				t.Fatalf("warm-up acquire: %v %v", out, err)
+			} else if out, err := rl.Release(ctx, warm); out != lockimpl.OK {
+				t.Fatalf("warm-up release: %v %v", out, err)
+			}
+			resume := pausedMaster(t, servers[2])
+			lease, out, err := rl.Acquire(ctx, "k", 30*time.Second)
+			switch {
+			case tc.granted && out != lockimpl.OK:
+				t.Fatalf("acquire on 2 of 3: %v %v", out, err)
+			case !tc.granted && out == lockimpl.OK:
+				t.Fatal("acquire succeeded against another owner and a silent master")
+			}
+			if tc.granted {
+				if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+					t.Fatalf("release: %v %v", out, err)
+				}
+			}
+			resume()
+			rl.Wait()
+			if v, err := clients[2].Get(ctx, "k").Result(); err != redis.Nil {
+				t.Fatalf("master 2 holds %q (%v) after it resumed: the late SET outlived the release", v, err)
+			}
+			if !tc.granted && clients[0].Get(ctx, "k").Val() != "someone-else" {
+				t.Fatal("the other owner's key was touched")
+			}
+		})
+	}
+}
+
+// A renewal that starts after the lease's validity has run out must not
+// succeed, even though the masters still hold the key: the holder cannot know
+// it owned the key in between. It gives the key back.
+func TestRedlockRenewAfterValidityIsLost(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond, DriftFactor: 0.3})
+	ctx := context.Background()
+	lease, out, err := rl.Acquire(ctx, "k", time.Second)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire: %v %v", out, err)
+	}
+	time.Sleep(time.Until(lease.ValidUntil()) + 50*time.Millisecond)
+	if out, err := rl.Renew(ctx, &lease, time.Second); !out.IsLost() {
+		t.Fatalf("renew %v after validity ended: %v %v, want lost", time.Since(lease.ValidUntil()), out, err)
+	}
+	rl.Wait()
+	if n := keysLeft(t, clients, []bool{true, true, true}, "k"); n != 0 {
+		t.Fatalf("%d masters still hold the abandoned lease", n)
 	}
 }
