@@ -3,30 +3,57 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
 // WriteSideBySide prints one row per run (the same workload on several
 // topologies) with ratio columns against the first run.
 func WriteSideBySide(w io.Writer, rs []*Result) error {
-	if len(rs) == 0 {
+	groups := make([]Group, len(rs))
+	for i, r := range rs {
+		groups[i] = Group{Key: r.ID, Runs: []*Result{r}}
+	}
+	return WriteSideBySideGroups(w, groups)
+}
+
+// WriteSideBySideGroups prints one row per group of repeats, each figure the
+// median over the group's runs, with ratio columns against the first group
+// and, where any group has repeats, their number.
+func WriteSideBySideGroups(w io.Writer, groups []Group) error {
+	if len(groups) == 0 {
 		return nil
 	}
-	t := NewTable(w, "topology", "lock", "acq/s", "p50", "p99", "p99.9", "cmds/acq", "cpu µs/acq",
+	// A runs column only where there are repeats to count.
+	repeats := slices.ContainsFunc(groups, func(g Group) bool { return len(g.Runs) > 1 })
+	header := []any{"topology", "lock"}
+	if repeats {
+		header = append(header, "runs")
+	}
+	header = append(header, "acq/s", "p50", "p99", "p99.9", "cmds/acq", "cpu µs/acq",
 		"acq/s ×", "p50 ×", "p99 ×", "p99.9 ×", "cmds ×", "cpu ×")
-	base := sideBySideRow(rs[0])
-	for _, r := range rs {
-		row := sideBySideRow(r)
-		_ = t.Append(r.Topology.Spec, r.Lock.Name,
+	t := NewTable(w, header...)
+	base := groupRow(groups[0])
+	firsts := make([]*Result, 0, len(groups))
+	for _, g := range groups {
+		r := g.Runs[0]
+		firsts = append(firsts, r)
+		row := groupRow(g)
+		cells := []any{r.Topology.Spec, r.Lock.Name}
+		if repeats {
+			cells = append(cells, len(g.Runs))
+		}
+		cells = append(cells,
 			fmt.Sprintf("%.0f", row.v[0]), FormatUS(row.v[1]), FormatUS(row.v[2]), FormatUS(row.v[3]),
 			row.cell(4, "%.2f"), row.cell(5, "%.1f"),
 			row.ratio(base, 0), row.ratio(base, 1), row.ratio(base, 2), row.ratio(base, 3),
 			row.ratio(base, 4), row.ratio(base, 5))
+		_ = t.Append(cells...)
 	}
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render side-by-side table: %w", err)
 	}
-	if note := SharedCPUNote(rs); note != "" {
+	if note := SharedCPUNote(firsts); note != "" {
 		fmt.Fprintln(w, note)
 	}
 	return nil
@@ -52,8 +79,12 @@ func SharedCPUNote(rs []*Result) string {
 	if len(crowded) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("note: %s shared the generator's %d CPUs with it; their latency ratios include that sharing, which servers on their own hosts would not have.",
-		strings.Join(crowded, ", "), cpus)
+	rows := "that row's"
+	if len(crowded) > 1 {
+		rows = "those rows'"
+	}
+	return fmt.Sprintf("note: %s shared the generator's %d CPUs with it, so %s latency ratios include that sharing; servers on their own hosts would not.",
+		strings.Join(crowded, ", "), cpus, rows)
 }
 
 // sideRow is throughput, acquire p50/p99/p99.9, commands and CPU per
@@ -72,6 +103,24 @@ func sideBySideRow(r *Result) sideRow {
 		row.ok[4], row.ok[5] = true, true
 	}
 	return row
+}
+
+// groupRow is each figure's median over the group's runs; a figure missing
+// from any run is missing from the row.
+func groupRow(g Group) sideRow {
+	var out sideRow
+	for i := range out.v {
+		vals := make([]float64, 0, len(g.Runs))
+		for _, r := range g.Runs {
+			if row := sideBySideRow(r); row.ok[i] {
+				vals = append(vals, row.v[i])
+			}
+		}
+		if len(vals) == len(g.Runs) {
+			out.v[i], out.ok[i] = Median(vals), true
+		}
+	}
+	return out
 }
 
 // cell formats figure i, or "-" when it is missing.

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,49 @@ func TestWriteSideBySideINFORefused(t *testing.T) {
 				t.Errorf("%s: column %d = %q, want -", strings.TrimSpace(cells[1]), i, got)
 			}
 		}
+	}
+}
+
+// Repeats of each topology make one row each, of medians: the table compares
+// topologies, not repeats.
+func TestWriteSideBySideGroups(t *testing.T) {
+	var groups []Group
+	for _, spec := range []string{"single", "redlock:3"} {
+		g := Group{Key: spec}
+		for i, thr := range []float64{900, 1000, 5000} {
+			r := fixture(t, fmt.Sprintf("%s-%d", spec, i), fixtureOpts{servers: true, repeat: i})
+			r.Topology.Spec = spec
+			if spec != "single" {
+				thr /= 4
+			}
+			r.Throughput.AcquiredPerS = thr
+			g.Runs = append(g.Runs, r)
+		}
+		groups = append(groups, g)
+	}
+	var buf bytes.Buffer
+	if err := WriteSideBySideGroups(&buf, groups); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 12 || strings.TrimSpace(cells[3]) == "runs" {
+			continue
+		}
+		rows++
+		if got := strings.TrimSpace(cells[3]); got != "3" {
+			t.Errorf("runs = %q, want 3", got)
+		}
+		if got := strings.TrimSpace(cells[10]); got != map[string]string{"single": "1.00x", "redlock:3": "0.25x"}[strings.TrimSpace(cells[1])] {
+			t.Errorf("%s: throughput ratio %q of the medians (1000 and 250)", strings.TrimSpace(cells[1]), got)
+		}
+	}
+	if rows != 2 {
+		t.Fatalf("%d rows, want one per topology:\n%s", rows, out)
+	}
+	if !strings.Contains(out, "|  1000 |") || !strings.Contains(out, "|   250 |") {
+		t.Errorf("throughput is not the median of the repeats:\n%s", out)
 	}
 }

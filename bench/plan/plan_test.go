@@ -87,6 +87,21 @@ func TestRedlockCostAndNodeOutcomes(t *testing.T) {
 	}
 }
 
+// Redlock over N masters runs every command of a lock cycle on each master,
+// so its server commands per acquisition are N times single's: the figure the
+// side-by-side table puts in "cmds ×".
+func TestRedlockCommandsScaleWithMasters(t *testing.T) {
+	single := execute(t, "topology", "single", "concurrency", "2", "duration", "1s")
+	redlock := execute(t, "topology", "redlock:5", "concurrency", "2", "duration", "1s")
+	if single.Servers == nil || redlock.Servers == nil || single.Servers.CommandsPerAcquire == 0 {
+		t.Fatalf("server figures missing: single %+v, redlock %+v", single.Servers, redlock.Servers)
+	}
+	if ratio := redlock.Servers.CommandsPerAcquire / single.Servers.CommandsPerAcquire; ratio < 4.75 || ratio > 5.25 {
+		t.Fatalf("redlock:5 runs %.2f commands per acquisition, single %.2f: ratio %.2f, want about 5",
+			redlock.Servers.CommandsPerAcquire, single.Servers.CommandsPerAcquire, ratio)
+	}
+}
+
 func TestExpandAndParse(t *testing.T) {
 	plans, err := Expand(Values{"topology": {"single", "redlock:3"}})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -118,15 +119,46 @@ func TestRunContended(t *testing.T) {
 }
 
 func TestRunSideBySide(t *testing.T) {
-	code, out, errs := lockbench(t, "run", "-d", "500ms", "--warmup", "0", "-q", "--out", t.TempDir(), "-c", "2",
-		"--topology", "single", "--topology", "redlock:3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"acq/s ×", "redlock:3", "single"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("side-by-side output lacks %q:\n%s", want, out)
-		}
+	for _, tc := range []struct {
+		name  string
+		count string
+		rows  map[string]string // topology → its "runs" cell ("" when there is no such column)
+		files int               // one result file per run
+	}{
+		{name: "one run each", count: "1", rows: map[string]string{"single": "", "redlock:3": ""}, files: 2},
+		{name: "repeats make one row of medians each", count: "2", rows: map[string]string{"single": "2", "redlock:3": "2"}, files: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, out, errs := lockbench(t, "run", "-d", "300ms", "--warmup", "0", "-q", "--out", dir, "-c", "2",
+				"--count", tc.count, "--topology", "single", "--topology", "redlock:3")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			table := out[strings.Index(out, "| topology"):]
+			rows := map[string]string{}
+			for _, line := range strings.Split(table, "\n") {
+				cells := strings.Split(line, "|")
+				if len(cells) < 10 || strings.Contains(line, "acq/s ×") {
+					continue
+				}
+				runs := ""
+				if strings.Contains(table, "| runs |") {
+					runs = strings.TrimSpace(cells[3])
+				}
+				rows[strings.TrimSpace(cells[1])] = runs
+			}
+			if !reflect.DeepEqual(rows, tc.rows) {
+				t.Errorf("side-by-side rows %v, want %v:\n%s", rows, tc.rows, table)
+			}
+			files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != tc.files {
+				t.Errorf("%d result files, want one per run (%d)", len(files), tc.files)
+			}
+		})
 	}
 }
 

@@ -211,9 +211,15 @@ func printResults(w io.Writer, format string, rs []*results.Result) error {
 			return err
 		}
 	}
-	if len(rs) > 1 {
+	// Repeats of one configuration get their spread; several configurations
+	// (topologies) one row each, of medians, with ratios to the first.
+	switch groups := results.GroupRuns(rs); {
+	case len(groups) > 1:
 		fmt.Fprintln(w)
-		return results.WriteSideBySide(w, rs)
+		return results.WriteSideBySideGroups(w, groups)
+	case len(rs) > 1:
+		fmt.Fprintln(w)
+		return results.WriteGroupSummary(w, groups[0])
 	}
 	return nil
 }
