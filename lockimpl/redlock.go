@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,13 +234,15 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	t, late := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
 		return r.setOne(nctx, i, key, token, ttl)
 	})
-	open := &openSets{unsure: t.unsure, late: late}
+	open := newOpenSets(t.unsure, late, start, ttl)
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 {
-		if !open.empty() {
+		if open != nil {
 			// A SET that may still land could outlive this lease's release:
-			// the release settles those masters.
+			// the release settles those masters. A lease never released (its
+			// holder crashed, or gave up) is forgotten once it has expired.
 			r.inflight.Store(token, open)
+			time.AfterFunc(ttl, func() { r.inflight.CompareAndDelete(token, open) })
 		}
 		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
 	}
@@ -261,66 +262,81 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 type openSets struct {
 	unsure []int
 	late   *stragglers
+	// sent is when the SETs went out; ttl is their PX, how long a key that
+	// lands late would live.
+	sent time.Time
+	ttl  time.Duration
 }
 
-func (o *openSets) empty() bool { return len(o.unsure) == 0 && o.late == nil }
+// newOpenSets returns nil when every master answered its SET.
+func newOpenSets(unsure []int, late *stragglers, sent time.Time, ttl time.Duration) *openSets {
+	if len(unsure) == 0 && late == nil {
+		return nil
+	}
+	return &openSets{unsure: unsure, late: late, sent: sent, ttl: ttl}
+}
 
 // giveBack releases a key on every master, then settles the masters where a
 // SET may land after that release.
 func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token string, ttl time.Duration) {
-	t, late := r.release(ctx, key, token, ttl, r.opts.FailFast && open.empty())
-	if open.empty() {
-		return
+	r.release(ctx, key, token, ttl, r.opts.FailFast && open == nil)
+	if open != nil {
+		r.settle(ctx, open, key, token)
 	}
-	r.settle(ctx, open, t, late, key, token, ttl)
 }
 
 // settle deletes the key again, in the background, on masters where a SET may
-// land after the release t: a SET that timed out is queued on a server that
-// has not answered, and on a different connection from the DEL, so only a DEL
-// answered after the release proves the SET was already dealt with. Masters
-// whose release DEL answered are done; the others are retried until one DEL
-// answers, the server refuses connections (it is down, and a key it had has
-// the expiry it was given), or one TTL has passed. A fail-fast straggler is
+// land after the release that was meant to remove it.
+//
+// A SET that timed out may be queued on a server that stopped answering, or
+// held up in the network, and the release's DEL goes out on another
+// connection, so it can arrive first. Such a master gets a DEL no earlier
+// than one release timeout (at least 500 ms) after the SET was sent, retried
+// with a growing timeout until one answers: a paused server carries out what
+// was queued in order, so that DEL comes after the SET. A SET held in the
+// network for longer than that can still land last. A fail-fast straggler is
 // waited for first, since its SET may not even have been written yet.
-func (r *Redlock) settle(ctx context.Context, open *openSets, release tally, releaseLate *stragglers, key, token string, ttl time.Duration) {
-	var retry []int
-	for _, i := range open.unsure {
-		if slices.Contains(release.failed, i) || (releaseLate != nil && slices.Contains(releaseLate.nodes, i)) {
-			retry = append(retry, i)
-		}
-	}
+// Retries stop when the master refuses connections (it is down, and a key it
+// had keeps the expiry it was given) or one TTL after the release.
+func (r *Redlock) settle(ctx context.Context, open *openSets, key, token string) {
 	ctx = context.WithoutCancel(ctx)
-	horizon := time.Now().Add(ttl)
-	for _, i := range retry {
-		r.settleOne(ctx, nil, i, key, token, ttl, horizon)
+	horizon := time.Now().Add(open.ttl)
+	notBefore := open.sent.Add(r.releaseTimeout(open.ttl))
+	for _, i := range open.unsure {
+		r.settleOne(ctx, nil, notBefore, i, key, token, horizon)
 	}
 	if open.late != nil {
 		for _, i := range open.late.nodes {
-			r.settleOne(ctx, open.late.done, i, key, token, ttl, horizon)
+			r.settleOne(ctx, open.late.done, time.Time{}, i, key, token, horizon)
 		}
 	}
 }
 
-// settleOne retries compare-and-delete on master i, after ready closes, until
-// it answers, the master refuses connections, or horizon passes.
-func (r *Redlock) settleOne(ctx context.Context, ready <-chan struct{}, i int, key, token string, ttl time.Duration, horizon time.Time) {
+// settleOne retries compare-and-delete on master i, once ready has closed and
+// notBefore has passed, until it answers, the master refuses connections, or
+// horizon passes. Each try waits twice as long for its answer as the one
+// before: a DEL answered late has still run, so a slow master must not keep
+// the loop going until the horizon.
+func (r *Redlock) settleOne(ctx context.Context, ready <-chan struct{}, notBefore time.Time, i int, key, token string, horizon time.Time) {
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
 		if ready != nil {
 			<-ready
 		}
-		pause := 20 * time.Millisecond
+		time.Sleep(time.Until(notBefore))
+		wait, pause := r.releaseTimeout(0), 20*time.Millisecond
 		for {
-			rctx, cancel := context.WithTimeout(ctx, r.releaseTimeout(ttl))
+			rctx, cancel := context.WithTimeout(ctx, wait)
 			err := r.scripts.release.Run(rctx, r.nodes[i], []string{key}, token).Err()
 			cancel()
-			if err == nil || !maybeDelivered(err) || time.Now().Add(pause).After(horizon) {
+			left := time.Until(horizon)
+			if err == nil || !maybeDelivered(err) || left <= pause {
 				return
 			}
 			time.Sleep(pause)
 			pause = min(2*pause, time.Second)
+			wait = max(min(2*wait, left-pause), time.Millisecond)
 		}
 	}()
 }
@@ -368,8 +384,9 @@ func (r *Redlock) release(ctx context.Context, key, token string, ttl time.Durat
 // quorum and positive validity, otherwise the lease counts as lost. A lease
 // whose validity had already run out when the renewal began is lost even if
 // the masters still hold it: its holder may not assume it owned the key in
-// between. A decided loss gives the key back on every master, since the
-// renewal may just have extended it on some of them.
+// between. A decided loss, or an undecided one after the lease ran out, gives
+// the key back on every master, since the renewal may just have extended it
+// on some of them and the holder will not release it.
 func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
 	expired := !start.Before(lease.ValidUntil())
@@ -389,7 +406,9 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 	if expired && !out.IsLost() {
 		out, err = Lost, nil
 	}
-	if out.IsLost() {
+	// An undecided renewal whose lease has run out meanwhile ends the work
+	// too, and its holder will not release it either.
+	if out.IsLost() || !time.Now().Before(lease.ValidUntil()) {
 		r.abandon(ctx, *lease, ttl)
 	}
 	return out, err
@@ -416,9 +435,9 @@ func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	// Taken before the DELs go out: a straggler that answers meanwhile must
 	// still be settled.
 	open, _ := r.inflight.LoadAndDelete(lease.Token)
-	t, late := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
+	t, _ := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
 	if o, ok := open.(*openSets); ok {
-		r.settle(ctx, o, t, late, lease.Key, lease.Token, lease.Validity)
+		r.settle(ctx, o, lease.Key, lease.Token)
 	}
 	if t.ok >= t.quorum {
 		return OK, nil

@@ -327,6 +327,74 @@ func TestRedlockSettlesAPausedMaster(t *testing.T) {
 	}
 }
 
+// A SET held up in the network past the node timeout arrives after the
+// release's DEL, which went on another connection: the release must still
+// delete it once it has had time to land.
+func TestRedlockSettlesASETHeldInTheNetwork(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	var clients []*redis.Client
+	for i, s := range servers {
+		addr := s.Addr()
+		if i == 2 {
+			addr = composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 300*time.Millisecond)
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
+		t.Cleanup(func() { _ = c.Close() })
+		clients = append(clients, c)
+	}
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	sent := time.Now()
+	lease, out, err := rl.Acquire(ctx, "k", 10*time.Second)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire on 2 of 3: %v %v", out, err)
+	}
+	if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+		t.Fatalf("release: %v %v", out, err)
+	}
+	rl.Wait()
+	// Look only once the held-up SET has surely reached master 2.
+	time.Sleep(time.Until(sent.Add(600 * time.Millisecond)))
+	if n := composetest.Client(t, servers[2]).Exists(ctx, "k").Val(); n != 0 {
+		t.Fatal("the held-up SET landed after the release and stayed")
+	}
+}
+
+// A master whose answers come back later than the release timeout still
+// carries out the DELs: settling it must not go on retrying until the TTL
+// is over (a generous bound, not a timing assertion: that took the whole TTL).
+func TestRedlockSettlingASlowMasterEnds(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	var clients []*redis.Client
+	for i, s := range servers {
+		addr := s.Addr()
+		if i == 2 {
+			addr = composetest.DelayProxy(t, addr, 600*time.Millisecond)
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true, Protocol: 2})
+		t.Cleanup(func() { _ = c.Close() })
+		clients = append(clients, c)
+	}
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	const ttl = 30 * time.Second
+	lease, out, err := rl.Acquire(ctx, "k", ttl)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire on 2 of 3: %v %v", out, err)
+	}
+	if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+		t.Fatalf("release: %v %v", out, err)
+	}
+	start := time.Now()
+	rl.Wait()
+	if took := time.Since(start); took > ttl/3 {
+		t.Fatalf("settling the slow master took %v, near the whole %v TTL", took, ttl)
+	}
+	if n := composetest.Client(t, servers[2]).Exists(ctx, "k").Val(); n != 0 {
+		t.Fatal("the slow master still holds the key")
+	}
+}
+
 // A renewal that starts after the lease's validity has run out must not
 // succeed, even though the masters still hold the key: the holder cannot know
 // it owned the key in between. It gives the key back.
