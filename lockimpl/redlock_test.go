@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,23 @@ func newRedlock(t *testing.T, clients []*redis.Client, opts lockimpl.RedlockOpti
 	}
 	t.Cleanup(rl.Wait)
 	return rl
+}
+
+// throughProxy returns clients for servers with lockbench's settings, the
+// ones listed in slow reached through the address proxy makes for them.
+func throughProxy(t *testing.T, servers []*compose.Server, slow []int, proxy func(addr string) string) []*redis.Client {
+	t.Helper()
+	var clients []*redis.Client
+	for i, s := range servers {
+		addr := s.Addr()
+		if slices.Contains(slow, i) {
+			addr = proxy(addr)
+		}
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
+		t.Cleanup(func() { _ = c.Close() })
+		clients = append(clients, c)
+	}
+	return clients
 }
 
 // keysLeft counts lockbench test keys on the live masters.
@@ -156,13 +174,9 @@ func TestRedlockMutualExclusionOnFiveMasters(t *testing.T) {
 // The fan-out is parallel: five masters each 20 ms away cost about 20 ms, not 100.
 func TestRedlockFansOutInParallel(t *testing.T) {
 	servers := composetest.Servers(t, 5)
-	var clients []*redis.Client
-	for _, s := range servers {
-		addr := composetest.DelayProxy(t, s.Addr(), 20*time.Millisecond)
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
-		t.Cleanup(func() { _ = c.Close() })
-		clients = append(clients, c)
-	}
+	clients := throughProxy(t, servers, []int{0, 1, 2, 3, 4}, func(addr string) string {
+		return composetest.DelayProxy(t, addr, 20*time.Millisecond)
+	})
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 2 * time.Second})
 	ctx := context.Background()
 	// Warm the connections so dialing is not measured.
@@ -223,16 +237,9 @@ func TestRedlockRenewNeedsQuorum(t *testing.T) {
 // the straggler being settled the key would stay on master 2.
 func TestRedlockFailFastReleaseWaitsForStragglers(t *testing.T) {
 	servers := composetest.Servers(t, 3)
-	var clients []*redis.Client
-	for i, s := range servers {
-		addr := s.Addr()
-		if i == 2 {
-			addr = composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 100*time.Millisecond)
-		}
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
-		t.Cleanup(func() { _ = c.Close() })
-		clients = append(clients, c)
-	}
+	clients := throughProxy(t, servers, []int{2}, func(addr string) string {
+		return composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 100*time.Millisecond)
+	})
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second, FailFast: true})
 	ctx := context.Background()
 	for i := range 3 {
@@ -332,16 +339,9 @@ func TestRedlockSettlesAPausedMaster(t *testing.T) {
 // delete it once it has had time to land.
 func TestRedlockSettlesASETHeldInTheNetwork(t *testing.T) {
 	servers := composetest.Servers(t, 3)
-	var clients []*redis.Client
-	for i, s := range servers {
-		addr := s.Addr()
-		if i == 2 {
-			addr = composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 300*time.Millisecond)
-		}
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
-		t.Cleanup(func() { _ = c.Close() })
-		clients = append(clients, c)
-	}
+	clients := throughProxy(t, servers, []int{2}, func(addr string) string {
+		return composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 300*time.Millisecond)
+	})
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
 	ctx := context.Background()
 	sent := time.Now()
@@ -365,16 +365,9 @@ func TestRedlockSettlesASETHeldInTheNetwork(t *testing.T) {
 // is over (a generous bound, not a timing assertion: that took the whole TTL).
 func TestRedlockSettlingASlowMasterEnds(t *testing.T) {
 	servers := composetest.Servers(t, 3)
-	var clients []*redis.Client
-	for i, s := range servers {
-		addr := s.Addr()
-		if i == 2 {
-			addr = composetest.DelayProxy(t, addr, 600*time.Millisecond)
-		}
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true, Protocol: 2})
-		t.Cleanup(func() { _ = c.Close() })
-		clients = append(clients, c)
-	}
+	clients := throughProxy(t, servers, []int{2}, func(addr string) string {
+		return composetest.DelayProxy(t, addr, 600*time.Millisecond)
+	})
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
 	ctx := context.Background()
 	const ttl = 30 * time.Second
