@@ -55,9 +55,13 @@ func TestMutualExclusion(t *testing.T) {
 							t.Errorf("acquire: %v %v", acq.Outcome, acq.Err)
 							return
 						}
-						n := inside.Add(1)
-						if n > maxInside.Load() {
-							maxInside.Store(n)
+						// A CAS loop: a plain load-then-store could overwrite
+						// a 2 with a 1 and hide the very overlap looked for.
+						for n := inside.Add(1); ; {
+							m := maxInside.Load()
+							if n <= m || maxInside.CompareAndSwap(m, n) {
+								break
+							}
 						}
 						if acq.Lease.Fence > 0 && acq.Lease.Fence <= lastFence.Load() {
 							t.Errorf("fence %d not above previous %d", acq.Lease.Fence, lastFence.Load())

@@ -106,9 +106,10 @@ func (r *Redlock) nodeTimeout(ttl time.Duration) time.Duration {
 }
 
 // releaseTimeout is never shorter than 500 ms: a release is not racing the
-// lease's validity, and giving up early would leave keys behind.
-func (r *Redlock) releaseTimeout(ttl time.Duration) time.Duration {
-	return max(r.nodeTimeout(ttl), 500*time.Millisecond)
+// lease's validity, and giving up early would leave keys behind. (The default
+// node timeout is at most 50 ms, so only a set --node-timeout can raise it.)
+func (r *Redlock) releaseTimeout() time.Duration {
+	return max(r.opts.NodeTimeout, 500*time.Millisecond)
 }
 
 // nodeReply is one master's answer to a fanned-out command.
@@ -123,9 +124,9 @@ type tally struct {
 	n, quorum              int
 	ok, taken, lost, fails int
 	firstErr               error
-	// failed lists the masters whose command failed; unsure those of them
-	// that may still carry it out (it was sent, no answer came back).
-	failed, unsure []int
+	// unsure lists the masters whose command failed but may still be carried
+	// out: it was sent, and no answer came back.
+	unsure []int
 }
 
 func (t *tally) add(r nodeReply) {
@@ -141,7 +142,6 @@ func (t *tally) add(r nodeReply) {
 		if t.firstErr == nil {
 			t.firstErr = r.err
 		}
-		t.failed = append(t.failed, r.node)
 		if maybeDelivered(r.err) {
 			t.unsure = append(t.unsure, r.node)
 		}
@@ -246,7 +246,7 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 		}
 		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
 	}
-	r.giveBack(ctx, open, key, token, ttl)
+	r.giveBack(ctx, open, key, token)
 	switch {
 	case t.ok >= t.quorum:
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
@@ -276,13 +276,19 @@ func newOpenSets(unsure []int, late *stragglers, sent time.Time, ttl time.Durati
 	return &openSets{unsure: unsure, late: late, sent: sent, ttl: ttl}
 }
 
-// giveBack releases a key on every master, then settles the masters where a
-// SET may land after that release.
-func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token string, ttl time.Duration) {
-	r.release(ctx, key, token, ttl, r.opts.FailFast && open == nil)
+// giveBack runs compare-and-delete on every master in parallel (with
+// fail-fast, returning once a quorum is decided and letting the rest finish
+// in the background), then settles the masters where a SET may land after it.
+// A cancelled run still cleans up after itself.
+func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token string) tally {
+	ctx = context.WithoutCancel(ctx)
+	t, _ := r.fanOut(ctx, r.releaseTimeout(), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+		return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
+	})
 	if open != nil {
 		r.settle(ctx, open, key, token)
 	}
+	return t
 }
 
 // settle deletes the key again, in the background, on masters where a SET may
@@ -301,7 +307,7 @@ func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token strin
 func (r *Redlock) settle(ctx context.Context, open *openSets, key, token string) {
 	ctx = context.WithoutCancel(ctx)
 	horizon := time.Now().Add(open.ttl)
-	notBefore := open.sent.Add(r.releaseTimeout(open.ttl))
+	notBefore := open.sent.Add(r.releaseTimeout())
 	for _, i := range open.unsure {
 		r.settleOne(ctx, nil, notBefore, i, key, token, horizon)
 	}
@@ -325,7 +331,7 @@ func (r *Redlock) settleOne(ctx context.Context, ready <-chan struct{}, notBefor
 			<-ready
 		}
 		time.Sleep(time.Until(notBefore))
-		wait, pause := r.releaseTimeout(0), 20*time.Millisecond
+		wait, pause := r.releaseTimeout(), 20*time.Millisecond
 		for {
 			rctx, cancel := context.WithTimeout(ctx, wait)
 			err := r.scripts.release.Run(rctx, r.nodes[i], []string{key}, token).Err()
@@ -359,27 +365,6 @@ func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time
 	return OK, nil
 }
 
-// releaseAll runs compare-and-delete on every master and waits for all, since
-// a failed acquisition must not leave keys behind that block others for a TTL.
-func (r *Redlock) releaseAll(ctx context.Context, key, token string, ttl time.Duration) tally {
-	t, _ := r.release(ctx, key, token, ttl, false)
-	return t
-}
-
-// release runs compare-and-delete on every master; with failFast it returns
-// once a quorum is decided and lets the rest finish in the background.
-func (r *Redlock) release(ctx context.Context, key, token string, ttl time.Duration, failFast bool) (tally, *stragglers) {
-	// A cancelled run still cleans up after itself.
-	ctx = context.WithoutCancel(ctx)
-	return r.fanOut(ctx, r.releaseTimeout(ttl), failFast, func(nctx context.Context, i int) (Outcome, error) {
-		n, err := r.scripts.release.Run(nctx, r.nodes[i], []string{key}, token).Int64()
-		if err != nil {
-			return Failed, err
-		}
-		return scriptOutcome(n), nil
-	})
-}
-
 // Renew extends the lease on every master in parallel; it succeeds only with a
 // quorum and positive validity, otherwise the lease counts as lost. A lease
 // whose validity had already run out when the renewal began is lost even if
@@ -391,11 +376,7 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 	start := time.Now()
 	expired := !start.Before(lease.ValidUntil())
 	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
-		n, err := r.scripts.renew.Run(nctx, r.nodes[i], []string{lease.Key}, lease.Token, ttl.Milliseconds()).Int64()
-		if err != nil {
-			return Failed, err
-		}
-		return scriptOutcome(n), nil
+		return runOwned(nctx, r.scripts.renew, r.nodes[i], lease.Key, lease.Token, ttl.Milliseconds())
 	})
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 && !expired {
@@ -409,36 +390,36 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 	// An undecided renewal whose lease has run out meanwhile ends the work
 	// too, and its holder will not release it either.
 	if out.IsLost() || !time.Now().Before(lease.ValidUntil()) {
-		r.abandon(ctx, *lease, ttl)
+		r.abandon(ctx, *lease)
 	}
 	return out, err
 }
 
 // abandon gives a lost lease back on every master in the background: its
 // holder will not release it.
-func (r *Redlock) abandon(ctx context.Context, lease Lease, ttl time.Duration) {
-	open, _ := r.inflight.LoadAndDelete(lease.Token)
+func (r *Redlock) abandon(ctx context.Context, lease Lease) {
+	open := r.takeOpen(lease.Token)
 	ctx = context.WithoutCancel(ctx)
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
-		if o, ok := open.(*openSets); ok {
-			r.giveBack(ctx, o, lease.Key, lease.Token, ttl)
-			return
-		}
-		r.releaseAll(ctx, lease.Key, lease.Token, ttl)
+		r.giveBack(ctx, open, lease.Key, lease.Token)
 	}()
+}
+
+// takeOpen removes and returns the masters where the lease's SET may still
+// land, nil if none.
+func (r *Redlock) takeOpen(token string) *openSets {
+	open, _ := r.inflight.LoadAndDelete(token)
+	o, _ := open.(*openSets)
+	return o
 }
 
 // Release runs compare-and-delete on every master in parallel.
 func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	// Taken before the DELs go out: a straggler that answers meanwhile must
 	// still be settled.
-	open, _ := r.inflight.LoadAndDelete(lease.Token)
-	t, _ := r.release(ctx, lease.Key, lease.Token, lease.Validity, r.opts.FailFast)
-	if o, ok := open.(*openSets); ok {
-		r.settle(ctx, o, lease.Key, lease.Token)
-	}
+	t := r.giveBack(ctx, r.takeOpen(lease.Token), lease.Key, lease.Token)
 	if t.ok >= t.quorum {
 		return OK, nil
 	}

@@ -116,7 +116,9 @@ func BenchmarkFanOutFloor(b *testing.B) {
 	blockStart := processCPU(b)
 	for b.Loop() {
 		v := &variants[(cycles/block)%len(variants)]
-		_ = v.hist.RecordValue(int64(v.cycle()))
+		if err := v.hist.RecordValue(int64(v.cycle())); err != nil {
+			b.Fatalf("%s: %v (a cycle over the histogram's 1 s range)", v.name, err)
+		}
 		v.cycles++
 		cycles++
 		if cycles%block == 0 {

@@ -33,6 +33,16 @@ func newScripts() scripts {
 	}
 }
 
+// runOwned runs a compare-and-act script (release, renew) on key and maps
+// its 1 / 0 / -1 reply to OK / Taken / Lost; a failure to run it is Failed.
+func runOwned(ctx context.Context, script *redis.Script, c *redis.Client, key string, args ...any) (Outcome, error) {
+	n, err := script.Run(ctx, c, []string{key}, args...).Int64()
+	if err != nil {
+		return Failed, err
+	}
+	return scriptOutcome(n), nil
+}
+
 // scriptOutcome maps the scripts' 1 / 0 / -1 replies to outcomes.
 func scriptOutcome(n int64) Outcome {
 	switch n {
@@ -116,12 +126,21 @@ func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Le
 	return lease, OK, nil
 }
 
+// errSuffix is "; what: err", or "" for no error.
+func errSuffix(what string, err error) string {
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf("; %s: %v", what, err)
+}
+
 // acquireReplicated sends SET NX PX and WAIT in one pipeline, so WAIT runs on
 // the connection that wrote the key and counts acks for that write.
 func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Duration) (Lease, Outcome, error) {
 	var set *redis.BoolCmd
 	var wait *redis.Cmd
-	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	// Pipelined's error is the first command's own, read from set and wait below.
+	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		set = p.SetNX(ctx, lease.Key, lease.Token, ttl)
 		wait = p.Do(ctx, "WAIT", s.wait.Replicas, s.wait.Timeout.Milliseconds())
 		return nil
@@ -133,10 +152,12 @@ func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Du
 		return Lease{}, Contended, nil
 	}
 	acks, werr := wait.Int64()
-	if err != nil || werr != nil || acks < int64(s.wait.Replicas) {
-		// A lock only the primary knows of is one a failover forgets: give it back.
-		_, _ = s.Release(context.WithoutCancel(ctx), lease)
-		return Lease{}, Failed, fmt.Errorf("acquire %s: %w (%d of %d replica acks)", lease.Key, ErrUnreplicated, acks, s.wait.Replicas)
+	if werr != nil || acks < int64(s.wait.Replicas) {
+		// A lock only the primary knows of is one a failover forgets: give it
+		// back, and say if that failed too, since the key then blocks for a TTL.
+		_, rerr := s.Release(context.WithoutCancel(ctx), lease)
+		return Lease{}, Failed, fmt.Errorf("acquire %s: %w (%d of %d replica acks)%s%s", lease.Key, ErrUnreplicated, acks, s.wait.Replicas,
+			errSuffix("WAIT", werr), errSuffix("give back", rerr))
 	}
 	return lease, OK, nil
 }
@@ -144,11 +165,10 @@ func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Du
 // Renew extends the lease while the caller owns it.
 func (s *Single) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
-	n, err := s.scripts.renew.Run(ctx, s.client, []string{lease.Key}, lease.Token, ttl.Milliseconds()).Int64()
+	out, err := runOwned(ctx, s.scripts.renew, s.client, lease.Key, lease.Token, ttl.Milliseconds())
 	if err != nil {
 		return Failed, fmt.Errorf("renew %s: %w", lease.Key, err)
 	}
-	out := scriptOutcome(n)
 	if out == OK {
 		lease.Start, lease.Validity = start, ttl
 	}
@@ -157,9 +177,9 @@ func (s *Single) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Ou
 
 // Release deletes the key while the caller owns it.
 func (s *Single) Release(ctx context.Context, lease Lease) (Outcome, error) {
-	n, err := s.scripts.release.Run(ctx, s.client, []string{lease.Key}, lease.Token).Int64()
+	out, err := runOwned(ctx, s.scripts.release, s.client, lease.Key, lease.Token)
 	if err != nil {
 		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 	}
-	return scriptOutcome(n), nil
+	return out, nil
 }
