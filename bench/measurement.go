@@ -38,22 +38,13 @@ func (r *run) measurement(windowStart time.Time, elapsed time.Duration, partial 
 func (m *Measurement) merge(recs []*recorder) {
 	for _, rec := range recs {
 		rec.mu.Lock()
+		rec.foldInterval()
 		for i, h := range rec.hists {
 			m.hists[i].Merge(h)
 		}
 		m.counters.add(&rec.c)
 		rec.mu.Unlock()
 	}
-}
-
-// Histogram returns the merged histogram of an operation (results.Op* names).
-func (m *Measurement) Histogram(name string) *hdr.Histogram {
-	for i, n := range opResultNames {
-		if n == name {
-			return m.hists[i]
-		}
-	}
-	return nil
 }
 
 // Fill writes the measurement into a result: window, ops, throughput,

@@ -71,10 +71,12 @@ func (c *counters) add(o *counters) {
 	}
 }
 
-// interval is what a worker saw since the last per-second tick.
+// interval is what a worker saw since the last per-second tick: the acquire
+// latencies themselves (folded into the run's histogram at each tick, so an
+// attempt is recorded once), and the counters' values at the last tick.
 type interval struct {
-	acquire                              *hdr.Histogram
-	acquired, attempts, errors, incident int64
+	acquire                               *hdr.Histogram
+	acquired, attempts, errors, incidents int64
 }
 
 // recorder is one worker's recorder: one histogram per operation, merged with
@@ -86,9 +88,6 @@ type recorder struct {
 	hists [numOps]*hdr.Histogram
 	c     counters
 	iv    interval
-	// lastIncidents lets the tick count incidents per second without touching
-	// every increment site.
-	lastIncidents int64
 }
 
 func newRecorder(on *atomic.Bool) *recorder {
@@ -133,9 +132,7 @@ func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
 	}
 	us := toMicros(d)
 	r.mu.Lock()
-	_ = r.hists[opAcquire].RecordValue(us)
 	_ = r.iv.acquire.RecordValue(us)
-	r.iv.attempts++
 	r.c.attempts++
 	switch out {
 	case lockimpl.Contended:
@@ -183,19 +180,22 @@ func (r *recorder) drainInterval(into *hdr.Histogram) (acquired, attempts, error
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	into.Merge(r.iv.acquire)
-	r.iv.acquire.Reset()
-	acquired = r.c.acquired - r.iv.acquired
-	r.iv.acquired = r.c.acquired
+	r.foldInterval()
 	var errs int64
 	for _, v := range r.c.errs {
 		errs += v
 	}
-	errors = errs - r.iv.errors
-	r.iv.errors = errs
+	acquired, r.iv.acquired = r.c.acquired-r.iv.acquired, r.c.acquired
+	attempts, r.iv.attempts = r.c.attempts-r.iv.attempts, r.c.attempts
+	errors, r.iv.errors = errs-r.iv.errors, errs
 	inc := r.c.incidents()
-	incidents = inc - r.lastIncidents
-	r.lastIncidents = inc
-	attempts = r.iv.attempts
-	r.iv.attempts = 0
+	incidents, r.iv.incidents = inc-r.iv.incidents, inc
 	return acquired, attempts, errors, incidents
+}
+
+// foldInterval moves the interval's acquire latencies into the run's
+// histogram; the caller holds mu.
+func (r *recorder) foldInterval() {
+	r.hists[opAcquire].Merge(r.iv.acquire)
+	r.iv.acquire.Reset()
 }

@@ -33,8 +33,9 @@ type Options struct {
 	Seed uint64
 	// Progress receives a live line once a second; nil for none.
 	Progress io.Writer
-	// OnWindowStart is called as the measured window begins (to read server counters).
-	OnWindowStart func()
+	// OnWindowStart is called as the measured window begins, with its start
+	// (to read server counters and time faults from it).
+	OnWindowStart func(start time.Time)
 	// OnTick is called once a second of the window with the elapsed time, so
 	// scheduled faults can be fired and logged against the series.
 	OnTick func(elapsed time.Duration)
@@ -126,7 +127,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 			sched.run(runCtx, requests)
 		}()
 	}
-	m := r.window(ctx, runCtx, start, sched)
+	m := r.window(runCtx, start, sched)
 	stop()
 	wg.Wait()
 	m.merge(r.recs)
@@ -141,32 +142,26 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 }
 
 // window waits out the warm-up, records the measured window and collects.
-func (r *run) window(ctx, runCtx context.Context, start time.Time, sched *scheduler) *Measurement {
-	partial := false
-	if r.opts.Warmup > 0 {
-		select {
-		case <-time.After(time.Until(start.Add(r.opts.Warmup))):
-		case <-runCtx.Done():
-			partial = true
-		}
-	}
+// runCtx ends only when the caller's context does (Ctrl-C), so ending early
+// means the result is partial.
+func (r *run) window(runCtx context.Context, start time.Time, sched *scheduler) *Measurement {
+	partial := !sleepUntil(runCtx, start.Add(r.opts.Warmup))
 	windowStart := time.Now()
 	if sched != nil {
 		sched.stopAt.Store(windowStart.Add(r.opts.Duration).UnixNano())
 	}
-	if r.opts.OnWindowStart != nil {
-		r.opts.OnWindowStart()
-	}
+	// Recording starts with the window, before the hook: time the hook takes
+	// (reading every server's INFO) is measured time, not a hole in it.
 	r.on.Store(true)
+	if r.opts.OnWindowStart != nil {
+		r.opts.OnWindowStart(windowStart)
+	}
 	end := windowStart.Add(r.opts.Duration)
 	if !partial {
 		partial = r.series.collect(runCtx, windowStart, end, r.opts.OnTick)
 	}
 	r.on.Store(false)
 	elapsed := time.Since(windowStart)
-	if partial && ctx.Err() == nil {
-		partial = false
-	}
 	return r.measurement(windowStart, elapsed, partial)
 }
 
@@ -183,7 +178,8 @@ func withDefaults(w workloads.Workload) workloads.Workload {
 // worker runs critical sections until ctx ends. In open loop it takes each
 // request's intended start from requests.
 func (r *run) worker(ctx context.Context, id int, requests <-chan time.Time) {
-	w := &worker{run: r, id: id, rec: r.recs[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1))}
+	w := &worker{run: r, id: id, rec: r.recs[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
+		releaseCtx: context.WithoutCancel(ctx)}
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	for ctx.Err() == nil {
 		wantAt := time.Now()
@@ -211,6 +207,10 @@ type worker struct {
 	rec    *recorder
 	rng    *rand.Rand
 	keyBuf []byte
+	// releaseCtx outlives the run's context: the release of a lease taken
+	// inside the window finishes even if the window has just closed, so the
+	// run leaves no key behind. Made once, not per release.
+	releaseCtx context.Context
 }
 
 func (w *worker) key(idx int) string {
@@ -224,6 +224,9 @@ func (w *worker) observeAttempt(a lockimpl.Attempt) {
 	w.rec.attempt(a.Latency, a.Outcome)
 	if a.Outcome == lockimpl.Failed {
 		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
+		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
+			w.rec.count(func(c *counters) { c.unreplicated++ })
+		}
 	}
 }
 
@@ -265,7 +268,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time) {
 	w.write(entry, lease)
 	w.resource.Exit(entry)
 	w.rec.latency(opHold, time.Since(acquiredAt), false)
-	w.release(ctx, lease)
+	w.release(lease)
 }
 
 // work holds the lock for the sampled hold time, renewing on schedule, then
@@ -335,11 +338,9 @@ func (w *worker) write(entry Entry, lease lockimpl.Lease) {
 	})
 }
 
-func (w *worker) release(ctx context.Context, lease lockimpl.Lease) {
+func (w *worker) release(lease lockimpl.Lease) {
 	start := time.Now()
-	// The release of a lease taken inside the window finishes even if the window
-	// has just closed, so the run leaves no key behind.
-	out, err := w.locker.Release(context.WithoutCancel(ctx), lease)
+	out, err := w.locker.Release(w.releaseCtx, lease)
 	w.rec.latency(opRelease, time.Since(start), out == lockimpl.Failed)
 	switch {
 	case out == lockimpl.OK:

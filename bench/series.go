@@ -19,7 +19,8 @@ type seriesCollector struct {
 	progress io.Writer
 	points   []results.SeriesPoint
 	agg      *hdr.Histogram
-	totals   struct{ acquired, errors int64 }
+	// errors is the running total the live line shows.
+	errors int64
 }
 
 func newSeriesCollector(recs []*recorder, progress io.Writer) *seriesCollector {
@@ -62,11 +63,10 @@ func (s *seriesCollector) tick(elapsed time.Duration) {
 	p.ElapsedS = elapsed.Seconds()
 	p.P99US = float64(s.agg.ValueAtQuantile(99))
 	s.points = append(s.points, p)
-	s.totals.acquired += p.Acquired
-	s.totals.errors += p.Errors
+	s.errors += p.Errors
 	if s.progress != nil {
 		fmt.Fprintf(s.progress, "\r[%6.1fs] %8.0f acq/s  p99 acquire %-9s errors %d  incidents %d ",
-			p.ElapsedS, float64(p.Acquired), results.FormatUS(p.P99US), s.totals.errors, p.Incidents)
+			p.ElapsedS, float64(p.Acquired), results.FormatUS(p.P99US), s.errors, p.Incidents)
 	}
 }
 

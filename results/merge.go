@@ -359,7 +359,7 @@ func mergeServers(runs []*Result, acquired int64) *Servers {
 	if out == nil {
 		return nil
 	}
-	perAcquire(out, acquired)
+	out.SetPerAcquire(acquired)
 	return out
 }
 
@@ -377,7 +377,9 @@ func maxNode(into *ServerNode, n ServerNode) {
 	}
 }
 
-func perAcquire(s *Servers, acquired int64) {
+// SetPerAcquire divides each node's commands and CPU, and their sums, by the
+// acquisitions of the window; with none, the per-acquire figures are 0.
+func (s *Servers) SetPerAcquire(acquired int64) {
 	var cmds int64
 	var cpu float64
 	for i := range s.Nodes {

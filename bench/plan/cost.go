@@ -57,14 +57,9 @@ func (m *costMeter) servers(acquired int64) *results.Servers {
 			}
 		}
 		node.CPUUS = (m.end[i].CPUSeconds - m.start[i].CPUSeconds) * 1e6
-		if acquired > 0 {
-			node.CommandsPerAcquire = float64(node.Commands) / float64(acquired)
-			node.CPUUSPerAcquire = node.CPUUS / float64(acquired)
-		}
-		s.CommandsPerAcquire += node.CommandsPerAcquire
-		s.CPUUSPerAcquire += node.CPUUSPerAcquire
 		s.Nodes = append(s.Nodes, node)
 	}
+	s.SetPerAcquire(acquired)
 	if len(missing) > 0 {
 		s.Unavailable = "INFO not available on " + strings.Join(missing, "; ")
 	}

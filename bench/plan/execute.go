@@ -79,8 +79,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	opts := pl.Bench
 	opts.KeyPrefix = KeyPrefix(id)
 	opts.Progress = env.Progress
-	opts.OnWindowStart = func() {
-		start := time.Now()
+	opts.OnWindowStart = func(start time.Time) {
 		meter.before(ctx)
 		if isRedlock {
 			nodeBase = rl.NodeCounts()

@@ -116,9 +116,6 @@ func (p *parser) fail(flag, format string, args ...any) {
 func (p *parser) duration(flag string, min time.Duration) time.Duration {
 	s := p.v.Get(flag)
 	d, err := time.ParseDuration(s)
-	if s == "0" {
-		d, err = 0, nil
-	}
 	if err != nil {
 		p.fail(flag, "%q is not a duration; want a Go duration such as 500ms, 10s or 1m", s)
 		return 0
