@@ -82,15 +82,8 @@ func ServerVersion(ctx context.Context, c *redis.Client) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("INFO server on %s: %w", c.Options().Addr, err)
 	}
-	version := ""
-	for _, line := range strings.Split(raw, "\n") {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		switch k {
-		case "valkey_version":
-			return "valkey " + v, nil
-		case "redis_version":
-			version = v
-		}
+	if v := infoField(raw, "valkey_version"); v != "" {
+		return "valkey " + v, nil
 	}
-	return version, nil
+	return infoField(raw, "redis_version"), nil
 }

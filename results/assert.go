@@ -141,7 +141,7 @@ func Metric(r *Result, metric string) (float64, error) {
 		}
 		return r.Throughput.AcquiredPerS, nil
 	case "errors":
-		return float64(sumErrors(r.Errors)), nil
+		return float64(r.TotalErrors()), nil
 	case "incidents":
 		if field == "" {
 			return float64(r.Incidents.Total()), nil
@@ -152,8 +152,11 @@ func Metric(r *Result, metric string) (float64, error) {
 	case "counters":
 		return jsonField(r.Counters, metric, field)
 	case "servers":
-		if r.Servers == nil {
+		switch {
+		case r.Servers == nil:
 			return 0, fmt.Errorf("metric %s: the result has no server figures", metric)
+		case !r.Servers.Measured():
+			return 0, fmt.Errorf("metric %s: %s", metric, r.Servers.Unavailable)
 		}
 		return jsonField(*r.Servers, metric, field)
 	}

@@ -80,3 +80,17 @@ func FuzzParseAssertion(f *testing.F) {
 		}
 	})
 }
+
+// Server figures summed over only the nodes that answered INFO are not a
+// measurement: every reader of a metric (tables, --assert, --slo) must see
+// them as missing, not as a small number.
+func TestMetricServersPartlyUnavailable(t *testing.T) {
+	r := fixture(t, "partial-info", fixtureOpts{servers: true})
+	if _, err := Metric(r, "servers.commands_per_acquire"); err != nil {
+		t.Fatalf("all nodes answered: %v", err)
+	}
+	r.Servers.Unavailable = "INFO not available on 127.0.0.1:7002: ERR unknown command"
+	if v, err := Metric(r, "servers.commands_per_acquire"); err == nil || !strings.Contains(err.Error(), "127.0.0.1:7002") {
+		t.Fatalf("partial server figures read as %v, %v; want an error naming the node", v, err)
+	}
+}

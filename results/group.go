@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -187,14 +188,7 @@ func statsOf(vals []float64) stats {
 	if len(vals) == 0 {
 		return stats{}
 	}
-	s := append([]float64(nil), vals...)
-	sort.Float64s(s)
-	n := len(s)
-	med := s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
-	}
-	return stats{n: n, min: s[0], median: med, max: s[n-1]}
+	return stats{n: len(vals), min: slices.Min(vals), median: Median(vals), max: slices.Max(vals)}
 }
 
 // statsFor evaluates m over every run of a group.

@@ -143,7 +143,7 @@ func incidentMetrics() []metric {
 
 func errorMetrics(runs []*Result) []metric {
 	ms := []metric{{"errors_total", "errors", UnitCount, "lower",
-		always(func(r *Result) float64 { return float64(sumErrors(r.Errors)) })}}
+		always(func(r *Result) float64 { return float64(r.TotalErrors()) })}}
 	kinds := map[string]bool{}
 	for _, r := range runs {
 		for k := range r.Errors {
@@ -159,10 +159,7 @@ func errorMetrics(runs []*Result) []metric {
 
 // hasServerCost says whether r carries server-side figures; a run whose
 // servers refused INFO has none, and a zero there would read as "free".
-func hasServerCost(r *Result) bool {
-	s := r.Servers
-	return s != nil && (s.Unavailable == "" || s.CommandsPerAcquire > 0 || s.CPUUSPerAcquire > 0)
-}
+func hasServerCost(r *Result) bool { return r.Servers.Measured() }
 
 func anyServers(runs []*Result) bool {
 	for _, r := range runs {

@@ -123,7 +123,7 @@ func summaryRow(i int, r *Result) runRow {
 	row := runRow{
 		Color: runColor(i), ID: r.ID, Started: r.StartedAt.Format(time.RFC3339), Headline: label(r),
 		Duration: formatValue(UnitSeconds, r.DurationS), Acquired: fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS),
-		P50: "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(sumErrors(r.Errors)),
+		P50: "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(r.TotalErrors()),
 		Rate: fmt.Sprintf("%.4f", r.Contention.Rate), Partial: r.Partial, Unsafe: r.Lock.Unsafe,
 	}
 	if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {

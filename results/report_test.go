@@ -37,7 +37,7 @@ func expectedEmpty(runs []*Result) map[string]bool {
 	for _, r := range runs {
 		attempts += r.Contention.Attempts
 		incidents += r.Incidents.Total()
-		errs += sumErrors(r.Errors)
+		errs += r.TotalErrors()
 		series = series || len(r.Series) > 0
 		servers = servers || r.Servers != nil
 	}

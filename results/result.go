@@ -23,11 +23,8 @@ const (
 	OpBlocked       = "blocked"
 )
 
-// OpNames lists the operations in the order reports show them.
+// opNames lists the operations in the order reports show them.
 var opNames = []string{OpAcquire, OpTimeToAcquire, OpRelease, OpRenew, OpHold, OpBlocked}
-
-// OpNames returns the operations in report order.
-func OpNames() []string { return opOrder() }
 
 // opOrder returns a fresh copy of opNames, so no caller can reorder another's.
 func opOrder() []string { return append([]string(nil), opNames...) }
@@ -259,6 +256,10 @@ type Servers struct {
 	// Unavailable says why some node's figures are missing (INFO refused).
 	Unavailable string `json:"unavailable,omitempty"`
 }
+
+// Measured reports whether s holds server figures for every node: a sum over
+// only the nodes that answered INFO would pass for a measured one.
+func (s *Servers) Measured() bool { return s != nil && s.Unavailable == "" }
 
 // ServerNode is one server's cost over the window.
 type ServerNode struct {

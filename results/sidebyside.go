@@ -98,7 +98,7 @@ type sideRow struct {
 func sideBySideRow(r *Result) sideRow {
 	a := r.Ops[OpAcquire].LatencyUS
 	row := sideRow{v: [6]float64{r.Throughput.AcquiredPerS, a.P50, a.P99, a.P999}, ok: [6]bool{true, true, true, true}}
-	if s := r.Servers; s != nil && s.Unavailable == "" {
+	if s := r.Servers; s.Measured() {
 		row.v[4], row.v[5] = s.CommandsPerAcquire, s.CPUUSPerAcquire
 		row.ok[4], row.ok[5] = true, true
 	}

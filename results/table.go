@@ -102,7 +102,7 @@ func writeCounts(w io.Writer, r *Result) error {
 		{"gave_up", c.GaveUp, "work_aborted", i.WorkAborted},
 		{"rate", fmt.Sprintf("%.4f", c.Rate), "overlaps", i.Overlaps},
 		{"attempts/acquire", fmt.Sprintf("%.2f", c.AttemptsPerAcquire), "fencing_rejected", i.FencingRejected},
-		{"errors", sumErrors(r.Errors), "stale_writes_accepted", i.StaleWritesAccepted},
+		{"errors", r.TotalErrors(), "stale_writes_accepted", i.StaleWritesAccepted},
 	}
 	for _, row := range rows {
 		_ = t.Append(row...)
@@ -123,20 +123,17 @@ func writeCounts(w io.Writer, r *Result) error {
 	return nil
 }
 
-func sumErrors(m map[string]int64) int64 {
+// TotalErrors is the run's failures of every kind.
+func (r *Result) TotalErrors() int64 {
 	var n int64
-	for _, v := range m {
+	for _, v := range r.Errors {
 		n += v
 	}
 	return n
 }
 
 func formatErrors(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
+	keys := sortedKeys(m)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])

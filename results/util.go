@@ -2,8 +2,6 @@ package results
 
 import "sort"
 
-func sortStrings(s []string) { sort.Strings(s) }
-
 // Median is the middle of xs (the mean of the middle two for an even count),
 // or 0 for none; xs is not reordered.
 func Median(xs []float64) float64 {

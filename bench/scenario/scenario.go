@@ -129,9 +129,7 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 			vv.StaleAccepted += r.Incidents.StaleWritesAccepted
 			vv.FencingRejected += r.Incidents.FencingRejected
 			attempts += r.Contention.Attempts
-			for _, n := range r.Errors {
-				errs += n
-			}
+			errs += r.TotalErrors()
 			p99s = append(p99s, r.Ops[results.OpAcquire].LatencyUS.P99)
 			tputs = append(tputs, r.Throughput.AcquiredPerS)
 			if ctx.Err() != nil {

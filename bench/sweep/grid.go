@@ -50,10 +50,6 @@ func (c Cell) Label(axes []Axis) string {
 	return strings.Join(parts, " ")
 }
 
-// ListHelp explains how sweep lists are written.
-const ListHelp = "a comma-separated list (1,8,32); values that contain commas themselves (zipf:1000,1.1) " +
-	"are kept whole, or separate values with | instead (zipf:1000,1.1|uniform:10)"
-
 // ParseList splits a sweep list. A piece that starts with a digit, '.' or '-'
 // after a piece holding a ':' continues that spec (zipf:10,1.1 is one value),
 // so most lists need no quoting; '|' separates values unambiguously.

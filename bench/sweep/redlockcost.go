@@ -3,7 +3,6 @@ package sweep
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -28,11 +27,7 @@ func AvailabilityOf(r *results.Result) float64 {
 	if r == nil || r.Contention.Attempts == 0 {
 		return 0
 	}
-	var errs int64
-	for _, n := range r.Errors {
-		errs += n
-	}
-	return 1 - float64(errs)/float64(r.Contention.Attempts)
+	return 1 - float64(r.TotalErrors())/float64(r.Contention.Attempts)
 }
 
 // WriteRedlockCost prints the rows with ratios against the first (single).
@@ -54,8 +49,8 @@ func WriteRedlockCost(w io.Writer, rows []CostRow) error {
 	for _, row := range rows {
 		cells := []any{row.Topology}
 		for _, m := range metrics {
-			v, vok := costMetric(row.Run, m.metric)
-			b, bok := costMetric(base, m.metric)
+			v, vok := metricOf(row.Run, m.metric)
+			b, bok := metricOf(base, m.metric)
 			switch {
 			case !vok:
 				cells = append(cells, "-", "-")
@@ -85,13 +80,9 @@ func WriteRedlockCost(w io.Writer, rows []CostRow) error {
 	return nil
 }
 
-// costMetric reads a metric of r; server figures are missing (false) where
-// INFO was refused on some node, since a partial sum would pass for a
-// measured one.
-func costMetric(r *results.Result, metric string) (float64, bool) {
-	if strings.HasPrefix(metric, "servers.") && (r.Servers == nil || r.Servers.Unavailable != "") {
-		return 0, false
-	}
+// metricOf is a metric of r, and whether r has it (server figures are
+// missing where INFO was refused).
+func metricOf(r *results.Result, metric string) (float64, bool) {
 	v, err := results.Metric(r, metric)
 	return v, err == nil
 }

@@ -44,7 +44,6 @@ type Summary struct {
 	Median map[string]float64 `json:"median"`
 	Min    map[string]float64 `json:"min"`
 	Max    map[string]float64 `json:"max"`
-	order  []string
 }
 
 // Summarize reduces each cell's repeats to median, min and max per metric.
@@ -54,7 +53,6 @@ func Summarize(g Grid, crs []CellResult) []Summary {
 		s := Summary{Coords: map[string]string{}, Median: map[string]float64{}, Min: map[string]float64{}, Max: map[string]float64{}}
 		for i, a := range g.Axes {
 			s.Coords[a.Flag] = cr.Cell.Coords[i]
-			s.order = append(s.order, a.Flag)
 		}
 		for _, r := range cr.Results {
 			s.Runs = append(s.Runs, r.ID)

@@ -59,7 +59,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "scenario %s: %s, trial %d/%d\n", s.Name, variant, trial, trials)
 				}
 			}
-			store := storeRunner(c)
+			store := storeRunner()
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
 				v.Set("out", c.String("out"))
 				return store(ctx, v, "", 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // gridRunFlags are the run flags a grid command takes; each may be a list.
@@ -80,7 +81,7 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c, g))
+			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
 			if err != nil {
 				return err
 			}
@@ -143,7 +144,7 @@ func mergeAxes(file, flags []sweep.Axis) []sweep.Axis {
 }
 
 // storeRunner executes one cell quietly and stores its result.
-func storeRunner(c *cli.Context) sweep.Runner {
+func storeRunner() sweep.Runner {
 	return func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error) {
 		v.Set("quiet", "true")
 		plans, err := plan.Expand(v)
@@ -163,7 +164,7 @@ func storeRunner(c *cli.Context) sweep.Runner {
 
 // progressFor draws a progress bar with ETA on a terminal, and a plain line a
 // run elsewhere (a CI log), on stderr.
-func progressFor(c *cli.Context, g sweep.Grid) sweep.Progress {
+func progressFor(c *cli.Context) sweep.Progress {
 	w := c.App.ErrWriter
 	if c.Bool("quiet") {
 		return nil
@@ -241,7 +242,7 @@ func capacityCommand() *cli.Command {
 			}
 			var caps []sweep.Capacity
 			var all []*results.Result
-			run := storeRunner(c)
+			run := storeRunner()
 			for _, topo := range topologies {
 				v := given.Clone()
 				v.Set("topology", topo)
@@ -292,8 +293,12 @@ func rampFromCLI(c *cli.Context, given plan.Values) (sweep.Ramp, string, error) 
 	ramp.Start, ramp.Max = c.Float64("start"), c.Float64("max")
 	load := "concurrency"
 	if given.Has("rate") {
-		rate, err := strconv.ParseFloat(given.Get("rate"), 64)
-		if err != nil || rate <= 0 {
+		// The same forms run accepts (500, 50/100ms), but a ramp needs a rate.
+		rate, err := workloads.ParseRate("rate", given.Get("rate"))
+		switch {
+		case err != nil:
+			return ramp, "", usageError{msg: err.Error()}
+		case rate <= 0:
 			return ramp, "", usageError{msg: fmt.Sprintf("--rate %q: want a positive number of requests per second", given.Get("rate"))}
 		}
 		load, ramp.OpenLoop = "rate", true
@@ -349,7 +354,7 @@ func tuneTTLCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s\n",
 				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")))
-			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c, g))
+			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
 			if err != nil {
 				return err
 			}
@@ -406,7 +411,7 @@ func redlockCostCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			run := storeRunner(c)
+			run := storeRunner()
 			var rows []sweep.CostRow
 			for _, topo := range topologies {
 				v := given.Clone()
