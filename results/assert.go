@@ -99,11 +99,29 @@ func parseThreshold(metric, s string) (float64, error) {
 func metricKind(metric string) (group, field string, err error) {
 	group, field, _ = strings.Cut(metric, ".")
 	switch group {
-	case "throughput", "errors", "incidents", "p50", "p90", "p99", "p999", "max", "mean":
+	case "p50", "p90", "p99", "p999", "max", "mean":
+		if field != "" {
+			return "", "", fmt.Errorf("metric %q: %s is acquire's; for another operation write OP.%s", metric, group, group)
+		}
 		return group, field, nil
-	case "contention", "servers", "counters":
+	case "throughput":
+		switch field {
+		case "", "acquired_per_s", "attempts_per_s":
+			return group, field, nil
+		}
+		return "", "", fmt.Errorf("metric %q: throughput has acquired_per_s and attempts_per_s", metric)
+	case "errors":
+		return group, field, nil
+	case "incidents", "contention", "servers", "counters":
 		if field == "" {
+			if group == "incidents" {
+				return group, field, nil
+			}
 			return "", "", fmt.Errorf("metric %q needs a field (e.g. %s.rate)", metric, group)
+		}
+		// Refused here, at parse time, rather than when the first result is read.
+		if _, err := jsonField(fieldsOf(group), metric, field); err != nil {
+			return "", "", err
 		}
 		return group, field, nil
 	}
@@ -141,6 +159,10 @@ func Metric(r *Result, metric string) (float64, error) {
 		}
 		return r.Throughput.AcquiredPerS, nil
 	case "errors":
+		if field != "" {
+			// A kind the run never saw is a measured zero.
+			return float64(r.Errors[field]), nil
+		}
 		return float64(r.TotalErrors()), nil
 	case "incidents":
 		if field == "" {
@@ -166,6 +188,10 @@ func Metric(r *Result, metric string) (float64, error) {
 		return float64(s.Count), nil
 	case "errors":
 		return float64(s.Errors), nil
+	}
+	if s.Count == 0 {
+		// No latency was recorded: 0 would pass any "<" threshold unmeasured.
+		return 0, fmt.Errorf("metric %s: the run recorded no %s", metric, group)
 	}
 	return percentile(s.LatencyUS, field), nil
 }
@@ -261,6 +287,20 @@ func WriteChecks(w io.Writer, cs []Check) error {
 
 // jsonField reads a numeric field of v by its JSON name, so metric paths are
 // exactly the result file's field names.
+// fieldsOf is a zero value of a group's struct, whose JSON fields are the
+// metric names the group accepts.
+func fieldsOf(group string) any {
+	switch group {
+	case "incidents":
+		return Incidents{}
+	case "contention":
+		return Contention{}
+	case "servers":
+		return Servers{}
+	}
+	return Counters{}
+}
+
 func jsonField(v any, metric, field string) (float64, error) {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -70,12 +70,18 @@ func FuzzParseAssertion(f *testing.F) {
 	for _, s := range []string{"acquire.p99<10ms", "incidents==0", "contention.rate<5%", "x>=", "p99<"} {
 		f.Add(s)
 	}
+	// A result where every operation was recorded and every figure measured:
+	// whatever parses must be readable from it.
+	full := &Result{Ops: map[string]OpSummary{}, Servers: &Servers{}}
+	for _, op := range opOrder() {
+		full.Ops[op] = OpSummary{Count: 1}
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		a, err := ParseAssertion(s)
 		if err != nil {
 			return
 		}
-		if _, err := Metric(&Result{Ops: map[string]OpSummary{}, Servers: &Servers{}}, a.Metric); err != nil {
+		if _, err := Metric(full, a.Metric); err != nil {
 			t.Fatalf("%q parsed but its metric cannot be read: %v", s, err)
 		}
 	})
@@ -92,5 +98,37 @@ func TestMetricServersPartlyUnavailable(t *testing.T) {
 	r.Servers.Unavailable = "INFO not available on 127.0.0.1:7002: ERR unknown command"
 	if v, err := Metric(r, "servers.commands_per_acquire"); err == nil || !strings.Contains(err.Error(), "127.0.0.1:7002") {
 		t.Fatalf("partial server figures read as %v, %v; want an error naming the node", v, err)
+	}
+}
+
+// A metric must read what it names, or refuse: not some other figure, and
+// not a 0 that no run measured.
+func TestMetricReadsWhatItNames(t *testing.T) {
+	r := fixture(t, "m", fixtureOpts{})
+	r.Errors = map[string]int64{"timeout": 3, "no_quorum": 50}
+	for _, tc := range []struct {
+		metric string
+		want   float64
+		bad    string // part of the error; "" when the read must succeed
+	}{
+		{metric: "errors", want: 53},
+		{metric: "errors.timeout", want: 3},
+		{metric: "errors.readonly", want: 0},
+		{metric: "throughput", want: r.Throughput.AcquiredPerS},
+		{metric: "throughput.attempts_per_s", want: r.Throughput.AttemptsPerS},
+		{metric: "throughput.bogus", bad: "acquired_per_s and attempts_per_s"},
+		{metric: "p99.x", bad: "OP.p99"},
+		{metric: "renew.p99", bad: "recorded no renew"},
+		{metric: "renew.count", want: 0},
+	} {
+		t.Run(tc.metric, func(t *testing.T) {
+			got, err := Metric(r, tc.metric)
+			switch {
+			case tc.bad == "" && (err != nil || got != tc.want):
+				t.Fatalf("= %v, %v; want %v", got, err, tc.want)
+			case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
+				t.Fatalf("= %v, %v; want an error mentioning %q", got, err, tc.bad)
+			}
+		})
 	}
 }
