@@ -4,23 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
 )
-
-// alive reports whether pid is a live process (signal 0 probes without harm).
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	var ws syscall.WaitStatus
-	// Reap if it is our zombie child, so a dead server does not look alive.
-	_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-	return syscall.Kill(pid, 0) == nil
-}
 
 func pids(t *compose.Topology) []int {
 	var out []int
@@ -42,7 +31,7 @@ func TestLocalProviderStopsOnSuccess(t *testing.T) {
 		t.Fatalf("%d servers, want 3", len(ps))
 	}
 	for _, p := range ps {
-		if !alive(p) {
+		if !composetest.Alive(p) {
 			t.Fatalf("pid %d not running after Up", p)
 		}
 	}
@@ -50,7 +39,7 @@ func TestLocalProviderStopsOnSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if alive(p) {
+		if composetest.Alive(p) {
 			t.Errorf("pid %d still running after Close", p)
 		}
 	}
@@ -58,10 +47,14 @@ func TestLocalProviderStopsOnSuccess(t *testing.T) {
 
 func TestLocalProviderStopsOnError(t *testing.T) {
 	// A server that refuses its configuration must not stay behind.
+	before := len(children(t))
 	srv, err := compose.StartServer(context.Background(), compose.ServerOptions{Args: []string{"--no-such-directive", "1"}})
 	if err == nil {
 		_ = srv.Stop()
 		t.Fatal("redis-server with a bad directive started")
+	}
+	if left := len(children(t)) - before; left > 0 {
+		t.Fatalf("%d processes left running after the failed start", left)
 	}
 }
 
@@ -77,13 +70,17 @@ func TestLocalProviderStopsOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if alive(p) {
+		if composetest.Alive(p) {
 			t.Errorf("pid %d still running after cancel and Close", p)
 		}
 	}
 	// A cancelled context makes Up fail fast and leave nothing running.
+	before := len(children(t))
 	if _, err := compose.Up(ctx, compose.Spec{Kind: compose.KindSingle, Masters: 1}, compose.UpOptions{}); err == nil {
 		t.Fatal("Up with a cancelled context succeeded")
+	}
+	if left := len(children(t)) - before; left > 0 {
+		t.Fatalf("%d processes left running after Up with a cancelled context", left)
 	}
 }
 
@@ -97,7 +94,7 @@ func TestServerKillRestartSamePort(t *testing.T) {
 	if err := srv.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if alive(pid) {
+	if composetest.Alive(pid) {
 		t.Fatal("killed server still alive")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
