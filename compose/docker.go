@@ -134,12 +134,7 @@ func (t *Topology) upDocker(ctx context.Context) error {
 // startContainer starts master i and waits until it accepts connections.
 func startContainer(ctx context.Context, set *containerSet, image string, i int, p Persistence) (*Node, error) {
 	name := fmt.Sprintf("master-%d", i)
-	cmd := []string{"redis-server", "--save", "", "--protected-mode", "no"}
-	if p == PersistAOFAlways {
-		cmd = append(cmd, "--appendonly", "yes", "--appendfsync", "always")
-	} else {
-		cmd = append(cmd, "--appendonly", "no")
-	}
+	cmd := append([]string{"redis-server", "--protected-mode", "no"}, persistenceArgs(p)...)
 	c, err := testcontainers.Run(ctx, image,
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
 		testcontainers.WithCmd(cmd...),

@@ -132,9 +132,7 @@ func apply(t *testing.T, topo *compose.Topology, spec string) func() error {
 // direct is a fresh client straight to addr, closed at cleanup.
 func direct(t *testing.T, addr string) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, ContextTimeoutEnabled: true, DisableIdentity: true})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return composetest.ClientAt(t, addr)
 }
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {

@@ -151,15 +151,20 @@ func (s *Server) args() []string {
 	}
 	args := []string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--daemonize", "no", "--protected-mode", "yes", "--save", "",
+		"--daemonize", "no", "--protected-mode", "yes",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
 	}
-	if s.opts.Persistence == PersistAOFAlways {
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-	} else {
-		args = append(args, "--appendonly", "no")
-	}
+	args = append(args, persistenceArgs(s.opts.Persistence)...)
 	return append(args, s.opts.Args...)
+}
+
+// persistenceArgs are redis-server's options for p: never RDB snapshots, and
+// an append-only file synced on every write only with aof-always.
+func persistenceArgs(p Persistence) []string {
+	if p == PersistAOFAlways {
+		return []string{"--save", "", "--appendonly", "yes", "--appendfsync", "always"}
+	}
+	return []string{"--save", "", "--appendonly", "no"}
 }
 
 func (s *Server) sentinelConf() string { return filepath.Join(s.dir, "sentinel.conf") }

@@ -36,9 +36,7 @@ func throughProxy(t *testing.T, servers []*compose.Server, slow []int, proxy fun
 		if slices.Contains(slow, i) {
 			addr = proxy(addr)
 		}
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true})
-		t.Cleanup(func() { _ = c.Close() })
-		clients = append(clients, c)
+		clients = append(clients, composetest.ClientAt(t, addr))
 	}
 	return clients
 }

@@ -4,6 +4,7 @@ package results
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -319,11 +320,12 @@ func EncodeHistogram(h *hdr.Histogram) (string, error) {
 
 // DecodeHistogram parses the compressed base64 form back into a histogram.
 func DecodeHistogram(s string) (*hdr.Histogram, error) {
-	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
-		return nil, fmt.Errorf("histogram is not base64: %w", err)
-	}
 	h, err := hdr.Decode([]byte(s))
-	if err != nil {
+	var notBase64 base64.CorruptInputError
+	switch {
+	case errors.As(err, &notBase64):
+		return nil, fmt.Errorf("histogram is not base64: %w", err)
+	case err != nil:
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
 	return h, nil

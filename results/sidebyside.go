@@ -33,12 +33,16 @@ func WriteSideBySideGroups(w io.Writer, groups []Group) error {
 	header = append(header, "acq/s", "p50", "p99", "p99.9", "cmds/acq", "cpu µs/acq",
 		"acq/s ×", "p50 ×", "p99 ×", "p99.9 ×", "cmds ×", "cpu ×")
 	t := NewTable(w, header...)
-	base := groupRow(groups[0])
+	rows := make([]sideRow, len(groups))
+	for i, g := range groups {
+		rows[i] = groupRow(g)
+	}
+	base := rows[0]
 	firsts := make([]*Result, 0, len(groups))
-	for _, g := range groups {
+	for i, g := range groups {
 		r := g.Runs[0]
 		firsts = append(firsts, r)
-		row := groupRow(g)
+		row := rows[i]
 		cells := []any{r.Topology.Spec, r.Lock.Name}
 		if repeats {
 			cells = append(cells, len(g.Runs))
@@ -108,15 +112,20 @@ func sideBySideRow(r *Result) sideRow {
 // groupRow is each figure's median over the group's runs; a figure missing
 // from any run is missing from the row.
 func groupRow(g Group) sideRow {
+	rows := make([]sideRow, len(g.Runs))
+	for j, r := range g.Runs {
+		rows[j] = sideBySideRow(r)
+	}
 	var out sideRow
+	vals := make([]float64, 0, len(rows))
 	for i := range out.v {
-		vals := make([]float64, 0, len(g.Runs))
-		for _, r := range g.Runs {
-			if row := sideBySideRow(r); row.ok[i] {
+		vals = vals[:0]
+		for _, row := range rows {
+			if row.ok[i] {
 				vals = append(vals, row.v[i])
 			}
 		}
-		if len(vals) == len(g.Runs) {
+		if len(vals) == len(rows) {
 			out.v[i], out.ok[i] = Median(vals), true
 		}
 	}

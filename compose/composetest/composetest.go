@@ -41,7 +41,14 @@ func Servers(t testing.TB, n int) []*compose.Server {
 // automatic retries), closed at cleanup.
 func Client(t testing.TB, s *compose.Server) *redis.Client {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true, DisableIdentity: true, PoolSize: 64})
+	return ClientAt(t, s.Addr())
+}
+
+// ClientAt is Client for any address (a proxy in front of a server, say).
+func ClientAt(t testing.TB, addr string) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, ContextTimeoutEnabled: true,
+		DisableIdentity: true, PoolSize: 64})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
