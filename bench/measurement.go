@@ -11,12 +11,15 @@ import (
 
 // Measurement is what one Run recorded in its window, merged over workers.
 type Measurement struct {
-	// WindowStart is when recording began (after the warm-up).
+	// WindowStart is when the measured window began (after the warm-up).
 	WindowStart time.Time
 	// Elapsed is the window's wall length.
 	Elapsed time.Duration
 	// Partial is true when the run was interrupted.
 	Partial bool
+	// BeforeWindow is true when the run was interrupted during its warm-up:
+	// nothing was measured.
+	BeforeWindow bool
 	// Scheduled is the open-loop requests intended inside the window.
 	Scheduled int64
 	// Series has one point per second.
@@ -27,7 +30,8 @@ type Measurement struct {
 }
 
 func (r *run) measurement(windowStart time.Time, elapsed time.Duration, partial bool) *Measurement {
-	m := &Measurement{WindowStart: windowStart, Elapsed: elapsed, Partial: partial, Series: r.series.points}
+	m := &Measurement{WindowStart: windowStart, Elapsed: elapsed, Partial: partial, Series: r.series.points,
+		BeforeWindow: partial && elapsed == 0}
 	for i := range m.hists {
 		m.hists[i] = results.NewHistogram()
 	}
@@ -40,7 +44,9 @@ func (m *Measurement) merge(recs []*recorder) {
 		rec.mu.Lock()
 		rec.foldInterval()
 		for i, h := range rec.hists {
-			m.hists[i].Merge(h)
+			if h != nil {
+				m.hists[i].Merge(h)
+			}
 		}
 		m.counters.add(&rec.c)
 		rec.mu.Unlock()
@@ -56,7 +62,11 @@ func (m *Measurement) Fill(r *results.Result) error {
 	r.Partial = m.Partial
 	r.Ops = map[string]results.OpSummary{}
 	for i, h := range m.hists {
-		s, err := results.Summarize(h, c.opErrors[i])
+		var failures int64
+		if f := failedOp[i]; f != 0 {
+			failures = m.hists[f].TotalCount()
+		}
+		s, err := results.Summarize(h, failures)
 		if err != nil {
 			return fmt.Errorf("summarize %s: %w", opResultNames[i], err)
 		}
@@ -74,7 +84,8 @@ func (m *Measurement) Fill(r *results.Result) error {
 		r.Contention.AttemptsPerAcquire = float64(c.attempts) / float64(c.acquired)
 	}
 	r.Counters = results.Counters{Released: c.released, Renewed: c.renewed, Crashed: c.crashed, Paused: c.paused,
-		Scheduled: m.Scheduled, Late: c.late, Writes: c.writes, Unreplicated: c.unreplicated}
+		Scheduled: m.Scheduled, Served: c.served, Dropped: c.dropped, Late: c.late, Unfinished: c.unfinished,
+		Writes: c.writes, Unreplicated: c.unreplicated}
 	r.Incidents = results.Incidents{ExpiredDuringWork: c.expired, ReleaseLost: c.releaseLost, RenewLost: c.renewLost,
 		WorkAborted: c.aborted, Overlaps: c.overlaps, FencingRejected: c.fencingRejected, StaleWritesAccepted: c.staleAccepted}
 	r.Errors = map[string]int64{}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -16,15 +15,23 @@ type op int
 
 const (
 	opAcquire op = iota
+	opAcquireFailed
 	opTimeToAcquire
 	opRelease
+	opReleaseFailed
 	opRenew
+	opRenewFailed
 	opHold
 	opBlocked
 	numOps
 )
 
-var opResultNames = [numOps]string{results.OpAcquire, results.OpTimeToAcquire, results.OpRelease, results.OpRenew, results.OpHold, results.OpBlocked}
+var opResultNames = [numOps]string{results.OpAcquire, results.OpAcquireFailed, results.OpTimeToAcquire,
+	results.OpRelease, results.OpReleaseFailed, results.OpRenew, results.OpRenewFailed, results.OpHold, results.OpBlocked}
+
+// failedOp is where the failures of an operation go: a fast "connection
+// refused" recorded beside the answered attempts would make them look faster.
+var failedOp = [numOps]op{opAcquire: opAcquireFailed, opRelease: opReleaseFailed, opRenew: opRenewFailed}
 
 // counters are a worker's event counts; the recorder owns them.
 type counters struct {
@@ -32,8 +39,8 @@ type counters struct {
 	released, releaseLost, renewed, renewLost int64
 	expired, aborted, crashed, paused, writes int64
 	overlaps, fencingRejected, staleAccepted  int64
-	late, unreplicated                        int64
-	opErrors                                  [numOps]int64
+	served, late, dropped, unfinished         int64
+	unreplicated                              int64
 	errs                                      map[string]int64
 }
 
@@ -58,11 +65,11 @@ func (c *counters) add(o *counters) {
 	c.overlaps += o.overlaps
 	c.fencingRejected += o.fencingRejected
 	c.staleAccepted += o.staleAccepted
+	c.served += o.served
 	c.late += o.late
+	c.dropped += o.dropped
+	c.unfinished += o.unfinished
 	c.unreplicated += o.unreplicated
-	for i := range c.opErrors {
-		c.opErrors[i] += o.opErrors[i]
-	}
 	for k, v := range o.errs {
 		if c.errs == nil {
 			c.errs = map[string]int64{}
@@ -82,20 +89,17 @@ type interval struct {
 // recorder is one worker's recorder: one histogram per operation, merged with
 // the others only at the end (hdrhistogram's advice), so workers never share a
 // hot cache line. The mutex is uncontended but for the once-a-second tick.
+// Whether an event belongs to the measured window is the worker's decision:
+// the recorder records what it is given.
 type recorder struct {
-	on    *atomic.Bool
 	mu    sync.Mutex
 	hists [numOps]*hdr.Histogram
 	c     counters
 	iv    interval
 }
 
-func newRecorder(on *atomic.Bool) *recorder {
-	r := &recorder{on: on, iv: interval{acquire: results.NewHistogram()}}
-	for i := range r.hists {
-		r.hists[i] = results.NewHistogram()
-	}
-	return r
+func newRecorder() *recorder {
+	return &recorder{iv: interval{acquire: results.NewHistogram()}}
 }
 
 func toMicros(d time.Duration) int64 {
@@ -109,57 +113,70 @@ func toMicros(d time.Duration) int64 {
 	return us
 }
 
-// latency records one operation's duration; failed operations count as errors
-// too. Acquire attempts go through attempt, which also feeds the series.
+// hist returns op o's histogram, made on first use: most runs record only a
+// few of the operations, and each histogram is ~190 KB.
+func (r *recorder) hist(o op) *hdr.Histogram {
+	h := r.hists[o]
+	if h == nil {
+		h = results.NewHistogram()
+		r.hists[o] = h
+	}
+	return h
+}
+
+// latency records one operation's duration; a failed one goes to the
+// operation's failure histogram. Acquire attempts go through attempt.
 func (r *recorder) latency(o op, d time.Duration, failed bool) {
-	if !r.on.Load() {
-		return
-	}
 	us := toMicros(d)
-	r.mu.Lock()
-	_ = r.hists[o].RecordValue(us)
-	if failed {
-		r.c.opErrors[o]++
+	if failed && failedOp[o] != 0 {
+		o = failedOp[o]
 	}
+	r.mu.Lock()
+	_ = r.hist(o).RecordValue(us)
 	r.mu.Unlock()
 }
 
 // attempt records one acquire attempt: its latency and its outcome, under
-// one lock, since this is the hottest call of a run.
+// one lock, since this is the hottest call of a run. Answered attempts
+// (acquired, contended) feed the per-second series; failed ones their own
+// histogram.
 func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
-	if !r.on.Load() {
-		return
-	}
 	us := toMicros(d)
 	r.mu.Lock()
-	_ = r.iv.acquire.RecordValue(us)
 	r.c.attempts++
 	switch out {
+	case lockimpl.Failed:
+		_ = r.hist(opAcquireFailed).RecordValue(us)
 	case lockimpl.Contended:
 		r.c.contended++
-	case lockimpl.Failed:
-		r.c.opErrors[opAcquire]++
+		_ = r.iv.acquire.RecordValue(us)
+	default:
+		_ = r.iv.acquire.RecordValue(us)
 	}
 	r.mu.Unlock()
 }
 
 // acquired records a successful acquisition and its time to acquire.
 func (r *recorder) acquired(timeToAcquire time.Duration) {
-	if !r.on.Load() {
-		return
-	}
 	us := toMicros(timeToAcquire)
 	r.mu.Lock()
-	_ = r.hists[opTimeToAcquire].RecordValue(us)
+	_ = r.hist(opTimeToAcquire).RecordValue(us)
 	r.c.acquired++
 	r.mu.Unlock()
 }
 
-// count applies f to the counters while recording is on.
+// dropped records an open-loop request of the window that never started: its
+// time to acquire is at least from its intended start to the window's end.
+func (r *recorder) dropped(lowerBound time.Duration) {
+	us := toMicros(lowerBound)
+	r.mu.Lock()
+	_ = r.hist(opTimeToAcquire).RecordValue(us)
+	r.c.dropped++
+	r.mu.Unlock()
+}
+
+// count applies f to the counters.
 func (r *recorder) count(f func(c *counters)) {
-	if !r.on.Load() {
-		return
-	}
 	r.mu.Lock()
 	f(&r.c)
 	r.mu.Unlock()
@@ -196,6 +213,9 @@ func (r *recorder) drainInterval(into *hdr.Histogram) (acquired, attempts, error
 // foldInterval moves the interval's acquire latencies into the run's
 // histogram; the caller holds mu.
 func (r *recorder) foldInterval() {
-	r.hists[opAcquire].Merge(r.iv.acquire)
+	if r.iv.acquire.TotalCount() == 0 {
+		return
+	}
+	r.hist(opAcquire).Merge(r.iv.acquire)
 	r.iv.acquire.Reset()
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +40,9 @@ type Options struct {
 	// LateThreshold is how far behind its intended start an open-loop request may
 	// begin before it counts as late (default 1 ms).
 	LateThreshold time.Duration
+	// DrainTimeout bounds how long critical sections of the window may go on
+	// after it closed (default 30 s); those still unfinished are counted so.
+	DrainTimeout time.Duration
 }
 
 // Validate reports the first option that cannot work.
@@ -72,20 +73,70 @@ func validateWorkload(w workloads.Workload) error {
 	return nil
 }
 
+// windowClock says which events belong to the measured window. Its start is
+// fixed before any worker runs; its close is the moment the runner ends it.
+type windowClock struct {
+	start time.Time
+	// nominalEnd is start + duration: the open-loop schedule's end, however
+	// late the window's own timer wakes.
+	nominalEnd time.Time
+	// closedAt is the close in unix ns, 0 while the window is open.
+	closedAt atomic.Int64
+}
+
+// contains reports whether an event at t falls in the window: at or after its
+// start and before its close.
+func (w *windowClock) contains(t time.Time) bool {
+	if t.Before(w.start) {
+		return false
+	}
+	c := w.closedAt.Load()
+	return c == 0 || t.UnixNano() < c
+}
+
+// closed reports whether the window has closed.
+func (w *windowClock) closed() bool { return w.closedAt.Load() != 0 }
+
+// closeAt ends the window at t.
+func (w *windowClock) closeAt(t time.Time) { w.closedAt.Store(t.UnixNano()) }
+
+// closeTime is when the window closed (zero while open).
+func (w *windowClock) closeTime() time.Time {
+	c := w.closedAt.Load()
+	if c == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, c)
+}
+
 // run is the shared state of one Run.
 type run struct {
 	locker   lockimpl.Locker
 	wl       workloads.Workload
 	opts     Options
 	resource *Resource
-	on       atomic.Bool
+	win      *windowClock
 	recs     []*recorder
 	series   *seriesCollector
+	sched    *scheduler
+	// windowCtx ends when the window closes: closed-loop workers start no
+	// new critical section and stop acquisitions still in progress.
+	windowCtx context.Context
 }
 
 // Run drives the workload against locker and returns what it measured. It
-// returns when the window ends or ctx is cancelled; then the result is marked
-// partial. Workers never panic and never stop on errors: they count them.
+// returns when the window ends and the critical sections begun in it have
+// finished, or when ctx is cancelled; then the result is marked partial.
+// Workers never panic and never stop on errors: they count them.
+//
+// Which events count: in closed loop, a critical section belongs to the
+// window its acquisition fell in, and is followed to its end (release,
+// release lost, crash, aborted work) even after the window closed, so that
+// every acquisition ends in exactly one counted way. An attempt counts when
+// it ended inside the window. In open loop, a request belongs to the window
+// its intended start fell in, whenever it is served; a request of the window
+// that never started before the window closed is dropped, and recorded in
+// time_to_acquire with the window's end as a lower bound of its wait.
 func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opts Options) (*Measurement, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -96,73 +147,82 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	if opts.LateThreshold == 0 {
 		opts.LateThreshold = time.Millisecond
 	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = 30 * time.Second
+	}
 	wl = withDefaults(wl)
-	r := &run{locker: locker, wl: wl, opts: opts, resource: NewResource()}
+	start := time.Now()
+	win := &windowClock{start: start.Add(opts.Warmup)}
+	win.nominalEnd = win.start.Add(opts.Duration)
+	r := &run{locker: locker, wl: wl, opts: opts, resource: NewResource(), win: win}
 	for range opts.Concurrency {
-		r.recs = append(r.recs, newRecorder(&r.on))
+		r.recs = append(r.recs, newRecorder())
 	}
 	r.series = newSeriesCollector(r.recs, opts.Progress)
 
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	var requests chan time.Time
+	// drainCtx outlives the window by at most DrainTimeout; Ctrl-C ends it at once.
+	drainCtx, stopDrain := context.WithCancel(ctx)
+	defer stopDrain()
+	windowCtx, closeWindow := context.WithCancel(drainCtx)
+	defer closeWindow()
+	r.windowCtx = windowCtx
+	var requests chan request
 	if wl.Rate > 0 {
-		requests = make(chan time.Time)
+		requests = make(chan request)
+		r.sched = newScheduler(wl.Rate, start, win)
 	}
+	var wg sync.WaitGroup
 	for i := range opts.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.worker(runCtx, i, requests)
+			r.worker(drainCtx, i, requests)
 		}()
 	}
-	start := time.Now()
-	var sched *scheduler
-	if wl.Rate > 0 {
-		sched = &scheduler{rate: wl.Rate, start: start}
+	if r.sched != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sched.run(runCtx, requests)
+			r.sched.run(windowCtx, requests)
 		}()
 	}
-	m := r.window(runCtx, start, sched)
-	stop()
-	wg.Wait()
+	m := r.window(ctx)
+	closeWindow()
+	drained := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-time.After(opts.DrainTimeout):
+		stopDrain()
+		<-drained
+	}
 	m.merge(r.recs)
-	if sched != nil {
-		// Requests are scheduled for the nominal window: a late-waking timer on a
-		// loaded machine lengthens the run, not the schedule.
-		from, to := m.WindowStart, m.WindowStart.Add(min(m.Elapsed, opts.Duration))
-		m.Scheduled = sched.inWindow(from, to)
-		m.counters.late += sched.neverStarted(from, to)
+	m.Partial = m.Partial || ctx.Err() != nil
+	if r.sched != nil {
+		m.Scheduled = r.sched.inWindow()
+		r.sched.recordNeverStarted(m, win.closeTime())
 	}
 	return m, nil
 }
 
-// window waits out the warm-up, records the measured window and collects.
-// runCtx ends only when the caller's context does (Ctrl-C), so ending early
-// means the result is partial.
-func (r *run) window(runCtx context.Context, start time.Time, sched *scheduler) *Measurement {
-	partial := !sleepUntil(runCtx, start.Add(r.opts.Warmup))
-	windowStart := time.Now()
-	if sched != nil {
-		sched.stopAt.Store(windowStart.Add(r.opts.Duration).UnixNano())
+// window waits out the warm-up, records the measured window and closes it.
+func (r *run) window(ctx context.Context) *Measurement {
+	partial := !sleepUntil(ctx, r.win.start)
+	if r.opts.OnWindowStart != nil && !partial {
+		r.opts.OnWindowStart(r.win.start)
 	}
-	// Recording starts with the window, before the hook: time the hook takes
-	// (reading every server's INFO) is measured time, not a hole in it.
-	r.on.Store(true)
-	if r.opts.OnWindowStart != nil {
-		r.opts.OnWindowStart(windowStart)
-	}
-	end := windowStart.Add(r.opts.Duration)
 	if !partial {
-		partial = r.series.collect(runCtx, windowStart, end, r.opts.OnTick)
+		partial = r.series.collect(ctx, r.win.start, r.win.nominalEnd, r.opts.OnTick)
 	}
-	r.on.Store(false)
-	elapsed := time.Since(windowStart)
-	return r.measurement(windowStart, elapsed, partial)
+	closedAt := time.Now()
+	if closedAt.Before(r.win.start) {
+		closedAt = r.win.start
+	}
+	r.win.closeAt(closedAt)
+	return r.measurement(r.win.start, closedAt.Sub(r.win.start), partial)
 }
 
 // withDefaults fills the distributions a workload may leave empty with zero work.
@@ -173,190 +233,6 @@ func withDefaults(w workloads.Workload) workloads.Workload {
 		}
 	}
 	return w
-}
-
-// worker runs critical sections until ctx ends. In open loop it takes each
-// request's intended start from requests.
-func (r *run) worker(ctx context.Context, id int, requests <-chan time.Time) {
-	w := &worker{run: r, id: id, rec: r.recs[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
-		releaseCtx: context.WithoutCancel(ctx)}
-	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
-	for ctx.Err() == nil {
-		wantAt := time.Now()
-		if requests != nil {
-			select {
-			case intended := <-requests:
-				wantAt = intended
-				if time.Since(intended) > r.opts.LateThreshold {
-					w.rec.count(func(c *counters) { c.late++ })
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-		w.criticalSection(ctx, wantAt)
-		if requests == nil {
-			sleepCtx(ctx, r.wl.Think.Sample(w.rng))
-		}
-	}
-}
-
-type worker struct {
-	*run
-	id     int
-	rec    *recorder
-	rng    *rand.Rand
-	keyBuf []byte
-	// releaseCtx outlives the run's context: the release of a lease taken
-	// inside the window finishes even if the window has just closed, so the
-	// run leaves no key behind. Made once, not per release.
-	releaseCtx context.Context
-}
-
-func (w *worker) key(idx int) string {
-	b := strconv.AppendInt(w.keyBuf[:len(w.opts.KeyPrefix)], int64(idx), 10)
-	w.keyBuf = b
-	return string(b)
-}
-
-// observeAttempt records one acquire attempt; the retry loop calls it for every try.
-func (w *worker) observeAttempt(a lockimpl.Attempt) {
-	w.rec.attempt(a.Latency, a.Outcome)
-	if a.Outcome == lockimpl.Failed {
-		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
-		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
-			w.rec.count(func(c *counters) { c.unreplicated++ })
-		}
-	}
-}
-
-// criticalSection is one request: acquire, work, protected write, release.
-func (w *worker) criticalSection(ctx context.Context, wantAt time.Time) {
-	keyIdx := w.wl.Keys.Key(w.id, w.rng)
-	key := w.key(keyIdx)
-	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, w.observeAttempt)
-	if acq.Outcome != lockimpl.OK {
-		if ctx.Err() == nil {
-			w.rec.count(func(c *counters) { c.gaveUp++ })
-		}
-		return
-	}
-	lease := acq.Lease
-	acquiredAt := time.Now()
-	w.rec.acquired(acquiredAt.Sub(wantAt))
-
-	entry, overlap, blocked := w.resource.Enter(keyIdx, acquiredAt)
-	if overlap {
-		w.rec.count(func(c *counters) { c.overlaps++ })
-	}
-	if blocked > 0 {
-		w.rec.latency(opBlocked, blocked, false)
-	}
-	if w.wl.CrashProb > 0 && w.rng.Float64() < w.wl.CrashProb {
-		// A dead client: it leaves the critical section and never releases.
-		w.resource.Abandon(entry, time.Now())
-		w.rec.count(func(c *counters) { c.crashed++ })
-		return
-	}
-	if !w.work(ctx, &lease, acquiredAt) {
-		w.resource.Exit(entry)
-		if ctx.Err() != nil {
-			w.releaseQuietly(lease)
-		}
-		return
-	}
-	w.write(entry, lease)
-	w.resource.Exit(entry)
-	w.rec.latency(opHold, time.Since(acquiredAt), false)
-	w.release(lease)
-}
-
-// work holds the lock for the sampled hold time, renewing on schedule, then
-// stalls if this holder is to pause. It returns false when the work was aborted
-// (the lease was lost on renewal) or the run ended.
-func (w *worker) work(ctx context.Context, lease *lockimpl.Lease, acquiredAt time.Time) bool {
-	hold := w.wl.Hold.Sample(w.rng)
-	end := acquiredAt.Add(hold)
-	if w.wl.RenewEvery > 0 {
-		for next := acquiredAt.Add(w.wl.RenewEvery); next.Before(end); next = next.Add(w.wl.RenewEvery) {
-			if !sleepUntil(ctx, next) {
-				return false
-			}
-			if !w.renew(ctx, lease) {
-				w.rec.count(func(c *counters) { c.aborted++ })
-				return false
-			}
-		}
-	}
-	if !sleepUntil(ctx, end) {
-		return false
-	}
-	if w.wl.PauseProb > 0 && w.rng.Float64() < w.wl.PauseProb {
-		w.rec.count(func(c *counters) { c.paused++ })
-		// A stall is real time, blind to the run ending, as a GC stop would be.
-		time.Sleep(w.wl.Pause.Sample(w.rng))
-	}
-	return ctx.Err() == nil
-}
-
-// renew extends the lease; false means the lease is lost and the work must stop.
-func (w *worker) renew(ctx context.Context, lease *lockimpl.Lease) bool {
-	start := time.Now()
-	out, err := w.locker.Renew(ctx, lease, w.wl.TTL)
-	w.rec.latency(opRenew, time.Since(start), out == lockimpl.Failed)
-	switch {
-	case out == lockimpl.OK:
-		w.rec.count(func(c *counters) { c.renewed++ })
-		return true
-	case out.IsLost():
-		w.rec.count(func(c *counters) { c.renewLost++ })
-		return false
-	}
-	if ctx.Err() == nil {
-		w.rec.errorKind(lockimpl.ErrorKind(err))
-	}
-	// An undecided renewal keeps working while the lease is still valid.
-	return time.Now().Before(lease.ValidUntil())
-}
-
-// write is the protected write that ends the critical section.
-func (w *worker) write(entry Entry, lease lockimpl.Lease) {
-	now := time.Now()
-	expired := now.After(lease.ValidUntil())
-	verdict := w.resource.Write(entry, lease.Fence, expired)
-	w.rec.count(func(c *counters) {
-		c.writes++
-		if expired {
-			c.expired++
-		}
-		switch verdict {
-		case WriteFencingRejected:
-			c.fencingRejected++
-		case WriteStaleAccepted:
-			c.staleAccepted++
-		}
-	})
-}
-
-func (w *worker) release(lease lockimpl.Lease) {
-	start := time.Now()
-	out, err := w.locker.Release(w.releaseCtx, lease)
-	w.rec.latency(opRelease, time.Since(start), out == lockimpl.Failed)
-	switch {
-	case out == lockimpl.OK:
-		w.rec.count(func(c *counters) { c.released++ })
-	case out.IsLost():
-		w.rec.count(func(c *counters) { c.releaseLost++ })
-	default:
-		w.rec.errorKind(lockimpl.ErrorKind(err))
-	}
-}
-
-// releaseQuietly gives a lease back when the run ends mid-work, unrecorded.
-func (w *worker) releaseQuietly(lease lockimpl.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_, _ = w.locker.Release(ctx, lease)
 }
 
 // sleepUntil sleeps until t or ctx ends; it reports whether t was reached.

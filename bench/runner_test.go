@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -107,7 +108,12 @@ func mustDist(t testing.TB, spec string) workloads.Dist {
 
 func runMem(t *testing.T, l lockimpl.Locker, wl workloads.Workload, opts Options) *results.Result {
 	t.Helper()
-	m, err := Run(context.Background(), l, wl, opts)
+	return runMemCtx(t, context.Background(), l, wl, opts)
+}
+
+func runMemCtx(t *testing.T, ctx context.Context, l lockimpl.Locker, wl workloads.Workload, opts Options) *results.Result {
+	t.Helper()
+	m, err := Run(ctx, l, wl, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +233,158 @@ func TestRunOpenLoopCountsLate(t *testing.T) {
 	// and time-to-acquire must show the queueing, not hide it.
 	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "20ms"), Rate: 200}
 	r := runMem(t, newMemLocker(false), wl, Options{Concurrency: 1, Duration: time.Second})
-	if r.Counters.Late < r.Counters.Scheduled/2 {
-		t.Fatalf("late %d of %d scheduled, want most", r.Counters.Late, r.Counters.Scheduled)
+	c := r.Counters
+	if c.Late < c.Served-1 || c.Dropped < c.Scheduled/2 {
+		t.Fatalf("late %d of %d served, %d of %d scheduled dropped: want nearly all served late and most dropped",
+			c.Late, c.Served, c.Dropped, c.Scheduled)
 	}
 	if p99 := r.Ops[results.OpTimeToAcquire].LatencyUS.P99; p99 < 100_000 {
 		t.Fatalf("time_to_acquire p99 %vµs hides coordinated omission", p99)
+	}
+}
+
+// checkOpenLoopIdentities asserts the open-loop accounting adds up exactly.
+func checkOpenLoopIdentities(t *testing.T, r *results.Result) {
+	t.Helper()
+	c := r.Counters
+	if c.Late > c.Served || c.Served+c.Dropped != c.Scheduled {
+		t.Errorf("late %d, served %d, dropped %d, scheduled %d: want late ≤ served and served + dropped = scheduled",
+			c.Late, c.Served, c.Dropped, c.Scheduled)
+	}
+	tta := r.Ops[results.OpTimeToAcquire].Count
+	if want := r.Contention.Acquired + c.Dropped; tta != want {
+		t.Errorf("time_to_acquire has %d values, want acquired %d + dropped %d", tta, r.Contention.Acquired, c.Dropped)
+	}
+	if served := r.Contention.Acquired + r.Contention.GaveUp; served != c.Served {
+		t.Errorf("acquired %d + gave up %d = %d, want every served request (%d) to end one of the two ways",
+			r.Contention.Acquired, r.Contention.GaveUp, served, c.Served)
+	}
+}
+
+func TestRunOpenLoopIdentities(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		wl      workloads.Workload
+		workers int
+		warmup  time.Duration
+	}{
+		// 4 workers holding 5 ms can serve 800/s of 2000/s offered.
+		{"overloaded", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "5ms"), Rate: 2000}, 4, 300 * time.Millisecond},
+		{"keeps up", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Rate: 300}, 4, 200 * time.Millisecond},
+		{"contended", workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "2ms"), Rate: 1000}, 8, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runMem(t, newMemLocker(false), tc.wl, Options{Concurrency: tc.workers, Duration: time.Second, Warmup: tc.warmup})
+			// Warm-up requests belong to the warm-up: the window's are exactly rate × duration.
+			if want := int64(tc.wl.Rate); r.Counters.Scheduled != want {
+				t.Errorf("scheduled %d, want %d (rate × window)", r.Counters.Scheduled, want)
+			}
+			checkOpenLoopIdentities(t, r)
+			if tc.name == "overloaded" && r.Counters.Dropped == 0 {
+				t.Errorf("no request dropped at 2.5× what the workers can serve: %+v", r.Counters)
+			}
+		})
+	}
+}
+
+// ends sums the counted ways a critical section can end.
+func ends(r *results.Result) int64 {
+	return r.Counters.Released + r.Incidents.ReleaseLost + r.Ops[results.OpReleaseFailed].Count +
+		r.Counters.Crashed + r.Incidents.WorkAborted + r.Counters.Unfinished
+}
+
+func TestRunEveryAcquisitionEndsOnce(t *testing.T) {
+	retry := lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: time.Millisecond, Timeout: time.Second}
+	for _, tc := range []struct {
+		name string
+		wl   workloads.Workload
+	}{
+		{"uncontended", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second}},
+		{"contended", workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: time.Second, Hold: mustDist(t, "1ms")}},
+		{"crashes", workloads.Workload{Keys: mustKeys(t, "uniform:4"), TTL: 30 * time.Millisecond, Hold: mustDist(t, "1ms"), CrashProb: 0.2}},
+		{"pauses", workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: 20 * time.Millisecond, Hold: mustDist(t, "1ms"),
+			PauseProb: 0.3, Pause: mustDist(t, "40ms")}},
+		// The lock loses every third renewal: the work stops.
+		{"renewals lost", workloads.Workload{Keys: mustKeys(t, "uniform:4"), TTL: 100 * time.Millisecond, Hold: mustDist(t, "30ms"),
+			RenewEvery: 10 * time.Millisecond}},
+		// Work that outlasts the window: the sections acquired in it are followed to their end.
+		{"long work", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "uniform:50ms,400ms")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l lockimpl.Locker = newMemLocker(false)
+			if tc.wl.RenewEvery > 0 {
+				l = &losingLocker{memLocker: newMemLocker(false)}
+			}
+			r := runMem(t, l, tc.wl, Options{Concurrency: 6, Duration: 600 * time.Millisecond, Warmup: 100 * time.Millisecond, Retry: retry})
+			if r.Contention.Acquired == 0 {
+				t.Fatal("nothing acquired")
+			}
+			if got := ends(r); got != r.Contention.Acquired {
+				t.Fatalf("released %d + release lost %d + release failed %d + crashed %d + aborted %d + unfinished %d = %d, want acquired %d",
+					r.Counters.Released, r.Incidents.ReleaseLost, r.Ops[results.OpReleaseFailed].Count, r.Counters.Crashed,
+					r.Incidents.WorkAborted, r.Counters.Unfinished, got, r.Contention.Acquired)
+			}
+			if r.Counters.Unfinished != 0 {
+				t.Fatalf("%d sections unfinished on a run that was not interrupted", r.Counters.Unfinished)
+			}
+			if r.Contention.Acquired != r.Ops[results.OpTimeToAcquire].Count {
+				t.Fatalf("acquired %d but %d times to acquire", r.Contention.Acquired, r.Ops[results.OpTimeToAcquire].Count)
+			}
+			switch tc.name {
+			case "crashes":
+				if r.Counters.Crashed == 0 {
+					t.Fatal("no crash at crash-prob 0.2")
+				}
+			case "renewals lost":
+				if r.Incidents.WorkAborted == 0 {
+					t.Fatalf("no work aborted: %+v", r.Incidents)
+				}
+			}
+		})
+	}
+}
+
+// losingLocker loses every third renewal, as a lease that expired would.
+type losingLocker struct {
+	*memLocker
+	n atomic.Int64
+}
+
+func (l *losingLocker) Renew(ctx context.Context, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error) {
+	if l.n.Add(1)%3 == 0 {
+		return lockimpl.Lost, nil
+	}
+	return l.memLocker.Renew(ctx, lease, ttl)
+}
+
+// flakyLocker fails every third acquire attempt at once, as a refused
+// connection does, and answers the others after a delay.
+type flakyLocker struct {
+	*memLocker
+	n atomic.Int64
+}
+
+func (f *flakyLocker) Acquire(ctx context.Context, key string, ttl time.Duration) (lockimpl.Lease, lockimpl.Outcome, error) {
+	if f.n.Add(1)%3 == 0 {
+		return lockimpl.Lease{}, lockimpl.Failed, errors.New("dial tcp: connection refused")
+	}
+	time.Sleep(2 * time.Millisecond)
+	return f.memLocker.Acquire(ctx, key, ttl)
+}
+
+func TestRunFailedAttemptsHaveTheirOwnHistogram(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second}
+	r := runMem(t, &flakyLocker{memLocker: newMemLocker(false)}, wl, Options{Concurrency: 2, Duration: 400 * time.Millisecond})
+	acq, failed := r.Ops[results.OpAcquire], r.Ops[results.OpAcquireFailed]
+	if failed.Count == 0 || acq.Count == 0 {
+		t.Fatalf("acquire %d, acquire_failed %d: want both", acq.Count, failed.Count)
+	}
+	if acq.Count+failed.Count != r.Contention.Attempts || acq.Errors != failed.Count {
+		t.Fatalf("acquire %d + failed %d != attempts %d, or acquire.errors %d != failed", acq.Count, failed.Count, r.Contention.Attempts, acq.Errors)
+	}
+	// Every answered attempt took 2 ms; instant failures must not pull it down.
+	if acq.LatencyUS.P50 < 2000 {
+		t.Fatalf("acquire p50 %vµs: failures leaked into the answered attempts", acq.LatencyUS.P50)
 	}
 }
 
@@ -245,6 +398,32 @@ func TestRunCancelIsPartial(t *testing.T) {
 	}
 	if !m.Partial || m.Elapsed > 5*time.Second {
 		t.Fatalf("partial %v after %v, want a partial result right after cancel", m.Partial, m.Elapsed)
+	}
+}
+
+func TestRunCancelDuringWarmupMeasuresNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second}
+	m, err := Run(ctx, newMemLocker(false), wl, Options{Concurrency: 2, Duration: time.Second, Warmup: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Partial || !m.BeforeWindow {
+		t.Fatalf("partial %v, before window %v: want both after a cancel in the warm-up", m.Partial, m.BeforeWindow)
+	}
+}
+
+func TestRunCancelMidWorkCountsUnfinished(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Minute, Hold: mustDist(t, "150ms")}
+	r := runMemCtx(t, ctx, newMemLocker(false), wl, Options{Concurrency: 3, Duration: time.Hour})
+	if !r.Partial || r.Counters.Unfinished == 0 {
+		t.Fatalf("partial %v, unfinished %d: want the holders cut off counted", r.Partial, r.Counters.Unfinished)
+	}
+	if got := ends(r); got != r.Contention.Acquired {
+		t.Fatalf("ends %d != acquired %d on an interrupted run", got, r.Contention.Acquired)
 	}
 }
 
@@ -265,9 +444,7 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func BenchmarkRecorder(b *testing.B) {
-	var on atomic.Bool
-	on.Store(true)
-	r := newRecorder(&on)
+	r := newRecorder()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r.attempt(time.Duration(i%5000)*time.Microsecond, lockimpl.OK)
@@ -276,14 +453,14 @@ func BenchmarkRecorder(b *testing.B) {
 
 func BenchmarkWorkerIteration(b *testing.B) {
 	wl := withDefaults(workloads.Workload{Keys: mustKeys(b, "unique"), TTL: time.Minute})
-	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: NewResource()}
-	r.on.Store(true)
-	r.recs = []*recorder{newRecorder(&r.on)}
-	w := &worker{run: r, id: 0, rec: r.recs[0], rng: rand.New(rand.NewPCG(1, 1))}
-	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	ctx := context.Background()
+	win := &windowClock{start: time.Now()}
+	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: NewResource(), win: win, windowCtx: ctx}
+	r.recs = []*recorder{newRecorder()}
+	w := &worker{run: r, id: 0, rec: r.recs[0], rng: rand.New(rand.NewPCG(1, 1)), releaseCtx: ctx, drainCtx: ctx}
+	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	b.ReportAllocs()
 	for b.Loop() {
-		w.criticalSection(ctx, time.Now())
+		w.criticalSection(ctx, time.Now(), closedLoop)
 	}
 }

@@ -79,58 +79,73 @@ func (s *seriesCollector) finishLine() {
 // scheduler emits open-loop requests at a constant rate. When every worker is
 // busy it falls behind but never skips: late requests still go out, and their
 // time-to-acquire counts from the intended start, so coordinated omission
-// shows in the figures instead of hiding.
+// shows in the figures instead of hiding. It stops at the window's nominal
+// end, or when the window closes, whichever comes first.
 type scheduler struct {
-	rate    float64
-	start   time.Time
-	started atomic.Int64
-	// stopAt (unix ns, 0 until the window starts) ends the schedule with the
-	// nominal window, however late the window's own timer wakes.
-	stopAt atomic.Int64
+	rate  float64
+	start time.Time
+	win   *windowClock
+	// first and last are the window's first request index and the first
+	// after it, fixed before the schedule starts.
+	first, last int64
+	// sent is how many requests workers took, in order of intended start.
+	sent atomic.Int64
+}
+
+// request is one open-loop lock request: its place in the schedule and the
+// instant it was meant to start.
+type request struct {
+	index    int64
+	intended time.Time
+}
+
+func newScheduler(rate float64, start time.Time, win *windowClock) *scheduler {
+	s := &scheduler{rate: rate, start: start, win: win}
+	s.first, s.last = ceilDiv(win.start.Sub(start), rate), ceilDiv(win.nominalEnd.Sub(start), rate)
+	return s
 }
 
 func (s *scheduler) intended(i int64) time.Time {
 	return s.start.Add(time.Duration(float64(i) * float64(time.Second) / s.rate))
 }
 
-func (s *scheduler) run(ctx context.Context, out chan<- time.Time) {
-	for i := int64(0); ; i++ {
+func (s *scheduler) run(ctx context.Context, out chan<- request) {
+	for i := int64(0); i < s.last; i++ {
 		at := s.intended(i)
-		if stop := s.stopAt.Load(); stop != 0 && at.UnixNano() >= stop {
-			return
-		}
 		if !sleepUntil(ctx, at) {
 			return
 		}
 		select {
-		case out <- at:
-			s.started.Add(1)
+		case out <- request{index: i, intended: at}:
+			s.sent.Add(1)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-// inWindow counts the requests whose intended start fell inside [from, to).
-func (s *scheduler) inWindow(from, to time.Time) int64 {
-	first := int64(0)
-	if d := from.Sub(s.start); d > 0 {
-		first = ceilDiv(d, s.rate)
-	}
-	last := ceilDiv(to.Sub(s.start), s.rate)
-	return max(0, last-first)
-}
+// ofWindow reports whether request i belongs to the window: its intended
+// start lies in [start, nominal end).
+func (s *scheduler) ofWindow(i int64) bool { return i >= s.first && i < s.last }
 
-// neverStarted counts requests intended inside [from, to) that no worker took
-// before the run ended: they are late too, by more than the run had left.
-func (s *scheduler) neverStarted(from, to time.Time) int64 {
-	first := ceilDiv(max(0, from.Sub(s.start)), s.rate)
-	last := ceilDiv(to.Sub(s.start), s.rate)
-	return max(0, last-max(first, s.started.Load()))
+// inWindow counts the requests whose intended start fell in the window.
+func (s *scheduler) inWindow() int64 { return max(0, s.last-s.first) }
+
+// recordNeverStarted records each request of the window that no worker took
+// before the run ended as dropped, waiting at least until the window closed.
+func (s *scheduler) recordNeverStarted(m *Measurement, closedAt time.Time) {
+	h := m.hists[opTimeToAcquire]
+	for i := max(s.first, s.sent.Load()); i < s.last; i++ {
+		_ = h.RecordValue(toMicros(closedAt.Sub(s.intended(i))))
+		m.counters.dropped++
+	}
 }
 
 // ceilDiv returns the first request index whose intended time is at or after d.
 func ceilDiv(d time.Duration, rate float64) int64 {
+	if d <= 0 {
+		return 0
+	}
 	x := d.Seconds() * rate
 	n := int64(x)
 	if float64(n) < x {

@@ -237,7 +237,10 @@ func addCounts(out, r *Result) {
 	n.Crashed += r.Counters.Crashed
 	n.Paused += r.Counters.Paused
 	n.Scheduled += r.Counters.Scheduled
+	n.Served += r.Counters.Served
+	n.Dropped += r.Counters.Dropped
 	n.Late += r.Counters.Late
+	n.Unfinished += r.Counters.Unfinished
 	n.Writes += r.Counters.Writes
 	n.Unreplicated += r.Counters.Unreplicated
 	i := &out.Incidents

@@ -15,17 +15,26 @@ import (
 const Schema = "lockbench/v1"
 
 // Operation names, the keys of Result.Ops.
+//
+// acquire, release and renew hold the attempts that got an answer from the
+// lock (acquired or contended; done, lost or taken); the ones that failed
+// (network, timeout, no quorum) are in acquire_failed, release_failed and
+// renew_failed, so that a fast "connection refused" never makes an
+// operation look faster.
 const (
 	OpAcquire       = "acquire"
+	OpAcquireFailed = "acquire_failed"
 	OpTimeToAcquire = "time_to_acquire"
 	OpRelease       = "release"
+	OpReleaseFailed = "release_failed"
 	OpRenew         = "renew"
+	OpRenewFailed   = "renew_failed"
 	OpHold          = "hold"
 	OpBlocked       = "blocked"
 )
 
 // opNames lists the operations in the order reports show them.
-var opNames = []string{OpAcquire, OpTimeToAcquire, OpRelease, OpRenew, OpHold, OpBlocked}
+var opNames = []string{OpAcquire, OpAcquireFailed, OpTimeToAcquire, OpRelease, OpReleaseFailed, OpRenew, OpRenewFailed, OpHold, OpBlocked}
 
 // opOrder returns a fresh copy of opNames, so no caller can reorder another's.
 func opOrder() []string { return append([]string(nil), opNames...) }
@@ -132,9 +141,11 @@ type Topology struct {
 
 // OpSummary summarises one operation.
 type OpSummary struct {
-	// Count is how many were recorded (successful or not).
+	// Count is how many were recorded. For acquire, release and renew these
+	// are the operations that got an answer; failures are in OP_failed.
 	Count int64 `json:"count"`
-	// Errors is how many of them failed.
+	// Errors is how many operations of this kind failed: for acquire,
+	// release and renew the count of OP_failed; 0 for the others.
 	Errors int64 `json:"errors"`
 	// LatencyUS are the percentiles in microseconds.
 	LatencyUS Percentiles `json:"latency_us"`
@@ -186,10 +197,20 @@ type Counters struct {
 	Crashed int64 `json:"crashed"`
 	// Paused is holders that stalled inside the critical section.
 	Paused int64 `json:"paused"`
-	// Scheduled is open-loop requests scheduled in the window.
+	// Scheduled is open-loop requests whose intended start fell in the window.
 	Scheduled int64 `json:"scheduled"`
-	// Late is open-loop requests that started after their intended time.
+	// Served is the scheduled requests that started before the window closed.
+	Served int64 `json:"served"`
+	// Dropped is the scheduled requests that never started before the window
+	// closed; each is in time_to_acquire with window end − intended start, a
+	// lower bound of its wait. Served + Dropped = Scheduled.
+	Dropped int64 `json:"dropped"`
+	// Late is served requests that started more than 1 ms after their
+	// intended start; Late ≤ Served.
 	Late int64 `json:"late"`
+	// Unfinished is critical sections of the window that had not ended when
+	// the run was interrupted or its drain timed out.
+	Unfinished int64 `json:"unfinished"`
 	// Writes is protected-resource writes attempted.
 	Writes int64 `json:"writes"`
 	// Unreplicated is acquisitions refused for too few replica acks (WAIT).

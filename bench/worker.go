@@ -1,0 +1,298 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// worker runs critical sections until the window closes; drainCtx ends
+// only on Ctrl-C or when the drain times out. In open loop it takes each
+// request's intended start from requests.
+func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) {
+	w := &worker{run: r, id: id, rec: r.recs[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
+		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx}
+	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
+	if requests != nil {
+		w.openLoop(requests)
+		return
+	}
+	for r.windowCtx.Err() == nil {
+		w.criticalSection(r.windowCtx, time.Now(), closedLoop)
+		sleepCtx(r.windowCtx, r.wl.Think.Sample(w.rng))
+	}
+}
+
+// openLoop serves requests until the schedule ends. A request of the window
+// runs to its end even after the window closed, acquisition included, so its
+// time to acquire is measured rather than cut short.
+func (w *worker) openLoop(requests <-chan request) {
+	for {
+		var req request
+		select {
+		case req = <-requests:
+		case <-w.windowCtx.Done():
+			return
+		}
+		intended := req.intended
+		ofWindow := w.sched.ofWindow(req.index)
+		if w.win.closed() {
+			// Handed over after the close: a request of the window never
+			// started in it; one of the warm-up is not run at all.
+			if ofWindow {
+				w.rec.dropped(w.win.closeTime().Sub(intended))
+			}
+			continue
+		}
+		if !ofWindow {
+			w.criticalSection(w.drainCtx, intended, notCounted)
+			continue
+		}
+		now := time.Now()
+		late := now.Sub(intended) > w.opts.LateThreshold
+		w.rec.count(func(c *counters) {
+			c.served++
+			if late {
+				c.late++
+			}
+		})
+		w.criticalSection(w.drainCtx, intended, counted)
+	}
+}
+
+type worker struct {
+	*run
+	id     int
+	rec    *recorder
+	rng    *rand.Rand
+	keyBuf []byte
+	// releaseCtx outlives the run's context: the release of a lease taken
+	// inside the window finishes even if the run was interrupted, so the run
+	// leaves no key behind. Made once, not per release.
+	releaseCtx context.Context
+	// drainCtx carries a critical section of the window past the window's
+	// close; it ends on Ctrl-C.
+	drainCtx context.Context
+}
+
+// membership says how a critical section's events are counted: by the time
+// they happen (closed loop), all of them (an open-loop request of the
+// window) or none (a request of the warm-up).
+type membership uint8
+
+const (
+	closedLoop membership = iota
+	counted
+	notCounted
+)
+
+func (w *worker) key(idx int) string {
+	b := strconv.AppendInt(w.keyBuf[:len(w.opts.KeyPrefix)], int64(idx), 10)
+	w.keyBuf = b
+	return string(b)
+}
+
+// attemptObserver returns the retry loop's callback for one critical
+// section: it records each attempt that belongs to the window. An attempt cut
+// short because the window closed is not a failure of the lock.
+func (w *worker) attemptObserver(ctx context.Context, m membership) func(lockimpl.Attempt) {
+	return func(a lockimpl.Attempt) {
+		switch m {
+		case notCounted:
+			return
+		case closedLoop:
+			if !w.win.contains(time.Now()) {
+				return
+			}
+		}
+		if a.Outcome == lockimpl.Failed && ctx.Err() != nil {
+			return
+		}
+		w.rec.attempt(a.Latency, a.Outcome)
+		if a.Outcome == lockimpl.Failed {
+			w.rec.errorKind(lockimpl.ErrorKind(a.Err))
+			if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
+				w.rec.count(func(c *counters) { c.unreplicated++ })
+			}
+		}
+	}
+}
+
+// criticalSection is one request: acquire, work, protected write, release.
+// ctx bounds the acquisition; once acquired, the section runs on drainCtx.
+func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
+	keyIdx := w.wl.Keys.Key(w.id, w.rng)
+	key := w.key(keyIdx)
+	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, w.attemptObserver(ctx, m))
+	now := time.Now()
+	rec := m == counted || (m == closedLoop && w.win.contains(now))
+	if acq.Outcome != lockimpl.OK {
+		if rec && ctx.Err() == nil {
+			w.rec.count(func(c *counters) { c.gaveUp++ })
+		}
+		return
+	}
+	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec}
+	if rec {
+		w.rec.acquired(now.Sub(wantAt))
+	}
+	s.run(keyIdx)
+}
+
+// section is one held lease, from acquisition to its end. recorded says
+// whether its acquisition belongs to the window; if so every event of it
+// does, and it ends in exactly one counted way.
+type section struct {
+	*worker
+	lease      lockimpl.Lease
+	acquiredAt time.Time
+	recorded   bool
+}
+
+func (s *section) count(f func(c *counters)) {
+	if s.recorded {
+		s.rec.count(f)
+	}
+}
+
+func (s *section) latency(o op, d time.Duration, failed bool) {
+	if s.recorded {
+		s.rec.latency(o, d, failed)
+	}
+}
+
+func (s *section) run(keyIdx int) {
+	entry, overlap, blocked := s.resource.Enter(keyIdx, s.acquiredAt)
+	if overlap {
+		s.count(func(c *counters) { c.overlaps++ })
+	}
+	if blocked > 0 {
+		s.latency(opBlocked, blocked, false)
+	}
+	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
+		// A dead client: it leaves the critical section and never releases.
+		s.resource.Abandon(entry, time.Now())
+		s.count(func(c *counters) { c.crashed++ })
+		return
+	}
+	switch s.work() {
+	case workAborted:
+		s.resource.Exit(entry)
+		s.count(func(c *counters) { c.aborted++ })
+		return
+	case workInterrupted:
+		s.resource.Exit(entry)
+		s.count(func(c *counters) { c.unfinished++ })
+		s.releaseQuietly()
+		return
+	}
+	s.write(entry)
+	s.resource.Exit(entry)
+	s.latency(opHold, time.Since(s.acquiredAt), false)
+	s.release()
+}
+
+// workEnd is how a holder's work ended.
+type workEnd uint8
+
+const (
+	workDone workEnd = iota
+	// workAborted: a renewal found the lease lost, so the work stopped.
+	workAborted
+	// workInterrupted: the run was interrupted (Ctrl-C) or its drain timed out.
+	workInterrupted
+)
+
+// work holds the lock for the sampled hold time, renewing on schedule, then
+// stalls if this holder is to pause.
+func (s *section) work() workEnd {
+	ctx := s.drainCtx
+	hold := s.wl.Hold.Sample(s.rng)
+	end := s.acquiredAt.Add(hold)
+	if s.wl.RenewEvery > 0 {
+		for next := s.acquiredAt.Add(s.wl.RenewEvery); next.Before(end); next = next.Add(s.wl.RenewEvery) {
+			if !sleepUntil(ctx, next) {
+				return workInterrupted
+			}
+			if !s.renew(ctx) {
+				return workAborted
+			}
+		}
+	}
+	if !sleepUntil(ctx, end) {
+		return workInterrupted
+	}
+	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
+		s.count(func(c *counters) { c.paused++ })
+		// A stall is real time, blind to the run ending, as a GC stop would be.
+		time.Sleep(s.wl.Pause.Sample(s.rng))
+	}
+	if ctx.Err() != nil {
+		return workInterrupted
+	}
+	return workDone
+}
+
+// renew extends the lease; false means the lease is lost and the work must stop.
+func (s *section) renew(ctx context.Context) bool {
+	start := time.Now()
+	out, err := s.locker.Renew(ctx, &s.lease, s.wl.TTL)
+	s.latency(opRenew, time.Since(start), out == lockimpl.Failed)
+	switch {
+	case out == lockimpl.OK:
+		s.count(func(c *counters) { c.renewed++ })
+		return true
+	case out.IsLost():
+		s.count(func(c *counters) { c.renewLost++ })
+		return false
+	}
+	if ctx.Err() == nil && s.recorded {
+		s.rec.errorKind(lockimpl.ErrorKind(err))
+	}
+	// An undecided renewal keeps working while the lease is still valid.
+	return time.Now().Before(s.lease.ValidUntil())
+}
+
+// write is the protected write that ends the critical section.
+func (s *section) write(entry Entry) {
+	now := time.Now()
+	expired := now.After(s.lease.ValidUntil())
+	verdict := s.resource.Write(entry, s.lease.Fence, expired)
+	s.count(func(c *counters) {
+		c.writes++
+		if expired {
+			c.expired++
+		}
+		switch verdict {
+		case WriteFencingRejected:
+			c.fencingRejected++
+		case WriteStaleAccepted:
+			c.staleAccepted++
+		}
+	})
+}
+
+func (s *section) release() {
+	start := time.Now()
+	out, err := s.locker.Release(s.releaseCtx, s.lease)
+	s.latency(opRelease, time.Since(start), out == lockimpl.Failed)
+	switch {
+	case out == lockimpl.OK:
+		s.count(func(c *counters) { c.released++ })
+	case out.IsLost():
+		s.count(func(c *counters) { c.releaseLost++ })
+	case s.recorded:
+		s.rec.errorKind(lockimpl.ErrorKind(err))
+	}
+}
+
+// releaseQuietly gives a lease back when the run ends mid-work, unrecorded.
+func (s *section) releaseQuietly() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, _ = s.locker.Release(ctx, s.lease)
+}
