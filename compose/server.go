@@ -253,7 +253,8 @@ func rawPing(addr string) error {
 	if err != nil {
 		return err
 	}
-	if reply := string(buf[:n]); !strings.HasPrefix(reply, "+PONG") {
+	// A server with requirepass answers NOAUTH: it is up all the same.
+	if reply := string(buf[:n]); !strings.HasPrefix(reply, "+PONG") && !strings.HasPrefix(reply, "-NOAUTH") {
 		return fmt.Errorf("PING answered %q", strings.TrimSpace(reply))
 	}
 	return nil

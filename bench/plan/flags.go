@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/lockbench/lockbench/compose"
 )
 
 // Flag describes one run flag.
@@ -28,6 +30,9 @@ type Flag struct {
 	Bool bool
 	// Category groups flags in help.
 	Category string
+	// URL marks flags whose values are server URLs: a password in them is
+	// replaced by xxxxx wherever the value is recorded or shown.
+	URL bool
 }
 
 // Values holds flag values by flag name; single-valued flags have one element.
@@ -65,7 +70,7 @@ const (
 
 var runFlags = []Flag{
 	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters) or replicated (primary, replica, 3 sentinels); repeat to compare side by side"},
-	{Name: "redis", Multi: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
+	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
 	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive (default: redlock on redlock topologies, single otherwise)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
@@ -134,8 +139,17 @@ func IsInputError(err error) bool {
 	return errors.As(err, &ie)
 }
 
+// Shown returns a flag's value as it may be recorded or printed: URLs with
+// their passwords replaced by xxxxx, everything else as given.
+func Shown(name, value string) string {
+	if f, ok := lookupFlag(name); ok && f.URL {
+		return compose.RedactURL(value)
+	}
+	return value
+}
+
 // Config renders resolved values as the result's config: every flag's value,
-// single values as strings and repeated ones as lists.
+// single values as strings and repeated ones as lists, passwords redacted.
 func (v Values) Config() map[string]any {
 	out := map[string]any{}
 	keys := make([]string, 0, len(v))
@@ -145,11 +159,15 @@ func (v Values) Config() map[string]any {
 	sort.Strings(keys)
 	for _, k := range keys {
 		f, known := lookupFlag(k)
+		shown := make([]string, len(v[k]))
+		for i, s := range v[k] {
+			shown[i] = Shown(k, s)
+		}
 		switch {
 		case known && f.Multi:
-			out[k] = append([]string{}, v[k]...)
+			out[k] = shown
 		default:
-			out[k] = strings.Join(v[k], ",")
+			out[k] = strings.Join(shown, ",")
 		}
 	}
 	return out

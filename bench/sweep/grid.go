@@ -37,7 +37,8 @@ type Grid struct {
 type Cell struct {
 	// Values are the run's flag values (base plus this cell's coordinates).
 	Values plan.Values
-	// Coords are the axis values of this cell, in axis order.
+	// Coords are the axis values of this cell, in axis order, as they may be
+	// shown (URLs without their passwords).
 	Coords []string
 }
 
@@ -95,7 +96,7 @@ func (g Grid) Cells() ([]Cell, error) {
 		var next []Cell
 		for _, c := range cells {
 			for _, v := range a.Values {
-				nc := Cell{Values: c.Values.Clone(), Coords: append(append([]string(nil), c.Coords...), v)}
+				nc := Cell{Values: c.Values.Clone(), Coords: append(append([]string(nil), c.Coords...), plan.Shown(a.Flag, v))}
 				nc.Values.Set(a.Flag, v)
 				next = append(next, nc)
 			}
