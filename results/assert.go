@@ -137,6 +137,21 @@ func metricKind(metric string) (group, field string, err error) {
 	return "", "", fmt.Errorf("unknown metric %q", metric)
 }
 
+// For retargets a bare percentile (p99, acquire's by default) to op's: an
+// open-loop SLO on p99 must read time_to_acquire, which counts from each
+// request's intended start, not the service time of one attempt. Other
+// assertions are returned unchanged.
+func (a Assertion) For(op string) Assertion {
+	switch a.Metric {
+	case "p50", "p90", "p95", "p99", "p999", "max", "mean":
+		a.Metric = op + "." + a.Metric
+	}
+	return a
+}
+
+// IsLatency reports whether the assertion's metric is a latency, in µs.
+func (a Assertion) IsLatency() bool { return isLatency(a.Metric) }
+
 // Measure reads the assertion's metric from r.
 func (a Assertion) Measure(r *Result) (float64, error) {
 	return Metric(r, a.Metric)

@@ -27,6 +27,19 @@ type Ramp struct {
 	OpenLoop bool
 }
 
+// MinServedShare is the share of its offered requests an open-loop step must
+// serve, dropping none, to count as keeping up: below it the generator or
+// the lock is saturated, whatever its percentiles say.
+const MinServedShare = 0.95
+
+// LatencyOp is the operation whose latency a ramp's SLO reads.
+func (r Ramp) LatencyOp() string {
+	if r.OpenLoop {
+		return results.OpTimeToAcquire
+	}
+	return results.OpAcquire
+}
+
 // DefaultRamp doubles concurrency from 1 to 128: eight steps, sized so that a
 // two-topology search fits in a few minutes on a small machine.
 func DefaultRamp() Ramp {
@@ -52,8 +65,17 @@ type Step struct {
 	RunID string `json:"run"`
 	// Throughput is acquisitions/s.
 	Throughput float64 `json:"acquired_per_s"`
-	// P99US is the acquire p99.
-	P99US float64 `json:"acquire_p99_us"`
+	// LatencyOp is the operation whose p99 the step reports and a bare pNN
+	// SLO reads: acquire in closed loop, time_to_acquire in open loop (from
+	// each request's intended start, so queueing in the generator counts).
+	LatencyOp string `json:"latency_op"`
+	// P99US is LatencyOp's p99.
+	P99US float64 `json:"p99_us"`
+	// Offered, Served and Dropped are the open-loop requests of the window:
+	// scheduled, started, and never started before it closed.
+	Offered int64 `json:"offered,omitempty"`
+	Served  int64 `json:"served,omitempty"`
+	Dropped int64 `json:"dropped,omitempty"`
 	// MetSLO is true when every SLO held.
 	MetSLO bool `json:"met_slo"`
 	// Broken lists the SLOs that failed.
@@ -92,7 +114,7 @@ func Search(ctx context.Context, label string, ramp Ramp, slo []results.Assertio
 		if err != nil {
 			return c, fmt.Errorf("capacity %s at load %v: %w", label, load, err)
 		}
-		s := stepOf(load, r, slo)
+		s := stepOf(load, r, slo, ramp)
 		c.Steps = append(c.Steps, s)
 		if !s.MetSLO {
 			c.Stop = fmt.Sprintf("SLO broken at load %s (%s)", formatLoad(load), s.Broken[0])
@@ -106,10 +128,6 @@ func Search(ctx context.Context, label string, ramp Ramp, slo []results.Assertio
 		best = max(best, s.Throughput)
 		if flat >= patience {
 			c.Stop = fmt.Sprintf("throughput stopped growing (under %.0f%% gain for %d steps)", ramp.MinGain*100, patience)
-			break
-		}
-		if ramp.OpenLoop && s.Throughput < 0.9*load {
-			c.Stop = fmt.Sprintf("achieved %.0f/s of %.0f/s offered: saturated", s.Throughput, load)
 			break
 		}
 	}
@@ -130,16 +148,37 @@ func nextLoad(load, factor float64) float64 {
 
 func formatLoad(l float64) string { return strconv.FormatFloat(l, 'f', -1, 64) }
 
-func stepOf(load float64, r *results.Result, slo []results.Assertion) Step {
-	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, P99US: r.Ops[results.OpAcquire].LatencyUS.P99, MetSLO: true}
+func stepOf(load float64, r *results.Result, slo []results.Assertion, ramp Ramp) Step {
+	op := ramp.LatencyOp()
+	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, LatencyOp: op, P99US: r.Ops[op].LatencyUS.P99, MetSLO: true}
 	for _, a := range slo {
+		a = a.For(op)
 		v, err := a.Measure(r)
 		if err != nil || !a.Holds(v) {
 			s.MetSLO = false
-			s.Broken = append(s.Broken, fmt.Sprintf("%s: %s", a.Expr, strconv.FormatFloat(v, 'g', 4, 64)))
+			s.Broken = append(s.Broken, fmt.Sprintf("%s: %s", a.Expr, formatMeasured(a, v, err)))
+		}
+	}
+	if ramp.OpenLoop {
+		c := r.Counters
+		s.Offered, s.Served, s.Dropped = c.Scheduled, c.Served, c.Dropped
+		if c.Dropped > 0 || float64(c.Served) < MinServedShare*float64(c.Scheduled) {
+			s.MetSLO = false
+			s.Broken = append([]string{fmt.Sprintf("saturated: served %d of %d offered, %d dropped", c.Served, c.Scheduled, c.Dropped)}, s.Broken...)
 		}
 	}
 	return s
+}
+
+// formatMeasured renders what an SLO read, in its unit, or why it could not.
+func formatMeasured(a results.Assertion, v float64, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	if a.IsLatency() {
+		return results.FormatUS(v)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 func saturation(steps []Step) *Step {
@@ -171,7 +210,13 @@ func knee(steps []Step) *Step {
 func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 	for _, c := range cs {
 		fmt.Fprintf(w, "%s\n", c.Label)
-		t := results.NewTable(w, loadName, "acq/s", "acquire p99", "SLO", "run")
+		op := latencyOpOf(c)
+		header := []any{loadName, "acq/s", op + " p99"}
+		openLoop := op == results.OpTimeToAcquire
+		if openLoop {
+			header = append(header, "served", "dropped")
+		}
+		t := results.NewTable(w, append(header, "SLO (on "+op+")", "run")...)
 		for _, s := range c.Steps {
 			verdict := "met"
 			if !s.MetSLO {
@@ -181,10 +226,18 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 			if c.Knee != nil && s.RunID == c.Knee.RunID {
 				mark = " (knee)"
 			}
-			_ = t.Append(formatLoad(s.Load)+mark, fmt.Sprintf("%.0f", s.Throughput), results.FormatUS(s.P99US), verdict, s.RunID)
+			row := []any{formatLoad(s.Load) + mark, fmt.Sprintf("%.0f", s.Throughput), results.FormatUS(s.P99US)}
+			if openLoop {
+				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
+			}
+			_ = t.Append(append(row, verdict, s.RunID)...)
 		}
 		if err := t.Render(); err != nil {
 			return err
+		}
+		if openLoop {
+			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops any request, is saturated\n",
+				MinServedShare*100)
 		}
 		if c.Saturation != nil {
 			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n\n",
@@ -194,6 +247,17 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 		}
 	}
 	return nil
+}
+
+// latencyOpOf is the operation a search's steps report, acquire for steps
+// stored before it was recorded.
+func latencyOpOf(c Capacity) string {
+	for _, s := range c.Steps {
+		if s.LatencyOp != "" {
+			return s.LatencyOp
+		}
+	}
+	return results.OpAcquire
 }
 
 func kneeLoad(c Capacity) string {

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -131,7 +132,7 @@ func curve(ceiling float64, noise func(load float64) float64) StepRunner {
 		}
 		p99 := 200 + 100*load
 		return &results.Result{ID: fmt.Sprintf("run-%d", n), Throughput: results.Throughput{AcquiredPerS: tput},
-			Ops: map[string]results.OpSummary{results.OpAcquire: {LatencyUS: results.Percentiles{P99: p99}}}}, nil
+			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: p99}}}}, nil
 	}
 }
 
@@ -180,7 +181,7 @@ func TestCapacityFlatThroughput(t *testing.T) {
 func TestCapacityNeverSaturates(t *testing.T) {
 	linear := func(_ context.Context, load float64) (*results.Result, error) {
 		return &results.Result{ID: "r", Throughput: results.Throughput{AcquiredPerS: 1000 * load},
-			Ops: map[string]results.OpSummary{results.OpAcquire: {LatencyUS: results.Percentiles{P99: 100}}}}, nil
+			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}, nil
 	}
 	c, err := Search(context.Background(), "x", Ramp{Start: 1, Max: 16, Factor: 2, MinGain: 0.05, Patience: 2}, nil, linear)
 	if err != nil {
@@ -222,5 +223,53 @@ func TestRecommend(t *testing.T) {
 	none := Recommend(cells[:1], 1e-4)
 	if none.Best != nil || none.Closest == nil || !strings.Contains(none.Why, "No cell met") {
 		t.Fatalf("no-cell recommendation %+v", none)
+	}
+}
+
+// openLoopCurve fakes an open-loop step: the lock serves at most ceiling
+// requests/s, and the rest queue in the generator, so time_to_acquire grows
+// while the service time (acquire) stays flat.
+func openLoopCurve(ceiling float64) StepRunner {
+	n := 0
+	return func(_ context.Context, load float64) (*results.Result, error) {
+		n++
+		served := min(load, ceiling)
+		tta := 300.0
+		if load > ceiling {
+			tta = 500_000
+		}
+		return &results.Result{ID: fmt.Sprintf("run-%d", n), Throughput: results.Throughput{AcquiredPerS: served},
+			Counters: results.Counters{Scheduled: int64(load), Served: int64(served), Dropped: int64(load - served)},
+			Ops: map[string]results.OpSummary{
+				results.OpAcquire:       {Count: 1, LatencyUS: results.Percentiles{P99: 200}},
+				results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: tta}},
+			}}, nil
+	}
+}
+
+func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
+	ramp := Ramp{Start: 500, Max: 32000, Factor: 2, MinGain: 0.05, Patience: 2, OpenLoop: true}
+	c, err := Search(context.Background(), "single", ramp, slo(t, "p99<5ms"), openLoopCurve(1500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := c.Steps[len(c.Steps)-1]
+	if last.Load != 2000 || last.MetSLO || last.LatencyOp != results.OpTimeToAcquire || last.P99US != 500_000 {
+		t.Fatalf("last step %+v: want 2000/s saturated, reporting time_to_acquire's p99", last)
+	}
+	if !strings.Contains(last.Broken[0], "saturated: served 1500 of 2000") || !strings.Contains(strings.Join(last.Broken, " "), "p99<5ms: 500.0ms") {
+		t.Fatalf("broken %v: want saturation and the SLO on time_to_acquire", last.Broken)
+	}
+	if c.Saturation == nil || c.Saturation.Load != 1000 {
+		t.Fatalf("saturation %+v, want the 1000/s step", c.Saturation)
+	}
+	var buf bytes.Buffer
+	if err := WriteCapacity(&buf, []Capacity{c}, "rate"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"time_to_acquire p99", "SLO (on time_to_acquire)", "1500/2000", "open loop:"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
