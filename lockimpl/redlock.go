@@ -160,22 +160,38 @@ func (t *tally) decided() bool {
 	return t.ok >= t.quorum || t.n-t.answered()+t.ok < t.quorum
 }
 
-// fanOut runs op on every master in parallel and gathers replies; with failFast it
-// returns once the quorum is decided, leaving the rest to finish on their own
-// (their channel is buffered, so they never block). late is nil when every
-// master answered, else it names the masters still out.
-// Master 0 runs on the calling goroutine (unless failFast), the others on
-// pooled goroutines whose stacks have already grown: a fresh goroutine per
-// call spends more time growing its stack through go-redis than the loopback
-// round trip takes.
-func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bool, op func(ctx context.Context, node int) (Outcome, error)) (t tally, late *stragglers) {
+// waitRule says how long fanOut waits for the masters' replies.
+type waitRule uint8
+
+const (
+	// waitAll waits for every master, up to the call's timeout.
+	waitAll waitRule = iota
+	// waitDecided returns once the quorum is decided either way (fail-fast).
+	waitDecided
+	// waitDecidedOrBound returns once the quorum is decided or the bound
+	// passed, whichever comes first: a release must not hold its worker for
+	// as long as one paused master takes to time out.
+	waitDecidedOrBound
+)
+
+// fanOut runs op on every master in parallel and gathers replies until its
+// wait rule is met, leaving the rest to finish on their own (their channel
+// is buffered, so they never block). late is nil when every master answered,
+// else it names the masters still out; onLate, when set, sees each of their
+// replies in the background.
+// Master 0 runs on the calling goroutine when every reply is awaited, the
+// others on pooled goroutines whose stacks have already grown: a fresh
+// goroutine per call spends more time growing its stack through go-redis
+// than the loopback round trip takes.
+func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, rule waitRule, bound time.Duration, onLate func(nodeReply),
+	op func(ctx context.Context, node int) (Outcome, error)) (t tally, late *stragglers) {
 	n := len(r.nodes)
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	replies := make(chan nodeReply, n)
-	// Fail-fast must not wait on any one master, so none runs inline then.
-	first := 1
-	if failFast {
-		first = 0
+	// A rule that may return early must not wait on any one master inline.
+	first := 0
+	if rule == waitAll {
+		first = 1
 	}
 	for i := first; i < n; i++ {
 		r.pool.run(func() {
@@ -190,10 +206,21 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bo
 		t.add(nodeReply{node: 0, out: out, err: err})
 		answered[0] = true
 	}
-	for t.answered() < n && !(failFast && t.decided()) {
-		reply := <-replies
-		t.add(reply)
-		answered[reply.node] = true
+	var deadline <-chan time.Time
+	if rule == waitDecidedOrBound && bound < timeout {
+		timer := time.NewTimer(bound)
+		defer timer.Stop()
+		deadline = timer.C
+	}
+wait:
+	for t.answered() < n && !(rule != waitAll && t.decided()) {
+		select {
+		case reply := <-replies:
+			t.add(reply)
+			answered[reply.node] = true
+		case <-deadline:
+			break wait
+		}
 	}
 	pending := n - t.answered()
 	if pending == 0 {
@@ -212,14 +239,17 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, failFast bo
 		defer close(late.done)
 		defer cancel()
 		for range pending {
-			<-replies
+			reply := <-replies
+			if onLate != nil {
+				onLate(reply)
+			}
 		}
 	}()
 	return t, late
 }
 
-// stragglers are the masters a fail-fast call did not wait for; done closes
-// once they all answered.
+// stragglers are the masters a call did not wait for; done closes once they
+// all answered.
 type stragglers struct {
 	done  chan struct{}
 	nodes []int
@@ -231,7 +261,7 @@ type stragglers struct {
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	token := NewToken()
 	start := time.Now()
-	t, late := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+	t, late := r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
 		return r.setOne(nctx, i, key, token, ttl)
 	})
 	open := newOpenSets(t.unsure, late, start, ttl)
@@ -246,7 +276,7 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 		}
 		return Lease{Key: key, Token: token, Start: start, Validity: validity}, OK, nil
 	}
-	r.giveBack(ctx, open, key, token)
+	r.giveBack(ctx, open, key, token, r.nodeTimeout(ttl))
 	switch {
 	case t.ok >= t.quorum:
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
@@ -276,19 +306,45 @@ func newOpenSets(unsure []int, late *stragglers, sent time.Time, ttl time.Durati
 	return &openSets{unsure: unsure, late: late, sent: sent, ttl: ttl}
 }
 
-// giveBack runs compare-and-delete on every master in parallel (with
-// fail-fast, returning once a quorum is decided and letting the rest finish
-// in the background), then settles the masters where a SET may land after it.
-// A cancelled run still cleans up after itself.
-func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token string) tally {
+// acquireRule is how long an acquire or renew waits for the masters.
+func (r *Redlock) acquireRule() waitRule {
+	if r.opts.FailFast {
+		return waitDecided
+	}
+	return waitAll
+}
+
+// giveBack runs compare-and-delete on every master in parallel and returns
+// once a quorum is decided or bound (the node timeout) has passed, so one
+// slow or paused master does not hold the caller. The masters it did not
+// wait for finish in the background, up to the release timeout; one whose
+// DEL went out unanswered is settled like an unanswered SET, so the delete
+// still happens once it resumes. Then the masters where a SET may land
+// after it are settled too. A cancelled run still cleans up after itself.
+func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token string, bound time.Duration) tally {
 	ctx = context.WithoutCancel(ctx)
-	t, _ := r.fanOut(ctx, r.releaseTimeout(), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+	horizon := time.Now().Add(r.settleHorizon(open))
+	onLate := func(reply nodeReply) {
+		if reply.out == Failed && maybeDelivered(reply.err) {
+			r.settleOne(ctx, nil, time.Time{}, reply.node, key, token, horizon)
+		}
+	}
+	t, _ := r.fanOut(ctx, r.releaseTimeout(), waitDecidedOrBound, bound, onLate, func(nctx context.Context, i int) (Outcome, error) {
 		return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
 	})
 	if open != nil {
 		r.settle(ctx, open, key, token)
 	}
 	return t
+}
+
+// settleHorizon is how long after a release its background deletes may go
+// on: a key left behind lives at most its TTL, so retrying longer is moot.
+func (r *Redlock) settleHorizon(open *openSets) time.Duration {
+	if open != nil {
+		return open.ttl
+	}
+	return max(r.releaseTimeout(), 10*time.Second)
 }
 
 // settle deletes the key again, in the background, on masters where a SET may
@@ -375,7 +431,7 @@ func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time
 func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
 	expired := !start.Before(lease.ValidUntil())
-	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.opts.FailFast, func(nctx context.Context, i int) (Outcome, error) {
+	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
 		return runOwned(nctx, r.scripts.renew, r.nodes[i], lease.Key, lease.Token, ttl.Milliseconds())
 	})
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
@@ -390,20 +446,20 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 	// An undecided renewal whose lease has run out meanwhile ends the work
 	// too, and its holder will not release it either.
 	if out.IsLost() || !time.Now().Before(lease.ValidUntil()) {
-		r.abandon(ctx, *lease)
+		r.abandon(ctx, *lease, ttl)
 	}
 	return out, err
 }
 
 // abandon gives a lost lease back on every master in the background: its
 // holder will not release it.
-func (r *Redlock) abandon(ctx context.Context, lease Lease) {
+func (r *Redlock) abandon(ctx context.Context, lease Lease, ttl time.Duration) {
 	open := r.takeOpen(lease.Token)
 	ctx = context.WithoutCancel(ctx)
 	r.cleanup.Add(1)
 	go func() {
 		defer r.cleanup.Done()
-		r.giveBack(ctx, open, lease.Key, lease.Token)
+		r.giveBack(ctx, open, lease.Key, lease.Token, r.nodeTimeout(ttl))
 	}()
 }
 
@@ -415,11 +471,15 @@ func (r *Redlock) takeOpen(token string) *openSets {
 	return o
 }
 
-// Release runs compare-and-delete on every master in parallel.
+// Release runs compare-and-delete on every master in parallel and returns
+// once a quorum of them decided, or the node timeout passed; masters that
+// had not answered by then are settled in the background. An undecided
+// release is Failed: the holder cannot know it gave the key back.
 func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	// Taken before the DELs go out: a straggler that answers meanwhile must
-	// still be settled.
-	t := r.giveBack(ctx, r.takeOpen(lease.Token), lease.Key, lease.Token)
+	// still be settled. The lease's validity stands in for its TTL, which
+	// only sizes the default node timeout.
+	t := r.giveBack(ctx, r.takeOpen(lease.Token), lease.Key, lease.Token, r.nodeTimeout(lease.Validity))
 	if t.ok >= t.quorum {
 		return OK, nil
 	}
@@ -431,6 +491,10 @@ func quorumLoss(t tally, op, key string) (Outcome, error) {
 	switch {
 	case !t.refused():
 		// Without the failures we might still own it: undecided, not lost.
+		if pending := t.n - t.answered(); pending > 0 {
+			return Failed, fmt.Errorf("redlock %s %s: %w (%d of %d masters failed, %d had not answered within the node timeout)",
+				op, key, ErrNoQuorum, t.fails, t.n, pending)
+		}
 		return Failed, fmt.Errorf("redlock %s %s: %w (%d of %d masters failed, first: %v)", op, key, ErrNoQuorum, t.fails, t.n, t.firstErr)
 	case t.taken > 0:
 		return Taken, nil

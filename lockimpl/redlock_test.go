@@ -407,3 +407,53 @@ func TestRedlockRenewAfterValidityIsLost(t *testing.T) {
 		t.Fatalf("%d masters still hold the abandoned lease", n)
 	}
 }
+
+// A release must not hold its worker for as long as a paused master takes to
+// time out (the release timeout, at least 500 ms): it returns once a quorum
+// decided, or after the node timeout, and settles the paused masters in the
+// background so the key is still deleted once they resume.
+func TestRedlockReleaseDoesNotWaitForAPausedMaster(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		paused []int
+		want   lockimpl.Outcome
+	}{
+		{"quorum answers", []int{2}, lockimpl.OK},
+		{"undecided at the node timeout", []int{1, 2}, lockimpl.Failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers := composetest.Servers(t, 3)
+			clients := composetest.Clients(t, servers)
+			rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 20 * time.Millisecond})
+			ctx := context.Background()
+			lease, out, err := rl.Acquire(ctx, "k", time.Minute)
+			if out != lockimpl.OK {
+				t.Fatalf("acquire: %v %v", out, err)
+			}
+			var resumes []func()
+			for _, i := range tc.paused {
+				resumes = append(resumes, pausedMaster(t, servers[i]))
+			}
+			start := time.Now()
+			out, err = rl.Release(ctx, lease)
+			took := time.Since(start)
+			if out != tc.want {
+				t.Fatalf("release: %v %v, want %v", out, err, tc.want)
+			}
+			// 20 ms node timeout against a 500 ms release timeout: far apart
+			// enough for a loaded machine.
+			if took > 300*time.Millisecond {
+				t.Fatalf("release took %v with masters %v paused; want about the node timeout", took, tc.paused)
+			}
+			for _, resume := range resumes {
+				resume()
+			}
+			rl.Wait()
+			for i, c := range clients {
+				if n := c.Exists(ctx, "k").Val(); n != 0 {
+					t.Errorf("master %d still holds the key after it resumed", i)
+				}
+			}
+		})
+	}
+}
