@@ -76,27 +76,43 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 }
 
 // Apply applies the fault now and returns its undo, which is nil for faults
-// without for= (kill, restart, a clock-jump that stays). The caller runs the
-// undo when for= has passed (Schedule does both). Primary and replica targets
+// without for= (kill, a clock-jump that stays). The caller runs the undo
+// when for= has passed (Schedule does both); a restart's undo starts the
+// node again, due after UpOptions.RestartDelay. Primary and replica targets
 // are resolved through the sentinels at this moment.
 func (t *Topology) Apply(ctx context.Context, f FaultSpec) (undo func() error, err error) {
+	_, undo, err = t.applyTo(ctx, f)
+	return undo, err
+}
+
+// applyTo is Apply that also names the node the fault hit.
+func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func() error, err error) {
 	if err := t.CheckFault(f); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	n, err := t.target(ctx, f)
+	n, err = t.target(ctx, f)
 	if err != nil {
-		return nil, fmt.Errorf("fault %q: %w", f.String(), err)
+		return nil, nil, fmt.Errorf("fault %q: %w", f.String(), err)
 	}
 	undo, err = t.apply(ctx, f, n)
 	if err != nil {
-		return nil, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
+		return n, nil, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
 	}
-	if f.For <= 0 {
+	if t.undoAfter(f) <= 0 {
 		// A fault with no duration has nothing to undo, even if its
 		// mechanism could be reversed (a clock-jump without for= stays).
-		return nil, nil
+		return n, nil, nil
 	}
-	return undo, nil
+	return n, undo, nil
+}
+
+// undoAfter is how long after it was applied a fault is undone: its for=,
+// or for a restart the restart delay (a restart always comes back).
+func (t *Topology) undoAfter(f FaultSpec) time.Duration {
+	if f.Kind == FaultRestart {
+		return max(t.opts.RestartDelay, time.Nanosecond)
+	}
+	return f.For
 }
 
 func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
@@ -114,7 +130,7 @@ func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() erro
 	case FaultKill:
 		return nil, n.Server.Kill()
 	case FaultRestart:
-		return nil, t.restart(ctx, n)
+		return t.restart(ctx, n)
 	case FaultPause:
 		if err := n.Server.Pause(); err != nil {
 			return nil, err
@@ -142,21 +158,33 @@ func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() erro
 	return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
 }
 
-// restart kills the node, waits RestartDelay and starts it on the same port.
-// A stopped schedule cuts the delay short but still starts the node, so that
-// stopping never leaves the topology with a node missing.
-func (t *Topology) restart(ctx context.Context, n *Node) error {
+// restart kills the node and returns the start that brings it back on the
+// same port, which the schedule runs RestartDelay later. A stopped schedule
+// cuts the delay short but still starts the node, so that stopping never
+// leaves the topology with a node missing.
+func (t *Topology) restart(ctx context.Context, n *Node) (func() error, error) {
 	if n.Server.PID() != 0 {
 		if err := n.Server.Kill(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if t.opts.RestartDelay > 0 {
-		_ = sleepCtx(ctx, t.opts.RestartDelay)
+	return func() error {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		return n.Server.Start(sctx)
+	}, nil
+}
+
+// Down lists the data nodes lockbench started that are not running now
+// (killed by a fault, say), by address.
+func (t *Topology) Down() []string {
+	var out []string
+	for _, n := range t.DataNodes() {
+		if n.Server != nil && n.Server.PID() == 0 {
+			out = append(out, n.Addr)
+		}
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	return n.Server.Start(sctx)
+	return out
 }
 
 // lagReplica sends CLIENT PAUSE <ms> WRITE to the replica, straight to the
@@ -193,6 +221,9 @@ type FaultEvent struct {
 	Index int
 	// Spec is the fault in --fault form.
 	Spec string
+	// Node names the node the fault hit, as "name (host:port)"; empty when
+	// it was not applied.
+	Node string
 	// At is when it was actually applied, from the schedule's start.
 	At time.Duration
 	// End is when it was actually undone, from the schedule's start; zero
@@ -205,7 +236,8 @@ type FaultEvent struct {
 }
 
 // Schedule runs the faults in the background, each at start+At, and undoes
-// each after its For. log, if not nil, receives the events one at a time.
+// each after its For (a restart: brings the node back after the restart
+// delay). log, if not nil, receives the events one at a time.
 // The returned stop cancels faults not yet applied (reported with
 // ErrFaultSkipped), undoes those in effect at once, and waits until all is
 // finished; call it before Close. Cancelling ctx does the same as stop
@@ -243,15 +275,18 @@ func (t *Topology) runFault(ctx context.Context, start time.Time, i int, f Fault
 		emit(ev)
 		return
 	}
-	undo, err := t.Apply(ctx, f)
+	n, undo, err := t.applyTo(ctx, f)
 	ev.At = time.Since(start)
+	if n != nil {
+		ev.Node = n.Name + " (" + n.Addr + ")"
+	}
 	if err != nil || undo == nil {
 		ev.Err, ev.Done = err, true
 		emit(ev)
 		return
 	}
 	emit(ev)
-	_ = sleepCtx(ctx, time.Until(start.Add(ev.At+f.For)))
+	_ = sleepCtx(ctx, time.Until(start.Add(ev.At+t.undoAfter(f))))
 	if err := undo(); err != nil {
 		ev.Err = fmt.Errorf("undo %q: %w", ev.Spec, err)
 	}

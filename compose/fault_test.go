@@ -171,7 +171,13 @@ func TestKillAndRestart(t *testing.T) {
 				t.Fatalf("dial killed server: %v, want connection refused", err)
 			}
 
-			apply(t, topo, "at=0s restart node=0")
+			undo := apply(t, topo, "at=0s restart node=0")
+			if n.Server.PID() != 0 {
+				t.Fatal("restart did not kill the node first")
+			}
+			if err := undo(); err != nil {
+				t.Fatalf("restart's start: %v", err)
+			}
 			if n.Server.PID() == 0 || n.Server.PID() == pid || n.Addr != n.Server.Addr() {
 				t.Fatalf("restart: pid %d (was %d), addr %s", n.Server.PID(), pid, n.Server.Addr())
 			}
@@ -192,24 +198,31 @@ func TestKillAndRestart(t *testing.T) {
 	}
 }
 
+// A restart is logged twice: when the node was killed and when it came back.
 func TestRestartDelayKeepsNodeDown(t *testing.T) {
 	topo := single(t, compose.UpOptions{RestartDelay: 400 * time.Millisecond})
 	n := topo.DataNodes()[0]
-	done := make(chan time.Duration)
+	events := make(chan compose.FaultEvent, 4)
 	start := time.Now()
-	go func() {
-		_, _ = topo.Apply(context.Background(), mustFault(t, "at=0s restart node=0"))
-		done <- time.Since(start)
-	}()
-	time.Sleep(150 * time.Millisecond)
+	stop := topo.Schedule(context.Background(), start, []compose.FaultSpec{mustFault(t, "at=0s restart node=0")},
+		func(ev compose.FaultEvent) { events <- ev })
+	defer stop()
+	killed := <-events
+	if killed.Done || killed.Err != nil || !strings.Contains(killed.Node, n.Addr) {
+		t.Fatalf("first event %+v: want the kill, naming %s", killed, n.Addr)
+	}
 	if _, err := net.DialTimeout("tcp", n.Addr, time.Second); err == nil {
 		t.Error("node answered during the restart delay")
 	}
-	if took := <-done; took < 400*time.Millisecond {
-		t.Errorf("restart took %s, want at least the 400ms delay", took)
+	back := <-events
+	if !back.Done || back.Err != nil || back.End-back.At < 400*time.Millisecond {
+		t.Fatalf("second event %+v: want the node back at least the 400ms delay after the kill", back)
 	}
 	if err := direct(t, n.Addr).Ping(ctxFor(t, 2*time.Second)).Err(); err != nil {
 		t.Fatalf("PING after delayed restart: %v", err)
+	}
+	if down := topo.Down(); len(down) != 0 {
+		t.Fatalf("Down() = %v after the restart", down)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -348,6 +349,11 @@ func mergeServers(runs []*Result, acquired int64) *Servers {
 		}
 		if out.Unavailable == "" {
 			out.Unavailable = r.Servers.Unavailable
+		}
+		for _, u := range r.Servers.Unmeasured {
+			if !slices.Contains(out.Unmeasured, u) {
+				out.Unmeasured = append(out.Unmeasured, u)
+			}
 		}
 		for _, n := range r.Servers.Nodes {
 			i, ok := index[n.Addr]

@@ -462,6 +462,11 @@ func serverChart(runs []*Result) chart {
 	}
 	c := barChart("server-cost", title, runs, []barRow{cmds, cpu})
 	c.Note = "all nodes summed; bars scaled per row"
+	for _, r := range runs {
+		if r.Servers != nil && len(r.Servers.Unmeasured) > 0 {
+			c.Note += fmt.Sprintf("; %s: %s", r.ID, r.Servers.Scope())
+		}
+	}
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -277,11 +278,24 @@ type Servers struct {
 	Nodes []ServerNode `json:"nodes"`
 	// Unavailable says why some node's figures are missing (INFO refused).
 	Unavailable string `json:"unavailable,omitempty"`
+	// Unmeasured names the nodes left out of the sums because a fault of the
+	// run took them down (a killed master cannot be asked for its INFO); the
+	// figures are then the survivors'.
+	Unmeasured []string `json:"unmeasured,omitempty"`
 }
 
 // Measured reports whether s holds server figures for every node: a sum over
 // only the nodes that answered INFO would pass for a measured one.
 func (s *Servers) Measured() bool { return s != nil && s.Unavailable == "" }
+
+// Scope says which nodes the sums cover: all of them, or the survivors of
+// the run's faults, naming the ones left out.
+func (s *Servers) Scope() string {
+	if len(s.Unmeasured) == 0 {
+		return "all nodes"
+	}
+	return "survivors only; not measured: " + strings.Join(s.Unmeasured, "; ")
+}
 
 // ServerNode is one server's cost over the window.
 type ServerNode struct {
@@ -298,9 +312,13 @@ type ServerNode struct {
 type FaultEvent struct {
 	// Spec is the --fault value.
 	Spec string `json:"spec"`
-	// AtS is when it fired, in seconds from the window's start.
+	// Node is the node it hit, "name (host:port)".
+	Node string `json:"node,omitempty"`
+	// AtS is when it fired, in seconds from the window's start (a restart:
+	// when the node was killed).
 	AtS float64 `json:"at_s"`
-	// EndS is when it was undone, if it has an end.
+	// EndS is when it was undone, if it has an end (a restart: when the node
+	// was back).
 	EndS float64 `json:"end_s,omitempty"`
 	// Error says why it could not be applied.
 	Error string `json:"error,omitempty"`

@@ -117,7 +117,7 @@ func writeCounts(w io.Writer, r *Result) error {
 		if s.Unavailable != "" {
 			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
 		} else {
-			fmt.Fprintf(w, "server cost: %.2f commands and %.1f µs CPU per acquisition (all nodes)\n", s.CommandsPerAcquire, s.CPUUSPerAcquire)
+			fmt.Fprintf(w, "server cost: %.2f commands and %.1f µs CPU per acquisition (%s)\n", s.CommandsPerAcquire, s.CPUUSPerAcquire, s.Scope())
 		}
 	}
 	return nil

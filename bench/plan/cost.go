@@ -38,14 +38,22 @@ func (m *costMeter) after(ctx context.Context)  { m.read(ctx, m.end, m.endErr) }
 
 // servers turns the two readings into per-acquisition cost. A node whose INFO
 // was refused (a managed Redis, say) is reported as unavailable, not fatal.
-func (m *costMeter) servers(acquired int64) *results.Servers {
+// A node that a fault of the run took down is left out of the sums and
+// named: the figures are then the survivors'. down maps such a node's
+// address to why it is missing.
+func (m *costMeter) servers(acquired int64, down map[string]string) *results.Servers {
 	s := &results.Servers{}
 	var missing []string
 	for i := range m.clients {
 		node := results.ServerNode{Addr: m.addrs[i]}
 		if err := firstErr(m.startErr[i], m.endErr[i]); err != nil {
 			node.Error = err.Error()
-			missing = append(missing, m.addrs[i]+": "+err.Error())
+			if why, ok := down[m.addrs[i]]; ok && m.startErr[i] == nil {
+				node.Error = why
+				s.Unmeasured = append(s.Unmeasured, why)
+			} else {
+				missing = append(missing, m.addrs[i]+": "+err.Error())
+			}
 			s.Nodes = append(s.Nodes, node)
 			continue
 		}

@@ -107,8 +107,12 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	}
 	r.Faults = faults.events()
 	markFaults(r)
-	r.Servers = meter.servers(r.Contention.Acquired)
-	if n, err := cleanup(context.WithoutCancel(ctx), admin, opts.KeyPrefix); err != nil {
+	down := map[string]string{}
+	for _, addr := range topo.Down() {
+		down[addr] = faults.downReason(addr)
+	}
+	r.Servers = meter.servers(r.Contention.Acquired, down)
+	if n, err := cleanup(context.WithoutCancel(ctx), liveClients(admin, topo.Addrs(), down), opts.KeyPrefix); err != nil {
 		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
 	} else {
 		env.logf("cleanup: deleted %d key(s) under %s", n, opts.KeyPrefix)
@@ -196,6 +200,18 @@ func nodeOutcomes(topo *compose.Topology, base, now []lockimpl.NodeCounts) []res
 		}
 		out[i] = results.NodeOutcome{Node: topo.Nodes[i].Addr, Acquired: n.Acquired - b.Acquired,
 			Contended: n.Contended - b.Contended, Errors: n.Errors - b.Errors, Timeouts: n.Timeouts - b.Timeouts}
+	}
+	return out
+}
+
+// liveClients leaves out the clients of nodes the run took down: there is
+// nothing to clean on them, and their "connection refused" is no news.
+func liveClients(clients []*redis.Client, addrs []string, down map[string]string) []*redis.Client {
+	var out []*redis.Client
+	for i, c := range clients {
+		if _, gone := down[addrs[i]]; !gone {
+			out = append(out, c)
+		}
 	}
 	return out
 }

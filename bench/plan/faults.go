@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/lockbench/lockbench/compose"
@@ -29,16 +31,33 @@ func (l *faultLog) record(env Env) func(compose.FaultEvent) {
 		defer l.mu.Unlock()
 		e := &l.evs[ev.Index]
 		e.AtS = ev.At.Seconds()
+		e.Node = ev.Node
 		if ev.End > 0 {
 			e.EndS = ev.End.Seconds()
 		}
-		if ev.Err != nil {
+		switch {
+		case ev.Err != nil:
 			e.Error = ev.Err.Error()
 			env.logf("fault %s: %v", ev.Spec, ev.Err)
-		} else if ev.End == 0 {
-			env.logf("fault %s applied at %.2fs", ev.Spec, ev.At.Seconds())
+		case ev.End == 0:
+			env.logf("fault %s applied at %.2fs to %s", ev.Spec, ev.At.Seconds(), ev.Node)
+		default:
+			env.logf("fault %s undone at %.2fs", ev.Spec, ev.End.Seconds())
 		}
 	}
+}
+
+// downReason says why a node that a fault took down could not be measured,
+// naming the fault.
+func (l *faultLog) downReason(addr string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.evs {
+		if strings.Contains(e.Node, "("+addr+")") {
+			return fmt.Sprintf("%s: down after fault %q at %.2fs", e.Node, e.Spec, e.AtS)
+		}
+	}
+	return addr + ": down"
 }
 
 func (l *faultLog) events() []results.FaultEvent {

@@ -195,3 +195,53 @@ func TestInfoRefusedIsReportedNotFatal(t *testing.T) {
 		t.Fatalf("topology %+v", r.Topology)
 	}
 }
+
+// A master killed mid-run: the survivors' cost is reported with the dead node
+// named, failed attempts stay out of the acquire histogram, and cleanup does
+// not complain about the node it killed itself.
+func TestKillFaultKeepsFiguresHonest(t *testing.T) {
+	var log strings.Builder
+	v := Values{"duration": {"1500ms"}, "warmup": {"0"}, "topology": {"redlock:3"}, "concurrency": {"4"},
+		"fault": {"at=500ms kill node=0"}, "node-timeout": {"100ms"}}
+	plans, err := Expand(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Execute(context.Background(), plans[0], Env{Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Servers
+	if !s.Measured() || len(s.Unmeasured) != 1 || !strings.Contains(s.Unmeasured[0], r.Topology.Nodes[0]) || s.CommandsPerAcquire <= 0 {
+		t.Fatalf("servers %+v: want the survivors measured and node 0 named as missing", s)
+	}
+	if strings.Contains(log.String(), "cleanup of") || strings.Contains(log.String(), "refused") {
+		t.Fatalf("cleanup complained about the node the run killed:\n%s", log.String())
+	}
+	c := r.Contention
+	if got := r.Ops[results.OpAcquire].Count; got != c.Acquired+c.Contended {
+		t.Fatalf("acquire histogram %d, want answered attempts %d", got, c.Acquired+c.Contended)
+	}
+	if len(r.Faults) != 1 || !strings.Contains(r.Faults[0].Node, "master-0") {
+		t.Fatalf("faults %+v: want the kill logged against master-0", r.Faults)
+	}
+
+	single := execute(t, "fault", "at=500ms kill node=0", "concurrency", "2", "duration", "1s")
+	failed := single.Ops[results.OpAcquireFailed]
+	if failed.Count == 0 || single.Ops[results.OpAcquire].Count != single.Contention.Acquired+single.Contention.Contended {
+		t.Fatalf("single after a kill: acquire %d, acquire_failed %d, acquired %d: want refusals only in acquire_failed",
+			single.Ops[results.OpAcquire].Count, failed.Count, single.Contention.Acquired)
+	}
+}
+
+// A restart is logged when the node was killed and when it came back.
+func TestRestartFaultLogsBothTimes(t *testing.T) {
+	r := execute(t, "topology", "redlock:3", "fault", "at=300ms restart node=1", "restart-delay", "500ms", "duration", "1500ms", "concurrency", "2")
+	if len(r.Faults) != 1 {
+		t.Fatalf("faults %+v", r.Faults)
+	}
+	f := r.Faults[0]
+	if f.Error != "" || f.AtS < 0.25 || f.AtS > 0.9 || f.EndS-f.AtS < 0.5 {
+		t.Fatalf("restart logged %+v: want killed at ~0.3s and back at least 0.5s later", f)
+	}
+}
