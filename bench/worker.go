@@ -96,28 +96,29 @@ func (w *worker) key(idx int) string {
 	return string(b)
 }
 
-// attemptObserver returns the retry loop's callback for one critical
-// section: it records each attempt that belongs to the window. An attempt cut
-// short because the window closed is not a failure of the lock.
-func (w *worker) attemptObserver(ctx context.Context, m membership) func(lockimpl.Attempt) {
-	return func(a lockimpl.Attempt) {
-		switch m {
-		case notCounted:
-			return
-		case closedLoop:
-			if !w.win.contains(time.Now()) {
-				return
-			}
-		}
-		if a.Outcome == lockimpl.Failed && ctx.Err() != nil {
-			return
-		}
-		w.rec.attempt(a.Latency, a.Outcome)
-		if a.Outcome == lockimpl.Failed {
-			w.rec.errorKind(lockimpl.ErrorKind(a.Err))
-			if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
-				w.rec.count(func(c *counters) { c.unreplicated++ })
-			}
+// attempts records the acquire attempts of one critical section that belong
+// to the window. An attempt cut short because the window closed is not a
+// failure of the lock.
+type attempts struct {
+	w   *worker
+	ctx context.Context
+	m   membership
+	// lastCounted says whether the latest attempt was counted: the
+	// acquisition it made, if any, belongs to the window just as it does.
+	lastCounted bool
+}
+
+func (at *attempts) observe(a lockimpl.Attempt) {
+	w := at.w
+	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(time.Now()))
+	if !at.lastCounted || (a.Outcome == lockimpl.Failed && at.ctx.Err() != nil) {
+		return
+	}
+	w.rec.attempt(a.Latency, a.Outcome)
+	if a.Outcome == lockimpl.Failed {
+		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
+		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
+			w.rec.count(func(c *counters) { c.unreplicated++ })
 		}
 	}
 }
@@ -127,9 +128,10 @@ func (w *worker) attemptObserver(ctx context.Context, m membership) func(lockimp
 func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
-	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, w.attemptObserver(ctx, m))
+	at := &attempts{w: w, ctx: ctx, m: m}
+	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
 	now := time.Now()
-	rec := m == counted || (m == closedLoop && w.win.contains(now))
+	rec := at.lastCounted
 	if acq.Outcome != lockimpl.OK {
 		if rec && ctx.Err() == nil {
 			w.rec.count(func(c *counters) { c.gaveUp++ })
