@@ -270,9 +270,24 @@ func (t *Topology) upExternal() error {
 // ParseRedisURL parses redis://[user:password@]host:port[/db] or rediss://…;
 // its errors never repeat the password.
 func ParseRedisURL(raw string) (*redis.Options, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("--redis %q: %s; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), why)
+	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {
-		return nil, fmt.Errorf("--redis %q: %v; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), redactErr(err, raw))
+		return nil, bad(redactErr(err, raw))
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return nil, bad("no host")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, bad(fmt.Sprintf("port %s is not from 1 to 65535", p))
+		}
+	}
+	if o.DB < 0 {
+		return nil, bad(fmt.Sprintf("database %d: want 0 or more", o.DB))
 	}
 	return o, nil
 }

@@ -3,9 +3,12 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
 )
 
 // newLock builds a lock over fresh servers. Redlock gets a per-node timeout
@@ -284,9 +288,28 @@ func TestErrorKind(t *testing.T) {
 		{context.DeadlineExceeded, "timeout"},
 		{errors.Join(errors.New("x"), lockimpl.ErrValidityExpired), "validity_expired"},
 		{errors.New("mystery"), "other"},
+		{lockimpl.ErrUnreplicated, "unreplicated"},
+		{context.Canceled, "canceled"},
+		{syscall.ECONNREFUSED, "conn_refused"},
+		{syscall.ECONNRESET, "conn_reset"},
+		{io.EOF, "eof"},
+		{redis.ErrClosed, "client_closed"},
+		{redisReply("READONLY You can't write against a read only replica."), "readonly"},
 	} {
-		if got := lockimpl.ErrorKind(tc.err); got != tc.want {
+		got := lockimpl.ErrorKind(tc.err)
+		if got != tc.want {
 			t.Errorf("ErrorKind(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+		// --assert errors.KIND refuses kinds it does not know: every kind
+		// lockbench reports must be in the results' list.
+		if !slices.Contains(results.ErrorKinds(), got) {
+			t.Errorf("kind %q is not in results.ErrorKinds", got)
 		}
 	}
 }
+
+// redisReply is an error reply as go-redis returns it.
+type redisReply string
+
+func (e redisReply) Error() string { return string(e) }
+func (e redisReply) RedisError()   {}

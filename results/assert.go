@@ -175,7 +175,11 @@ func Metric(r *Result, metric string) (float64, error) {
 		return r.Throughput.AcquiredPerS, nil
 	case "errors":
 		if field != "" {
-			// A kind the run never saw is a measured zero.
+			// A known kind the run never saw is a measured zero; an unknown
+			// one is a typo, not a zero.
+			if !knownErrorKind(r, field) {
+				return 0, unknownErrorKind(r, metric, field)
+			}
 			return float64(r.Errors[field]), nil
 		}
 		return float64(r.TotalErrors()), nil

@@ -200,6 +200,11 @@ func Parse(v Values) (Plan, error) {
 		topo.Masters = 5
 	}
 	pl.Topology = topo
+	for _, u := range pl.URLs {
+		if _, err := compose.ParseRedisURL(u); err != nil {
+			p.fail("redis", "%s", strings.TrimPrefix(err.Error(), "--redis "))
+		}
+	}
 	pers, err := compose.ParsePersistence(v.Get("persistence"))
 	if err != nil {
 		p.fail("persistence", "%v", err)
@@ -241,6 +246,11 @@ func Parse(v Values) (Plan, error) {
 	}
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
+	for _, f := range pl.Faults {
+		if p.err == nil && f.At >= pl.Bench.Duration {
+			p.fail("fault", "%q: at=%v is not inside the %v window (--duration); it would never be applied", f.String(), f.At, pl.Bench.Duration)
+		}
+	}
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
 	pl.Format = p.oneOf("format", "table", "json")
 	pl.Quiet = p.boolean("quiet")

@@ -37,6 +37,9 @@ func ParseFile(name string, b []byte) (Grid, error) {
 	}
 	g := Grid{Base: plan.Values{}, Count: 1}
 	root := doc.Content[0]
+	if err := noDuplicateKeys(name, root); err != nil {
+		return Grid{}, err
+	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		var err error
@@ -56,12 +59,34 @@ func ParseFile(name string, b []byte) (Grid, error) {
 			return Grid{}, err
 		}
 	}
+	for _, a := range g.Axes {
+		if g.Base.Has(a.Flag) {
+			return Grid{}, fmt.Errorf("%s: %q is both in base and in axes; give it in one of them", name, a.Flag)
+		}
+	}
 	return g, nil
+}
+
+// noDuplicateKeys refuses a mapping that names a key twice: YAML decoders
+// keep one of the two silently.
+func noDuplicateKeys(name string, n *yaml.Node) error {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if line, ok := seen[k.Value]; ok {
+			return fmt.Errorf("%s:%d: %q is given twice (first on line %d); give it once", name, k.Line, k.Value, line)
+		}
+		seen[k.Value] = k.Line
+	}
+	return nil
 }
 
 func parseBase(name string, n *yaml.Node, into plan.Values) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s:%d: base must map flag names to values", name, n.Line)
+	}
+	if err := noDuplicateKeys(name, n); err != nil {
+		return err
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -80,6 +105,9 @@ func parseBase(name string, n *yaml.Node, into plan.Values) error {
 func parseAxes(name string, n *yaml.Node) ([]Axis, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d: axes must map flag names to lists of values", name, n.Line)
+	}
+	if err := noDuplicateKeys(name, n); err != nil {
+		return nil, err
 	}
 	var axes []Axis
 	for i := 0; i+1 < len(n.Content); i += 2 {

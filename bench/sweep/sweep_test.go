@@ -92,6 +92,10 @@ assert:
 		{"axes:\n  concurrency: []\n", "no values"},
 		{"- a\n- b\n", "must be a mapping"},
 		{"base: [\n", "plan.yaml"},
+		{"base:\n  duration: 1s\n  duration: 2s\n", "plan.yaml:3: \"duration\" is given twice (first on line 2)"},
+		{"axes:\n  ttl: [1s]\n  ttl: [2s]\n", "plan.yaml:3: \"ttl\" is given twice"},
+		{"count: 1\ncount: 2\n", "plan.yaml:2: \"count\" is given twice"},
+		{"base:\n  ttl: 1s\naxes:\n  ttl: [1s, 2s]\n", "both in base and in axes"},
 	} {
 		_, err := ParseFile("plan.yaml", []byte(tc.doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -210,19 +214,52 @@ func TestCapacityNoisyCurveNeedsPatience(t *testing.T) {
 }
 
 func TestRecommend(t *testing.T) {
-	cells := []TuneCell{
-		{TTL: "1s", RenewEvery: "0", Acquired: 100, Expired: 60, ExpiryRate: 0.6},
-		{TTL: "1s", RenewEvery: "ttl/3", Acquired: 100, RenewPerS: 30, BlockedP99US: 1e6, BlockedSamples: 5, Meets: true},
-		{TTL: "4s", RenewEvery: "0", Acquired: 100, BlockedP99US: 4e6, BlockedSamples: 5, Meets: true},
-		{TTL: "1s", RenewEvery: "ttl/5", Acquired: 100, RenewPerS: 50, BlockedP99US: 1e6, BlockedSamples: 5, Meets: true},
+	judged := func(cells ...TuneCell) []TuneCell {
+		for i := range cells {
+			cells[i] = cells[i].judged(1e-4)
+		}
+		return cells
 	}
+	cells := judged(
+		TuneCell{TTL: "1s", RenewEvery: "0", Acquired: 100_000, Expired: 60_000},
+		TuneCell{TTL: "1s", RenewEvery: "ttl/3", Acquired: 100_000, RenewPerS: 30, BlockedP99US: 1e6, BlockedSamples: 5},
+		TuneCell{TTL: "4s", RenewEvery: "0", Acquired: 100_000, BlockedP99US: 4e6, BlockedSamples: 5},
+		TuneCell{TTL: "1s", RenewEvery: "ttl/5", Acquired: 100_000, RenewPerS: 50, BlockedP99US: 1e6, BlockedSamples: 5},
+	)
 	rec := Recommend(cells, 1e-4)
 	if rec.Best == nil || rec.Best.RenewEvery != "ttl/3" || !strings.Contains(rec.Why, "TTL 1s") {
 		t.Fatalf("recommendation %+v", rec)
 	}
 	none := Recommend(cells[:1], 1e-4)
-	if none.Best != nil || none.Closest == nil || !strings.Contains(none.Why, "No cell met") {
+	if none.Best != nil || none.Closest == nil || !strings.Contains(none.Why, "No cell is proven") || !strings.Contains(none.Why, "lengthen the TTL") {
 		t.Fatalf("no-cell recommendation %+v", none)
+	}
+	// 0 of 184 is a rate of 0 but proves only ≤ 0.016: never RECOMMENDED
+	// against a 1e-4 target, and the verdict says how many more it takes.
+	few := judged(TuneCell{TTL: "2s", RenewEvery: "0", Acquired: 184})
+	if few[0].Meets {
+		t.Fatalf("0 of 184 meets a 1e-4 target: %+v", few[0])
+	}
+	rec = Recommend(few, 1e-4)
+	if rec.Best != nil || !strings.Contains(rec.Why, "29773 more acquisitions") {
+		t.Fatalf("recommendation %+v, want none and 29957 (−ln 0.05 / 1e-4) − 184 more acquisitions named", rec)
+	}
+}
+
+func TestUpperBound(t *testing.T) {
+	for _, tc := range []struct {
+		k, n   int64
+		lo, hi float64
+	}{
+		{0, 30_000, 0.99e-4, 1.0e-4},  // rule of three
+		{0, 0, 1, 1},                  // nothing measured proves nothing
+		{82, 10_000, 0.0095, 0.0100},  // Wilson: 0.0082 observed
+		{5000, 10_000, 0.508, 0.509},  // a coin
+		{10_000, 10_000, 0.9997, 1.0}, // everything expired
+	} {
+		if got := upperBound(tc.k, tc.n); got < tc.lo || got > tc.hi {
+			t.Errorf("upperBound(%d, %d) = %.5g, want in [%g, %g]", tc.k, tc.n, got, tc.lo, tc.hi)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
@@ -29,7 +30,14 @@ type TuneCell struct {
 	BlockedP99US float64 `json:"blocked_p99_us"`
 	// BlockedSamples is how many crashes were measured.
 	BlockedSamples int64 `json:"blocked_samples"`
-	// Meets is true when the expiry rate is under the target and nothing overlapped.
+	// AttemptsPerAcquire is acquire attempts over acquisitions: how hard
+	// holders waiting on a crashed holder's key retried.
+	AttemptsPerAcquire float64 `json:"attempts_per_acquire"`
+	// UpperBound is the 95% upper confidence bound on the expiry rate from
+	// Expired of Acquired: what the samples prove, not what they suggest.
+	UpperBound float64 `json:"expiry_rate_upper_95"`
+	// Meets is true when the upper bound is within the target and nothing
+	// overlapped.
 	Meets bool `json:"meets"`
 }
 
@@ -39,11 +47,12 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 	for _, cr := range crs {
 		c := TuneCell{TTL: coord(g, cr.Cell, "ttl"), RenewEvery: coord(g, cr.Cell, "renew-every")}
 		var secs float64
-		var renewed int64
+		var renewed, attempts int64
 		var blocked []float64
 		for _, r := range cr.Results {
 			c.RunIDs = append(c.RunIDs, r.ID)
 			c.Acquired += r.Contention.Acquired
+			attempts += r.Contention.Attempts
 			c.Expired += r.Incidents.ExpiredDuringWork + r.Incidents.WorkAborted
 			c.Overlaps += r.Incidents.Overlaps
 			renewed += r.Ops[results.OpRenew].Count
@@ -54,16 +63,26 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 			}
 		}
 		if c.Acquired > 0 {
-			c.ExpiryRate = float64(c.Expired) / float64(c.Acquired)
+			c.AttemptsPerAcquire = float64(attempts) / float64(c.Acquired)
 		}
 		if secs > 0 {
 			c.RenewPerS = float64(renewed) / secs
 		}
 		c.BlockedP99US = results.Median(blocked)
-		c.Meets = c.Acquired > 0 && c.ExpiryRate <= maxRate && c.Overlaps == 0
-		out = append(out, c)
+		out = append(out, c.judged(maxRate))
 	}
 	return out
+}
+
+// judged fills the cell's rate, its upper bound and whether it meets maxRate.
+func (c TuneCell) judged(maxRate float64) TuneCell {
+	c.ExpiryRate = 0
+	if c.Acquired > 0 {
+		c.ExpiryRate = float64(c.Expired) / float64(c.Acquired)
+	}
+	c.UpperBound = upperBound(c.Expired, c.Acquired)
+	c.Meets = c.Acquired > 0 && c.UpperBound <= maxRate && c.Overlaps == 0
+	return c
 }
 
 func coord(g Grid, c Cell, flag string) string {
@@ -96,7 +115,9 @@ type Recommendation struct {
 }
 
 // Recommend picks the cell with the shortest blocked time among those whose
-// expiry rate is under maxRate with no overlaps; ties go to less renewal traffic.
+// expiry rate is proven under maxRate (its 95% upper bound is) with no
+// overlaps; ties go to less renewal traffic. When none is, it names the most
+// promising cell and how many more acquisitions it would need.
 func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 	var best *TuneCell
 	for i := range cells {
@@ -111,34 +132,78 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 	}
 	if best != nil {
 		return Recommendation{Best: best, Why: fmt.Sprintf(
-			"TTL %s with renewal %s: %d of %d acquisitions outlived their lease (target ≤ %g; with this many samples the 95%% upper bound is %.2g), "+
+			"TTL %s with renewal %s: %d of %d acquisitions outlived their lease, so the rate is at most %.2g at 95%% confidence (target ≤ %g), "+
 				"and a crashed holder blocks its key for %s at p99, the shortest of the cells that met the target, for %.1f renewals/s.",
-			best.TTL, renewLabel(best.RenewEvery), best.Expired, best.Acquired, maxRate, upperBound(best.Expired, best.Acquired),
+			best.TTL, renewLabel(best.RenewEvery), best.Expired, best.Acquired, best.UpperBound, maxRate,
 			results.FormatUS(best.blockedBound()), best.RenewPerS)}
 	}
 	var closest *TuneCell
 	for i := range cells {
 		c := &cells[i]
-		if c.Acquired > 0 && (closest == nil || c.ExpiryRate < closest.ExpiryRate ||
-			(c.ExpiryRate == closest.ExpiryRate && c.Overlaps < closest.Overlaps)) {
+		if c.Acquired > 0 && (closest == nil || c.Overlaps < closest.Overlaps ||
+			(c.Overlaps == closest.Overlaps && c.UpperBound < closest.UpperBound)) {
 			closest = c
 		}
 	}
 	if closest == nil {
 		return Recommendation{Why: "No cell acquired any lock, so nothing can be recommended."}
 	}
-	return Recommendation{Closest: closest, Why: fmt.Sprintf(
-		"No cell met the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions (%.2g) outlived their lease and %d overlapped: lengthen the TTL or renew more often.",
-		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, closest.ExpiryRate, closest.Overlaps)}
+	why := fmt.Sprintf("No cell is proven to meet the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions outlived their lease (rate %.2g, at most %.2g at 95%% confidence), %d overlapped",
+		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, closest.ExpiryRate, closest.UpperBound, closest.Overlaps)
+	switch more, ok := moreSamples(closest.Expired, closest.Acquired, maxRate); {
+	case closest.Overlaps > 0 || !ok:
+		why += ": lengthen the TTL or renew more often."
+	default:
+		why += fmt.Sprintf(": at its observed rate it needs about %d more acquisitions to prove the target (a longer --duration or --count).", more)
+	}
+	return Recommendation{Closest: closest, Why: why}
 }
 
-// upperBound is the 95% upper bound on a rate from k events in n trials
-// (the "rule of three" for k = 0, k+3 over n as a rough bound otherwise).
+// confidenceZ is the one-sided 95% normal quantile.
+const confidenceZ = 1.6449
+
+// upperBound is the one-sided 95% upper confidence bound on a rate from k
+// events in n trials: the rule of three (−ln 0.05 / n) for k = 0, Wilson's
+// score bound otherwise.
 func upperBound(k, n int64) float64 {
 	if n == 0 {
 		return 1
 	}
-	return min(1, float64(k+3)/float64(n))
+	if k == 0 {
+		return min(1, 2.9957/float64(n))
+	}
+	p, nf, z2 := float64(k)/float64(n), float64(n), confidenceZ*confidenceZ
+	centre := p + z2/(2*nf)
+	spread := confidenceZ * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return min(1, (centre+spread)/(1+z2/nf))
+}
+
+// moreSamples is how many more trials than n it takes, at the observed rate
+// k/n, for the upper bound to come within target; ok is false when the
+// observed rate itself is not below the target.
+func moreSamples(k, n int64, target float64) (more int64, ok bool) {
+	if n == 0 || float64(k)/float64(n) >= target {
+		return 0, false
+	}
+	rate := float64(k) / float64(n)
+	bound := func(m int64) float64 { return upperBound(int64(math.Round(rate*float64(m))), m) }
+	hi := n
+	for bound(hi) > target {
+		if hi > 1<<40 {
+			return 0, false
+		}
+		hi *= 2
+	}
+	lo := n
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if bound(mid) <= target {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi - n, true
 }
 
 func renewLabel(s string) string {
@@ -150,7 +215,7 @@ func renewLabel(s string) string {
 
 // WriteTune prints the cells and the recommendation.
 func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
-	t := results.NewTable(w, "ttl", "renew", "acquired", "expired", "expiry rate", "overlaps", "renew/s", "blocked p99", "meets")
+	t := results.NewTable(w, "ttl", "renew", "acquired", "expired", "expiry rate", "≤ (95%)", "overlaps", "renew/s", "attempts/acquire", "blocked p99", "meets")
 	for _, c := range cells {
 		blocked := "≤ " + results.FormatUS(c.blockedBound()) + " (ttl)"
 		if c.BlockedSamples > 0 {
@@ -163,8 +228,8 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
 			meets = "RECOMMENDED"
 		}
-		_ = t.Append(c.TTL, renewLabel(c.RenewEvery), c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.ExpiryRate), c.Overlaps,
-			fmt.Sprintf("%.1f", c.RenewPerS), blocked, meets)
+		_ = t.Append(c.TTL, renewLabel(c.RenewEvery), c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.ExpiryRate), fmt.Sprintf("%.2g", c.UpperBound),
+			c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), fmt.Sprintf("%.2f", c.AttemptsPerAcquire), blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err

@@ -102,11 +102,26 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return app
 }
 
-// setUsageErrors makes every subcommand report flag errors as bad input.
+// setUsageErrors makes every subcommand report flag errors as bad input,
+// and refuses arguments where a command takes none: an argument that would
+// be ignored is bad input too.
 func setUsageErrors(cmds []*cli.Command, f cli.OnUsageErrorFunc) {
 	for _, c := range cmds {
 		c.OnUsageError = f
+		if c.Action != nil && c.ArgsUsage == "" {
+			c.Action = noArguments(c.Name, c.Action)
+		}
 		setUsageErrors(c.Subcommands, f)
+	}
+}
+
+// noArguments wraps the action of a command that takes no arguments.
+func noArguments(name string, action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return usageError{msg: fmt.Sprintf("%s takes no arguments, got %q; flags start with --", name, c.Args().First())}
+		}
+		return action(c)
 	}
 }
 

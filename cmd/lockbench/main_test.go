@@ -189,6 +189,22 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--topology", "redlock:3", "--fault", "at=1s lag-replica for=1s"}, "--fault"},
 		{[]string{"run", "--wait-replicas", "1"}, "--wait-replicas"},
 		{[]string{"run", "--no-such-flag"}, "no-such-flag"},
+		{[]string{"run", "--redis", "redis://127.0.0.1:notaport"}, "--redis"},
+		{[]string{"run", "--redis", "ftp://x"}, "--redis"},
+		{[]string{"run", "--redis", "127.0.0.1:6379"}, "--redis"},
+		{[]string{"run", "--redis", "redis://127.0.0.1:99999"}, "--redis"},
+		{[]string{"run", "--redis", "redis://127.0.0.1:6379/-1"}, "--redis"},
+		{[]string{"run", "--redis", "redis://"}, "--redis"},
+		{[]string{"run", "-d", "5s", "--fault", "at=20s kill node=0"}, "--fault"},
+		{[]string{"run", "--lock", "redlock", "--lock", "single"}, "--lock"},
+		{[]string{"run", "-c", "4", "-c", "8"}, "--concurrency"},
+		{[]string{"redlock-cost", "--topology", "single"}, "--topology"},
+		{[]string{"tune-ttl", "--ttl", "1s"}, "--ttl"},
+		{[]string{"tune-ttl", "--renew-every", "100ms"}, "--renew-every"},
+		{[]string{"capacity", "-c", "4"}, "--concurrency"},
+		{[]string{"version", "extra"}, "version takes no arguments"},
+		{[]string{"workloads", "extra"}, "workloads takes no arguments"},
+		{[]string{"sweep", "-d", "1s"}, "no axis"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errs := lockbench(t, tc.args...)

@@ -76,6 +76,11 @@ func TestRunReportAndAssert(t *testing.T) {
 	if code != exitAssertFailed || !strings.Contains(errs, "FAIL") {
 		t.Fatalf("failing assert: exit %d, want %d; %s", code, exitAssertFailed, errs)
 	}
+	// A misspelt error kind is not a measured zero.
+	code, _, errs = lockbench(t, "run", "-d", "300ms", "--warmup", "0", "-q", "--out", out, "--assert", "errors.bogus==0", "--assert", "errors.timeout==0")
+	if code != exitAssertFailed || !strings.Contains(errs, "error kind bogus was never seen") || strings.Count(errs, "FAIL") != 1 {
+		t.Fatalf("errors.bogus==0: exit %d, want %d failing only it; %s", code, exitAssertFailed, errs)
+	}
 	if code, _, errs := lockbench(t, "run", "--assert", "latency<1ms"); code != exitBadInput || !strings.Contains(errs, "--assert") {
 		t.Fatalf("bad assert: exit %d %s", code, errs)
 	}

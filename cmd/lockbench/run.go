@@ -31,11 +31,38 @@ func cliFlags(table []plan.Flag) []cli.Flag {
 			out = append(out, &cli.StringSliceFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
 				Value: defaultSlice(f.Default)})
 		default:
-			out = append(out, &cli.StringFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
-				Value: f.Default})
+			out = append(out, &cli.GenericFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
+				Value: &onceValue{name: f.Name, value: f.Default}})
 		}
 	}
 	return out
+}
+
+// onceValue is a single-valued flag that refuses a second value: with two,
+// one would be silently ignored.
+type onceValue struct {
+	name, value string
+	set         bool
+}
+
+// Set takes the flag's value, once.
+func (o *onceValue) Set(v string) error {
+	if o.set {
+		return fmt.Errorf("--%s given twice (%q, then %q); it takes one value", o.name, o.value, v)
+	}
+	o.value, o.set = v, true
+	return nil
+}
+
+// String is the value.
+func (o *onceValue) String() string { return o.value }
+
+// stringFlag reads a single-valued run flag.
+func stringFlag(c *cli.Context, name string) string {
+	if v, ok := c.Generic(name).(*onceValue); ok {
+		return v.value
+	}
+	return c.String(name)
 }
 
 func defaultSlice(d string) *cli.StringSlice {
@@ -59,7 +86,7 @@ func givenValues(c *cli.Context, table []plan.Flag) plan.Values {
 		case f.Multi:
 			v.Set(f.Name, c.StringSlice(f.Name)...)
 		default:
-			v.Set(f.Name, c.String(f.Name))
+			v.Set(f.Name, stringFlag(c, f.Name))
 		}
 	}
 	return v

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,9 @@ func sweepCommand() *cli.Command {
 			asserts, err := parseAsserts(append(c.StringSlice("assert"), g.Asserts...))
 			if err != nil {
 				return err
+			}
+			if len(g.Axes) == 0 {
+				return usageError{msg: "sweep: no axis to vary; give a run flag as a list (e.g. --concurrency 1,8,32) or axes: in -f; for one run use lockbench run"}
 			}
 			cells, err := g.Cells()
 			if err != nil {
@@ -236,6 +240,11 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if loadFlag == "concurrency" {
+				if err := refuseSet(c, map[string]string{"concurrency": "ramps concurrency itself; use --start and --max (or --rate to ramp the request rate, where -c bounds requests in flight)"}); err != nil {
+					return err
+				}
+			}
 			topologies := given["topology"]
 			if len(topologies) == 0 {
 				topologies = []string{"single"}
@@ -315,6 +324,11 @@ func rampFromCLI(c *cli.Context, given plan.Values) (sweep.Ramp, string, error) 
 	return ramp, load, nil
 }
 
+// tuneRetry is tune-ttl's acquire retry unless the user or the workload
+// gives one: waiters on a crashed holder's key poll it, backing off to 50 ms,
+// instead of retrying it thousands of times a second.
+const tuneRetry = "exp:1ms,50ms"
+
 func tuneTTLCommand() *cli.Command {
 	table := gridRunFlags()
 	return &cli.Command{
@@ -331,18 +345,30 @@ func tuneTTLCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := refuseSet(c, map[string]string{
+				"ttl":         "sweeps TTLs itself; use --ttls 1s,2s,4s",
+				"renew-every": "sweeps renewal intervals itself; use --renews 0,ttl/2,ttl/3",
+			}); err != nil {
+				return err
+			}
 			maxRate := c.Float64("max-incident-rate")
 			if maxRate < 0 || maxRate > 1 {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
-			base := withDefaults(givenValues(c, table), map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"})
-			// Blocked time is only measured when holders crash.
+			given := givenValues(c, table)
+			base := withDefaults(given.Clone(), map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"})
 			resolved, err := plan.Resolve(base)
 			if err != nil {
 				return err
 			}
-			if resolved.Get("crash-prob") == "0" {
+			// Blocked time is only measured when holders crash, unless the
+			// user asked for no crashes. Holders waiting on a crashed
+			// holder's key back off rather than spin on it.
+			if !given.Has("crash-prob") && resolved.Get("crash-prob") == "0" {
 				base.Set("crash-prob", "0.05")
+			}
+			if !given.Has("retry") && resolved.Get("retry") == "none" {
+				base.Set("retry", tuneRetry)
 			}
 			g := sweep.Grid{Base: base, Count: c.Int("count"), Axes: []sweep.Axis{
 				{Flag: "ttl", Values: sweep.ParseList(c.String("ttls"))},
@@ -352,8 +378,9 @@ func tuneTTLCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s\n",
-				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")))
+			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s, retry %s\n",
+				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")),
+				orDefault(base.Get("retry"), resolved.Get("retry")))
 			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
 			if err != nil {
 				return err
@@ -372,6 +399,26 @@ func tuneTTLCommand() *cli.Command {
 			return sweep.WriteTune(c.App.Writer, tc, rec)
 		},
 	}
+}
+
+// refuseSet refuses run flags a command sets itself: given, they would be
+// ignored. why maps each such flag to what to use instead.
+func refuseSet(c *cli.Context, why map[string]string) error {
+	for _, name := range sortedNames(why) {
+		if c.IsSet(name) {
+			return usageError{msg: fmt.Sprintf("--%s: %s %s", name, c.Command.Name, why[name])}
+		}
+	}
+	return nil
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // withDefaults sets a command's own defaults under the flags the user gave.
@@ -404,6 +451,12 @@ func redlockCostCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			format, err := checkFormat(c, "table", "json")
 			if err != nil {
+				return err
+			}
+			if err := refuseSet(c, map[string]string{
+				"topology": "picks its own topologies (single and redlock:N); use --masters 3,5,7 or --redis URLs",
+				"lock":     "measures single against redlock; for other locks use lockbench run",
+			}); err != nil {
 				return err
 			}
 			given := withDefaults(givenValues(c, table), map[string]string{"duration": "5s"})
