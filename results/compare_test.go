@@ -164,6 +164,20 @@ func TestSummaryGolden(t *testing.T) {
 	golden(t, "summary.txt", buf.Bytes())
 
 	buf.Reset()
+	open := fixture(t, "run-open", fixtureOpts{servers: true})
+	open.Counters.Scheduled, open.Counters.Served, open.Counters.Late, open.Counters.Dropped = 6000, 1900, 1850, 4100
+	open.Servers.Unmeasured = []string{"master-0 (127.0.0.1:6390): down after fault \"at=1s kill node=0\" at 1.00s"}
+	if err := WriteSummary(&buf, open); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary-open-loop.txt", buf.Bytes())
+	for _, want := range []string{"6000 requests scheduled", "1900 served (1850 late", "4100 dropped", "survivors only; not measured: master-0"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("open-loop summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+
+	buf.Reset()
 	if err := WriteGroupSummary(&buf, groupsFixture(t)[0]); err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func buildReport(runs []*Result) (reportPage, error) {
 	page.Sections = []section{
 		{"Latency by percentile", latency},
 		{"Over time", []chart{throughputChart(runs), p99Chart(runs)}},
-		{"Contention and safety", []chart{contentionChart(runs), incidentsChart(runs), errorsChart(runs)}},
+		{"Contention and safety", append(openLoopCharts(runs), contentionChart(runs), incidentsChart(runs), errorsChart(runs))},
 		{"Server cost", []chart{serverChart(runs)}},
 	}
 	return page, nil
@@ -398,6 +398,31 @@ func contentionChart(runs []*Result) chart {
 		countRow("contention rate", runs, ratio, func(r *Result) float64 { return r.Contention.Rate }),
 		countRow("attempts/acquire", runs, ratio, func(r *Result) float64 { return r.Contention.AttemptsPerAcquire }),
 	})
+}
+
+// openLoopCharts shows, when any run was open loop, what became of the
+// requests scheduled in its window; none for closed-loop runs.
+func openLoopCharts(runs []*Result) []chart {
+	if !anyOpenLoop(runs) {
+		return nil
+	}
+	c := barChart("open-loop", "Open-loop requests", runs, []barRow{
+		countRow("scheduled", runs, integer, func(r *Result) float64 { return float64(r.Counters.Scheduled) }),
+		countRow("served", runs, integer, func(r *Result) float64 { return float64(r.Counters.Served) }),
+		countRow("dropped", runs, integer, func(r *Result) float64 { return float64(r.Counters.Dropped) }),
+		countRow("late", runs, integer, func(r *Result) float64 { return float64(r.Counters.Late) }),
+	})
+	c.Note = "dropped requests never started before the window closed; time_to_acquire counts each from its intended start to the window's end, a lower bound"
+	return []chart{c}
+}
+
+func anyOpenLoop(runs []*Result) bool {
+	for _, r := range runs {
+		if r.OpenLoop() {
+			return true
+		}
+	}
+	return false
 }
 
 func incidentsChart(runs []*Result) chart {

@@ -78,7 +78,16 @@ func WriteSummary(w io.Writer, r *Result) error {
 	if len(r.MergedFrom) > 0 {
 		fmt.Fprintf(w, "merged from %d generators: %s\n", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
 	}
-	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
+	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
+	if r.OpenLoop() {
+		c := r.Counters
+		fmt.Fprintf(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)\n",
+			c.Scheduled, c.Served, c.Late, c.Dropped)
+	}
+	if r.Counters.Unfinished > 0 {
+		fmt.Fprintf(w, "%d critical sections of the window were cut off unfinished\n", r.Counters.Unfinished)
+	}
+	fmt.Fprintln(w)
 	t := NewTable(w, "op", "count", "errors", "p50", "p90", "p99", "p99.9", "max", "mean")
 	for _, op := range opsPresent([]*Result{r}) {
 		s := r.Ops[op]
@@ -122,6 +131,9 @@ func writeCounts(w io.Writer, r *Result) error {
 	}
 	return nil
 }
+
+// OpenLoop reports whether the run was open loop (requests at a rate).
+func (r *Result) OpenLoop() bool { return r.Counters.Scheduled > 0 }
 
 // TotalErrors is the run's failures of every kind.
 func (r *Result) TotalErrors() int64 {

@@ -45,12 +45,30 @@ func NewRunID() string {
 // KeyPrefix is the prefix under which run id writes every key.
 func KeyPrefix(id string) string { return "lockbench:" + id + ":" }
 
+// ErrInterrupted is returned when a run was interrupted (ctx cancelled)
+// before its measured window began: nothing was measured, so there is no
+// result to store.
+var ErrInterrupted = errors.New("interrupted")
+
+// interrupted reports an interruption before the window, once, whatever
+// the servers said as they were cut off.
+func interrupted(ctx context.Context, when string) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("%w %s; nothing was measured, no result stored", ErrInterrupted, when)
+}
+
 // Execute runs one plan end to end and returns its result (not yet stored).
-// An interrupted run (ctx cancelled) still returns its partial result.
+// A run interrupted (ctx cancelled) in its window still returns its partial
+// result; one interrupted before returns ErrInterrupted.
 func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	id := NewRunID()
 	topo, err := up(ctx, pl, env)
 	if err != nil {
+		if ierr := interrupted(ctx, "while starting "+pl.Topology.String()); ierr != nil {
+			return nil, ierr
+		}
 		return nil, err
 	}
 	defer topo.Close()
@@ -61,6 +79,9 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	}
 	clients := lockClients(topo, pl)
 	if err := ping(ctx, clients, topo); err != nil {
+		if ierr := interrupted(ctx, "while reaching the servers"); ierr != nil {
+			return nil, ierr
+		}
 		return nil, err
 	}
 	locker, err := lockimpl.New(pl.Lock, clients, pl.LockOptions)
@@ -94,6 +115,13 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	if m.BeforeWindow {
+		if isRedlock {
+			rl.Wait()
+		}
+		_, _ = cleanup(context.WithoutCancel(ctx), admin, opts.KeyPrefix)
+		return nil, interrupted(ctx, "during the warm-up")
 	}
 	if isRedlock {
 		// Releases still finishing in the background are part of the run's

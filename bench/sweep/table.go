@@ -44,18 +44,25 @@ type Summary struct {
 	Median map[string]float64 `json:"median"`
 	Min    map[string]float64 `json:"min"`
 	Max    map[string]float64 `json:"max"`
+	// Partial is true when one of the cell's runs was interrupted.
+	Partial bool `json:"partial,omitempty"`
 }
 
-// Summarize reduces each cell's repeats to median, min and max per metric.
+// Summarize reduces each cell's repeats to median, min and max per metric;
+// a cell interrupted before any run finished is left out.
 func Summarize(g Grid, crs []CellResult) []Summary {
 	var out []Summary
 	for _, cr := range crs {
+		if len(cr.Results) == 0 {
+			continue
+		}
 		s := Summary{Coords: map[string]string{}, Median: map[string]float64{}, Min: map[string]float64{}, Max: map[string]float64{}}
 		for i, a := range g.Axes {
 			s.Coords[a.Flag] = cr.Cell.Coords[i]
 		}
 		for _, r := range cr.Results {
 			s.Runs = append(s.Runs, r.ID)
+			s.Partial = s.Partial || r.Partial
 		}
 		for _, col := range sweepColumns {
 			var xs []float64
@@ -97,8 +104,12 @@ func WriteTable(w io.Writer, g Grid, sums []Summary) error {
 	t := results.NewTable(w, header...)
 	for _, s := range sums {
 		row := []any{}
-		for _, a := range g.Axes {
-			row = append(row, s.Coords[a.Flag])
+		for i, a := range g.Axes {
+			coord := s.Coords[a.Flag]
+			if i == 0 && s.Partial {
+				coord += " (partial)"
+			}
+			row = append(row, coord)
 		}
 		for _, c := range sweepColumns {
 			row = append(row, s.cell(c))

@@ -27,15 +27,50 @@ const (
 	exitRuntime      = 1
 	exitBadInput     = 2
 	exitAssertFailed = 3
+	// exitSIGINT and exitSIGTERM follow the shell's 128 + signal number.
+	exitSIGINT  = 130
+	exitSIGTERM = 143
 )
 
 func main() {
 	// go-redis logs dial failures itself; lockbench reports them once, as errors.
 	redis.SetLogger(quietLogger{})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-sigs
+		cancel(signalled{sig})
+		// A second signal while the first is being handled (servers
+		// stopping, a partial result being written) quits at once.
+		sig = <-sigs
+		os.Exit(signalled{sig}.exitCode())
+	}()
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
+}
+
+// signalled is the cause of a run cancelled by a signal.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "interrupted by " + s.sig.String() }
+
+func (s signalled) exitCode() int {
+	if s.sig == syscall.SIGTERM {
+		return exitSIGTERM
+	}
+	return exitSIGINT
+}
+
+// interruptCode is the exit code of a run whose context was cancelled: by
+// SIGTERM 143, by SIGINT (or a caller's cancel) 130.
+func interruptCode(ctx context.Context) int {
+	var s signalled
+	if errors.As(context.Cause(ctx), &s) {
+		return s.exitCode()
+	}
+	return exitSIGINT
 }
 
 // usageError marks bad input found by the CLI itself (exit code 2).
@@ -52,6 +87,15 @@ func (e assertError) Error() string { return e.msg }
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
+	if ctx.Err() != nil {
+		// Interrupted: whatever finished was printed and stored; say so once.
+		msg := "interrupted"
+		if err != nil && !errors.Is(err, context.Canceled) {
+			msg = err.Error()
+		}
+		fmt.Fprintf(stderr, "lockbench: %s\n", msg)
+		return interruptCode(ctx)
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -275,8 +276,8 @@ func TestInterruptStoresPartialResult(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"lockbench", "run", "-d", "1m", "--warmup", "0", "-q", "--out", out}, &stdout, &stderr)
-	if code != exitRuntime || !strings.Contains(stderr.String(), "partial") {
-		t.Fatalf("exit %d (%s), want %d saying the partial result was stored", code, stderr.String(), exitRuntime)
+	if code != exitSIGINT || !strings.Contains(stderr.String(), "partial") {
+		t.Fatalf("exit %d (%s), want %d saying the partial result was stored", code, stderr.String(), exitSIGINT)
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.json"))
 	if len(files) != 1 {
@@ -290,4 +291,50 @@ func TestInterruptStoresPartialResult(t *testing.T) {
 	if !strings.Contains(stdout.String(), "PARTIAL") {
 		t.Fatal("the table does not say the run is partial")
 	}
+}
+
+// runCancelled runs the CLI and cancels it after d with cause (nil: a plain
+// cancel, as Ctrl-C's), returning exit code, stdout and stderr.
+func runCancelled(t *testing.T, d time.Duration, cause error, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	time.AfterFunc(d, func() { cancel(cause) })
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append([]string{"lockbench"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestInterruptions(t *testing.T) {
+	t.Run("during the warm-up nothing is stored", func(t *testing.T) {
+		out := t.TempDir()
+		code, _, errs := runCancelled(t, 1500*time.Millisecond, nil, "run", "-d", "1s", "--warmup", "1m", "-q", "--out", out)
+		if code != exitSIGINT || !strings.Contains(errs, "during the warm-up; nothing was measured, no result stored") {
+			t.Fatalf("exit %d (%s), want %d saying nothing was stored", code, errs, exitSIGINT)
+		}
+		if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) != 0 {
+			t.Fatalf("%d result files stored for a run interrupted in its warm-up", len(files))
+		}
+	})
+	t.Run("during start-up one line", func(t *testing.T) {
+		code, _, errs := runCancelled(t, 0, nil, "run", "--topology", "redlock:5", "-d", "1s", "-q", "--out", t.TempDir())
+		if code != exitSIGINT || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "interrupted") {
+			t.Fatalf("exit %d, stderr:\n%s\nwant %d and one line saying interrupted", code, errs, exitSIGINT)
+		}
+	})
+	t.Run("SIGTERM exits 143", func(t *testing.T) {
+		code, _, errs := runCancelled(t, 800*time.Millisecond, signalled{syscall.SIGTERM}, "run", "-d", "1m", "--warmup", "0", "-q", "--out", t.TempDir())
+		if code != exitSIGTERM {
+			t.Fatalf("exit %d (%s), want %d", code, errs, exitSIGTERM)
+		}
+	})
+	t.Run("a sweep prints the cells that finished", func(t *testing.T) {
+		code, stdout, errs := runCancelled(t, 3*time.Second, nil, "sweep", "--concurrency", "1,2,4,8", "-d", "1s", "--warmup", "0", "-q", "--out", t.TempDir())
+		if code != exitSIGINT || !strings.Contains(errs, "interrupted after") {
+			t.Fatalf("exit %d (%s), want %d saying how far it got", code, errs, exitSIGINT)
+		}
+		if !strings.Contains(stdout, "concurrency") || !strings.Contains(stdout, " 1 |") {
+			t.Fatalf("no table of the finished cells:\n%s", stdout)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,6 +145,13 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 			env.Log = nil
 		}
 		r, err := plan.Execute(c.Context, pl.Plan, env)
+		if errors.Is(err, plan.ErrInterrupted) && len(done) > 0 {
+			// Runs that finished before the interruption are still shown.
+			if perr := printResults(stdout, plans[0].Format, done); perr != nil {
+				return nil, perr
+			}
+			return nil, fmt.Errorf("%w (%d finished run(s) above were stored)", err, len(done))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +171,7 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 		return nil, err
 	}
 	if c.Context.Err() != nil {
-		return nil, fmt.Errorf("interrupted; partial result stored")
+		return nil, errors.New("interrupted; partial result stored")
 	}
 	return done, nil
 }

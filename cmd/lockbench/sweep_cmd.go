@@ -86,7 +86,7 @@ func sweepCommand() *cli.Command {
 				return err
 			}
 			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
-			if err != nil {
+			if err != nil && c.Context.Err() == nil {
 				return err
 			}
 			sums := sweep.Summarize(g, crs)
@@ -101,9 +101,30 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if c.Context.Err() != nil {
+				return partialGrid(crs, len(cells)*g.Count)
+			}
 			return checkAsserts(c, asserts, allResults(crs))
 		},
 	}
+}
+
+// finishedCells drops the cells an interruption left without any run.
+func finishedCells(crs []sweep.CellResult) []sweep.CellResult {
+	var out []sweep.CellResult
+	for _, cr := range crs {
+		if len(cr.Results) > 0 {
+			out = append(out, cr)
+		}
+	}
+	return out
+}
+
+// partialGrid says how far an interrupted grid got: the cells printed are
+// the ones that finished, a cell marked partial was cut short.
+func partialGrid(crs []sweep.CellResult, total int) error {
+	return fmt.Errorf("interrupted after %d of %d runs; the table shows the cells that ran, those marked partial were cut short",
+		len(allResults(crs)), total)
 }
 
 // gridFromCLI builds the grid from -f (if given) and the flags: a flag given
@@ -271,6 +292,13 @@ func capacityCommand() *cli.Command {
 					return r, err
 				}
 				cp, err := sweep.Search(c.Context, topo, ramp, slo, step)
+				if c.Context.Err() != nil {
+					if len(cp.Steps) > 0 {
+						cp.Stop = "interrupted"
+						caps = append(caps, cp)
+					}
+					break
+				}
 				if err != nil {
 					return err
 				}
@@ -283,6 +311,9 @@ func capacityCommand() *cli.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if c.Context.Err() != nil {
+				return fmt.Errorf("interrupted after %d step(s); the steps that ran are shown", len(all))
 			}
 			if path := c.String("report"); path != "" {
 				extras := results.ReportExtras{Curves: capacityCurves(caps, loadFlag)}
@@ -382,9 +413,10 @@ func tuneTTLCommand() *cli.Command {
 				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")),
 				orDefault(base.Get("retry"), resolved.Get("retry")))
 			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
-			if err != nil {
+			if err != nil && c.Context.Err() == nil {
 				return err
 			}
+			crs = finishedCells(crs)
 			tc := sweep.TuneCells(g, crs, maxRate)
 			rec := sweep.Recommend(tc, maxRate)
 			if path := c.String("report"); path != "" {
@@ -394,9 +426,14 @@ func tuneTTLCommand() *cli.Command {
 				}
 			}
 			if format == "json" {
-				return writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
+				err = writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
+			} else {
+				err = sweep.WriteTune(c.App.Writer, tc, rec)
 			}
-			return sweep.WriteTune(c.App.Writer, tc, rec)
+			if err == nil && c.Context.Err() != nil {
+				return partialGrid(crs, len(cells)*max(1, g.Count))
+			}
+			return err
 		},
 	}
 }
@@ -477,6 +514,9 @@ func redlockCostCommand() *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "redlock-cost: %s\n", topo.spec)
 				}
 				r, err := run(c.Context, v, "", 0)
+				if c.Context.Err() != nil {
+					break
+				}
 				if err != nil {
 					return err
 				}
@@ -490,6 +530,10 @@ func redlockCostCommand() *cli.Command {
 							fmt.Fprintf(c.App.ErrWriter, "redlock-cost: %s with master 0 killed\n", topo.spec)
 						}
 						down, err := run(c.Context, v, "", 0)
+						if c.Context.Err() != nil {
+							rows = append(rows, row)
+							break
+						}
 						if err != nil {
 							return err
 						}
@@ -499,9 +543,14 @@ func redlockCostCommand() *cli.Command {
 				rows = append(rows, row)
 			}
 			if format == "json" {
-				return writeJSON(c.App.Writer, rows)
+				err = writeJSON(c.App.Writer, rows)
+			} else if len(rows) > 0 {
+				err = sweep.WriteRedlockCost(c.App.Writer, rows)
 			}
-			return sweep.WriteRedlockCost(c.App.Writer, rows)
+			if err == nil && c.Context.Err() != nil {
+				return fmt.Errorf("interrupted after %d of %d topologies; the rows that ran are shown", len(rows), len(topologies))
+			}
+			return err
 		},
 	}
 }
