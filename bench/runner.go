@@ -136,7 +136,9 @@ type run struct {
 // it ended inside the window. In open loop, a request belongs to the window
 // its intended start fell in, whenever it is served; a request of the window
 // that never started before the window closed is dropped, and recorded in
-// time_to_acquire with the window's end as a lower bound of its wait.
+// time_to_acquire with the window's end as a lower bound of its wait. The
+// warm-up's requests that had not started when the window opened are
+// skipped: the window starts without the warm-up's backlog.
 func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opts Options) (*Measurement, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err

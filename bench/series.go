@@ -88,8 +88,9 @@ type scheduler struct {
 	// first and last are the window's first request index and the first
 	// after it, fixed before the schedule starts.
 	first, last int64
-	// sent is how many requests workers took, in order of intended start.
-	sent atomic.Int64
+	// next is the index of the next request to hand out: every request
+	// before it was taken by a worker or skipped as the warm-up's.
+	next atomic.Int64
 }
 
 // request is one open-loop lock request: its place in the schedule and the
@@ -109,15 +110,22 @@ func (s *scheduler) intended(i int64) time.Time {
 	return s.start.Add(time.Duration(float64(i) * float64(time.Second) / s.rate))
 }
 
+// run hands out the requests in order. The warm-up's backlog is not carried
+// into the window: a warm-up request not handed out when the window opens is
+// skipped, so the window measures its own requests, not how long the
+// warm-up was.
 func (s *scheduler) run(ctx context.Context, out chan<- request) {
 	for i := int64(0); i < s.last; i++ {
+		if i < s.first && !time.Now().Before(s.win.start) {
+			i = s.first
+		}
 		at := s.intended(i)
 		if !sleepUntil(ctx, at) {
 			return
 		}
 		select {
 		case out <- request{index: i, intended: at}:
-			s.sent.Add(1)
+			s.next.Store(i + 1)
 		case <-ctx.Done():
 			return
 		}
@@ -135,7 +143,7 @@ func (s *scheduler) inWindow() int64 { return max(0, s.last-s.first) }
 // before the run ended as dropped, waiting at least until the window closed.
 func (s *scheduler) recordNeverStarted(m *Measurement, closedAt time.Time) {
 	h := m.hists[opTimeToAcquire]
-	for i := max(s.first, s.sent.Load()); i < s.last; i++ {
+	for i := max(s.first, s.next.Load()); i < s.last; i++ {
 		_ = h.RecordValue(toMicros(closedAt.Sub(s.intended(i))))
 		m.counters.dropped++
 	}

@@ -49,7 +49,11 @@ func (w *worker) openLoop(requests <-chan request) {
 			continue
 		}
 		if !ofWindow {
-			w.criticalSection(w.drainCtx, intended, notCounted)
+			// A warm-up request still waiting when the window opened is
+			// the warm-up's backlog: dropped with it, not carried over.
+			if time.Now().Before(w.win.start) {
+				w.criticalSection(w.drainCtx, intended, notCounted)
+			}
 			continue
 		}
 		now := time.Now()
