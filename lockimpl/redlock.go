@@ -66,6 +66,9 @@ type Redlock struct {
 	pool    *goPool
 	// inflight maps a lease token to the stragglers of its fail-fast acquire.
 	inflight sync.Map
+	// settlers delete keys again on masters that did not answer, one per
+	// master, so a paused master gets one probe at a time, not one per key.
+	settlers []*settler
 }
 
 // NewRedlock returns Redlock over the given masters.
@@ -79,7 +82,11 @@ func NewRedlock(nodes []*redis.Client, opts RedlockOptions) (*Redlock, error) {
 	if opts.DriftFactor < 0 || opts.DriftFactor >= 1 {
 		return nil, fmt.Errorf("redlock drift factor %v: want 0 < f < 1", opts.DriftFactor)
 	}
-	return &Redlock{nodes: nodes, opts: opts, scripts: newScripts(), counters: make([]nodeCounters, len(nodes)), pool: newGoPool(4096)}, nil
+	r := &Redlock{nodes: nodes, opts: opts, scripts: newScripts(), counters: make([]nodeCounters, len(nodes)), pool: newGoPool(4096)}
+	for i := range nodes {
+		r.settlers = append(r.settlers, &settler{r: r, node: i})
+	}
+	return r, nil
 }
 
 // Info describes the lock.
@@ -374,33 +381,11 @@ func (r *Redlock) settle(ctx context.Context, open *openSets, key, token string)
 	}
 }
 
-// settleOne retries compare-and-delete on master i, once ready has closed and
-// notBefore has passed, until it answers, the master refuses connections, or
-// horizon passes. Each try waits twice as long for its answer as the one
-// before: a DEL answered late has still run, so a slow master must not keep
-// the loop going until the horizon.
-func (r *Redlock) settleOne(ctx context.Context, ready <-chan struct{}, notBefore time.Time, i int, key, token string, horizon time.Time) {
-	r.cleanup.Add(1)
-	go func() {
-		defer r.cleanup.Done()
-		if ready != nil {
-			<-ready
-		}
-		time.Sleep(time.Until(notBefore))
-		wait, pause := r.releaseTimeout(), 20*time.Millisecond
-		for {
-			rctx, cancel := context.WithTimeout(ctx, wait)
-			err := r.scripts.release.Run(rctx, r.nodes[i], []string{key}, token).Err()
-			cancel()
-			left := time.Until(horizon)
-			if err == nil || !maybeDelivered(err) || left <= pause {
-				return
-			}
-			time.Sleep(pause)
-			pause = min(2*pause, time.Second)
-			wait = max(min(2*wait, left-pause), time.Millisecond)
-		}
-	}()
+// settleOne queues compare-and-delete on master i, to be sent once ready
+// has closed and notBefore has passed, and retried until it answers, the
+// master refuses connections, or horizon passes (see settler).
+func (r *Redlock) settleOne(_ context.Context, ready <-chan struct{}, notBefore time.Time, i int, key, token string, horizon time.Time) {
+	r.settlers[i].add(settleItem{key: key, token: token, ready: ready, notBefore: notBefore, horizon: horizon})
 }
 
 func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time.Duration) (Outcome, error) {

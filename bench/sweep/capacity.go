@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -220,7 +221,7 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 		for _, s := range c.Steps {
 			verdict := "met"
 			if !s.MetSLO {
-				verdict = "broken: " + s.Broken[0]
+				verdict = "broken: " + strings.Join(s.Broken, "; ")
 			}
 			mark := ""
 			if c.Knee != nil && s.RunID == c.Knee.RunID {
