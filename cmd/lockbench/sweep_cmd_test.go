@@ -65,8 +65,10 @@ func TestTuneTTLEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tune-ttl: exit %d %s", code, errs)
 	}
-	if !strings.Contains(out, "RECOMMENDED") && !strings.Contains(out, "No cell met") {
-		t.Fatalf("no recommendation:\n%s", out)
+	// A one-second cell has a few dozen acquisitions: it cannot prove 1e-4,
+	// and must say so rather than recommend.
+	if strings.Contains(out, "RECOMMENDED") || !strings.Contains(out, "No cell is proven") || !strings.Contains(out, "more acquisitions to prove the target") {
+		t.Fatalf("want no recommendation and how many acquisitions it would take:\n%s", out)
 	}
 	// TTL 200ms without renewal must show work outliving its lease: holds of
 	// 100-300 ms, so about half of them.
