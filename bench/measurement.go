@@ -27,6 +27,10 @@ type Measurement struct {
 
 	hists    [numOps]*hdr.Histogram
 	counters counters
+	// perWorker is each worker's acquisitions; worstP99US the highest of
+	// the workers' time-to-acquire p99s.
+	perWorker  []int64
+	worstP99US float64
 }
 
 func (r *run) measurement(windowStart time.Time, elapsed time.Duration, partial bool) *Measurement {
@@ -49,6 +53,10 @@ func (m *Measurement) merge(recs []*recorder) {
 			}
 		}
 		m.counters.add(&rec.c)
+		m.perWorker = append(m.perWorker, rec.c.acquired)
+		if h := rec.hists[opTimeToAcquire]; h != nil && h.TotalCount() > 0 {
+			m.worstP99US = max(m.worstP99US, float64(h.ValueAtQuantile(99)))
+		}
 		rec.mu.Unlock()
 	}
 }
@@ -93,5 +101,6 @@ func (m *Measurement) Fill(r *results.Result) error {
 		r.Errors[k] = v
 	}
 	r.Series = m.Series
+	r.Fairness = results.NewFairness(m.perWorker, m.worstP99US)
 	return nil
 }

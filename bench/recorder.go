@@ -23,11 +23,12 @@ const (
 	opRenewFailed
 	opHold
 	opBlocked
+	opOverrun
 	numOps
 )
 
 var opResultNames = [numOps]string{results.OpAcquire, results.OpAcquireFailed, results.OpTimeToAcquire,
-	results.OpRelease, results.OpReleaseFailed, results.OpRenew, results.OpRenewFailed, results.OpHold, results.OpBlocked}
+	results.OpRelease, results.OpReleaseFailed, results.OpRenew, results.OpRenewFailed, results.OpHold, results.OpBlocked, results.OpOverrun}
 
 // failedOp is where the failures of an operation go: a fast "connection
 // refused" recorded beside the answered attempts would make them look faster.

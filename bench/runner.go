@@ -37,6 +37,9 @@ type Options struct {
 	// OnTick is called once a second of the window with the elapsed time, so
 	// scheduled faults can be fired and logged against the series.
 	OnTick func(elapsed time.Duration)
+	// NodeErrors, when set, reads the lock's per-master errors and timeouts
+	// so far, for the live line: a quorum lock can hide a failing master.
+	NodeErrors func() int64
 	// LateThreshold is how far behind its intended start an open-loop request may
 	// begin before it counts as late (default 1 ms).
 	LateThreshold time.Duration
@@ -161,6 +164,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		r.recs = append(r.recs, newRecorder())
 	}
 	r.series = newSeriesCollector(r.recs, opts.Progress)
+	r.series.nodeErrors = opts.NodeErrors
 
 	// drainCtx outlives the window by at most DrainTimeout; Ctrl-C ends it at once.
 	drainCtx, stopDrain := context.WithCancel(ctx)

@@ -177,6 +177,9 @@ func TestRunPausesCauseIncidents(t *testing.T) {
 			if in.Overlaps == 0 || in.ExpiredDuringWork == 0 {
 				t.Fatalf("incidents %+v: pauses past the ttl must show overlaps and expiry", in)
 			}
+			if got := r.Ops[results.OpOverrun].Count; got != in.ExpiredDuringWork {
+				t.Fatalf("overrun has %d values, want one per write after expiry (%d)", got, in.ExpiredDuringWork)
+			}
 			if tc.fenced && (in.FencingRejected == 0 || in.StaleWritesAccepted != 0) {
 				t.Fatalf("fenced: %+v, want rejections and no stale writes accepted", in)
 			}
@@ -385,6 +388,28 @@ func TestRunFailedAttemptsHaveTheirOwnHistogram(t *testing.T) {
 	// Every answered attempt took 2 ms; instant failures must not pull it down.
 	if acq.LatencyUS.P50 < 2000 {
 		t.Fatalf("acquire p50 %vµs: failures leaked into the answered attempts", acq.LatencyUS.P50)
+	}
+}
+
+func TestRunFairness(t *testing.T) {
+	retry := lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: 200 * time.Microsecond, Timeout: time.Second}
+	oneKey := workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "200us")}
+	r := runMem(t, newMemLocker(false), oneKey, Options{Concurrency: 16, Duration: 500 * time.Millisecond, Retry: retry})
+	f := r.Fairness
+	if f == nil || f.Workers != 16 || f.Jain <= 0 || f.Jain > 1 || f.MaxAcquired < f.MinAcquired {
+		t.Fatalf("fairness on one key: %+v, want 16 workers and 0 < jain ≤ 1", f)
+	}
+	var sum int64
+	for _, n := range f.PerWorker {
+		sum += n
+	}
+	if sum != r.Contention.Acquired {
+		t.Fatalf("per-worker acquisitions add to %d, acquired %d", sum, r.Contention.Acquired)
+	}
+	unique := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "200us")}
+	r = runMem(t, newMemLocker(false), unique, Options{Concurrency: 8, Duration: 500 * time.Millisecond})
+	if r.Fairness.Jain < 0.95 || r.Fairness.Starved != 0 {
+		t.Fatalf("fairness with a key each: %+v, want jain > 0.95 and nobody starved", r.Fairness)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 type seriesCollector struct {
 	recs     []*recorder
 	progress io.Writer
+	// nodeErrors, when set, reads the lock's per-master failures so far.
+	nodeErrors func() int64
 	points   []results.SeriesPoint
 	agg      *hdr.Histogram
 	// errors is the running total the live line shows.
@@ -65,8 +67,13 @@ func (s *seriesCollector) tick(elapsed time.Duration) {
 	s.points = append(s.points, p)
 	s.errors += p.Errors
 	if s.progress != nil {
-		fmt.Fprintf(s.progress, "\r[%6.1fs] %8.0f acq/s  p99 acquire %-9s errors %d  incidents %d ",
-			p.ElapsedS, float64(p.Acquired), results.FormatUS(p.P99US), s.errors, p.Incidents)
+		masters := ""
+		if s.nodeErrors != nil {
+			// A quorum hides a failing master from the acquire errors.
+			masters = fmt.Sprintf(" (master errors %d)", s.nodeErrors())
+		}
+		fmt.Fprintf(s.progress, "\r[%6.1fs] %8.0f acq/s  p99 acquire %-9s errors %d%s  incidents %d ",
+			p.ElapsedS, float64(p.Acquired), results.FormatUS(p.P99US), s.errors, masters, p.Incidents)
 	}
 }
 

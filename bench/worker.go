@@ -268,6 +268,9 @@ func (s *section) write(entry Entry) {
 	now := time.Now()
 	expired := now.After(s.lease.ValidUntil())
 	verdict := s.resource.Write(entry, s.lease.Fence, expired)
+	if expired {
+		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
+	}
 	s.count(func(c *counters) {
 		c.writes++
 		if expired {

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -22,12 +21,12 @@ type Assertion struct {
 }
 
 // AssertHelp describes the assertion language.
-const AssertHelp = "METRIC OP VALUE, e.g. acquire.p99<10ms, incidents.overlaps==0, throughput>1000, contention.rate<0.5, errors==0; " +
-	"OP is < <= > >= == !=; latency metrics are OP.pNN (p50 p90 p99 p999 max mean) and take durations"
+const AssertHelp = "METRIC OP VALUE, e.g. acquire.p99<10ms, incidents.overlaps==0, throughput>1000, contention.rate<0.5, errors==0, fairness.jain>0.9; " +
+	"OP is < <= > >= == !=; latency metrics are OP.pNN (p50 p90 p95 p99 p999 max mean) and take durations; see the README for every metric"
 
 var assertOps = []string{"<=", ">=", "==", "!=", "<", ">", "="}
 
-// ParseAssertion parses METRIC OP VALUE.
+// ParseAssertion parses METRIC OP VALUE; METRIC is a figure of the catalogue.
 func ParseAssertion(expr string) (Assertion, error) {
 	s := strings.TrimSpace(expr)
 	for _, op := range assertOps {
@@ -39,10 +38,11 @@ func ParseAssertion(expr string) (Assertion, error) {
 		if op == "=" {
 			a.Op = "=="
 		}
-		if _, _, err := metricKind(a.Metric); err != nil {
+		f, err := LookupFigure(a.Metric)
+		if err != nil {
 			return Assertion{}, fmt.Errorf("assert %q: %v; want %s", expr, err, AssertHelp)
 		}
-		v, err := parseThreshold(a.Metric, strings.TrimSpace(s[i+len(op):]))
+		v, err := parseThreshold(f, strings.TrimSpace(s[i+len(op):]))
 		if err != nil {
 			return Assertion{}, fmt.Errorf("assert %q: %v; want %s", expr, err, AssertHelp)
 		}
@@ -52,89 +52,28 @@ func ParseAssertion(expr string) (Assertion, error) {
 	return Assertion{}, fmt.Errorf("assert %q: no comparison operator; want %s", expr, AssertHelp)
 }
 
-// isLatency reports whether metric is an op percentile, measured in µs.
-func isLatency(metric string) bool {
-	op, field, ok := strings.Cut(metric, ".")
-	if !ok {
-		// A bare percentile is acquire's.
-		switch op {
-		case "p50", "p90", "p99", "p999", "max", "mean":
-			return true
-		}
-		return false
-	}
-	for _, n := range opOrder() {
-		if n == op {
-			return field != "count" && field != "errors"
-		}
-	}
-	return false
-}
-
-func parseThreshold(metric, s string) (float64, error) {
-	if isLatency(metric) {
+func parseThreshold(f Figure, s string) (float64, error) {
+	if f.IsLatency() {
 		if d, err := time.ParseDuration(s); err == nil {
 			return float64(d) / float64(time.Microsecond), nil
 		}
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f, nil
+		if v, err := strconv.ParseFloat(s, 64); err == nil {
+			return v, nil
 		}
 		return 0, fmt.Errorf("%q is not a duration (latency thresholds are durations such as 5ms)", s)
 	}
 	if p, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(p, 64)
+		v, err := strconv.ParseFloat(p, 64)
 		if err != nil {
 			return 0, fmt.Errorf("%q is not a percentage", s)
 		}
-		return f / 100, nil
+		return v / 100, nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
+	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a number", s)
 	}
-	return f, nil
-}
-
-// metricKind checks that metric names something a result has.
-func metricKind(metric string) (group, field string, err error) {
-	group, field, _ = strings.Cut(metric, ".")
-	switch group {
-	case "p50", "p90", "p99", "p999", "max", "mean":
-		if field != "" {
-			return "", "", fmt.Errorf("metric %q: %s is acquire's; for another operation write OP.%s", metric, group, group)
-		}
-		return group, field, nil
-	case "throughput":
-		switch field {
-		case "", "acquired_per_s", "attempts_per_s":
-			return group, field, nil
-		}
-		return "", "", fmt.Errorf("metric %q: throughput has acquired_per_s and attempts_per_s", metric)
-	case "errors":
-		return group, field, nil
-	case "incidents", "contention", "servers", "counters":
-		if field == "" {
-			if group == "incidents" {
-				return group, field, nil
-			}
-			return "", "", fmt.Errorf("metric %q needs a field (e.g. %s.rate)", metric, group)
-		}
-		// Refused here, at parse time, rather than when the first result is read.
-		if _, err := jsonField(fieldsOf(group), metric, field); err != nil {
-			return "", "", err
-		}
-		return group, field, nil
-	}
-	for _, n := range opOrder() {
-		if n == group {
-			switch field {
-			case "p50", "p90", "p99", "p999", "max", "mean", "count", "errors":
-				return group, field, nil
-			}
-			return "", "", fmt.Errorf("metric %q: %s has p50 p90 p99 p999 max mean count errors", metric, group)
-		}
-	}
-	return "", "", fmt.Errorf("unknown metric %q", metric)
+	return v, nil
 }
 
 // For retargets a bare percentile (p99, acquire's by default) to op's: an
@@ -142,93 +81,35 @@ func metricKind(metric string) (group, field string, err error) {
 // request's intended start, not the service time of one attempt. Other
 // assertions are returned unchanged.
 func (a Assertion) For(op string) Assertion {
-	switch a.Metric {
-	case "p50", "p90", "p95", "p99", "p999", "max", "mean":
+	if _, bare := aliases[a.Metric]; bare && a.Metric != "throughput" {
 		a.Metric = op + "." + a.Metric
 	}
 	return a
 }
 
 // IsLatency reports whether the assertion's metric is a latency, in µs.
-func (a Assertion) IsLatency() bool { return isLatency(a.Metric) }
+func (a Assertion) IsLatency() bool {
+	f, err := LookupFigure(a.Metric)
+	return err == nil && f.IsLatency()
+}
 
 // Measure reads the assertion's metric from r.
 func (a Assertion) Measure(r *Result) (float64, error) {
 	return Metric(r, a.Metric)
 }
 
-// Metric reads a metric by path: OP.pNN, a bare pNN (acquire's), throughput,
-// errors, incidents (total) or incidents.NAME, contention.NAME, counters.NAME,
-// servers.commands_per_acquire / servers.cpu_us_per_acquire.
+// Metric reads a figure of the catalogue by name or alias, or says why r
+// does not have it.
 func Metric(r *Result, metric string) (float64, error) {
-	group, field, err := metricKind(metric)
+	f, err := LookupFigure(metric)
 	if err != nil {
 		return 0, err
 	}
-	switch group {
-	case "p50", "p90", "p99", "p999", "max", "mean":
-		return percentile(r.Ops[OpAcquire].LatencyUS, group), nil
-	case "throughput":
-		if field == "attempts_per_s" {
-			return r.Throughput.AttemptsPerS, nil
-		}
-		return r.Throughput.AcquiredPerS, nil
-	case "errors":
-		if field != "" {
-			// A known kind the run never saw is a measured zero; an unknown
-			// one is a typo, not a zero.
-			if !knownErrorKind(r, field) {
-				return 0, unknownErrorKind(r, metric, field)
-			}
-			return float64(r.Errors[field]), nil
-		}
-		return float64(r.TotalErrors()), nil
-	case "incidents":
-		if field == "" {
-			return float64(r.Incidents.Total()), nil
-		}
-		return jsonField(r.Incidents, metric, field)
-	case "contention":
-		return jsonField(r.Contention, metric, field)
-	case "counters":
-		return jsonField(r.Counters, metric, field)
-	case "servers":
-		switch {
-		case r.Servers == nil:
-			return 0, fmt.Errorf("metric %s: the result has no server figures", metric)
-		case !r.Servers.Measured():
-			return 0, fmt.Errorf("metric %s: %s", metric, r.Servers.Unavailable)
-		}
-		return jsonField(*r.Servers, metric, field)
+	v, err := f.Value(r)
+	if err != nil {
+		return 0, fmt.Errorf("metric %s: %w", metric, err)
 	}
-	s := r.Ops[group]
-	switch field {
-	case "count":
-		return float64(s.Count), nil
-	case "errors":
-		return float64(s.Errors), nil
-	}
-	if s.Count == 0 {
-		// No latency was recorded: 0 would pass any "<" threshold unmeasured.
-		return 0, fmt.Errorf("metric %s: the run recorded no %s", metric, group)
-	}
-	return percentile(s.LatencyUS, field), nil
-}
-
-func percentile(p Percentiles, name string) float64 {
-	switch name {
-	case "p50":
-		return p.P50
-	case "p90":
-		return p.P90
-	case "p99":
-		return p.P99
-	case "p999":
-		return p.P999
-	case "max":
-		return p.Max
-	}
-	return p.Mean
+	return v, nil
 }
 
 // Holds reports whether v satisfies the assertion.
@@ -289,7 +170,7 @@ func WriteChecks(w io.Writer, cs []Check) error {
 	t := NewTable(w, "assert", "run", "actual", "verdict")
 	for _, c := range cs {
 		actual := strconv.FormatFloat(c.Actual, 'g', 6, 64)
-		if isLatency(c.Assertion.Metric) || strings.HasPrefix(c.Assertion.Metric, "p") {
+		if c.Assertion.IsLatency() {
 			actual = FormatUS(c.Actual)
 		}
 		verdict := "pass"
@@ -304,34 +185,3 @@ func WriteChecks(w io.Writer, cs []Check) error {
 	return t.Render()
 }
 
-// jsonField reads a numeric field of v by its JSON name, so metric paths are
-// exactly the result file's field names.
-// fieldsOf is a zero value of a group's struct, whose JSON fields are the
-// metric names the group accepts.
-func fieldsOf(group string) any {
-	switch group {
-	case "incidents":
-		return Incidents{}
-	case "contention":
-		return Contention{}
-	case "servers":
-		return Servers{}
-	}
-	return Counters{}
-}
-
-func jsonField(v any, metric, field string) (float64, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return 0, fmt.Errorf("metric %s: %w", metric, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return 0, fmt.Errorf("metric %s: %w", metric, err)
-	}
-	f, ok := m[field].(float64)
-	if !ok {
-		return 0, fmt.Errorf("unknown metric %q", metric)
-	}
-	return f, nil
-}

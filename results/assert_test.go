@@ -24,7 +24,7 @@ func TestParseAssertion(t *testing.T) {
 		{expr: "acquire.p98<1ms", bad: "p50 p90"},
 		{expr: "latency<1ms", bad: "unknown metric"},
 		{expr: "acquire.p99<fast", bad: "not a duration"},
-		{expr: "contention<1", bad: "needs a field"},
+		{expr: "contention<1", bad: "contention has attempts acquired"},
 		{expr: "<1", bad: "no comparison"},
 	} {
 		a, err := ParseAssertion(tc.expr)
@@ -116,7 +116,7 @@ func TestMetricReadsWhatItNames(t *testing.T) {
 		{metric: "errors.readonly", want: 0},
 		{metric: "throughput", want: r.Throughput.AcquiredPerS},
 		{metric: "throughput.attempts_per_s", want: r.Throughput.AttemptsPerS},
-		{metric: "throughput.bogus", bad: "acquired_per_s and attempts_per_s"},
+		{metric: "throughput.bogus", bad: "throughput has acquired_per_s attempts_per_s"},
 		{metric: "p99.x", bad: "OP.p99"},
 		{metric: "renew.p99", bad: "recorded no renew"},
 		{metric: "renew.count", want: 0},

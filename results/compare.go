@@ -89,8 +89,8 @@ func CompareGroups(groups []Group) Comparison {
 		c.Columns[i] = Column{Key: g.Key, Label: groupLabel(g), Runs: ids}
 		all = append(all, g.Runs...)
 	}
-	for _, m := range metricsFor(all) {
-		c.Rows = append(c.Rows, compareRow(m, groups))
+	for _, f := range FiguresFor(all) {
+		c.Rows = append(c.Rows, compareRow(f, groups))
 	}
 	return c
 }
@@ -111,10 +111,10 @@ func label(r *Result) string {
 	return strings.Join(parts, "  ")
 }
 
-func compareRow(m metric, groups []Group) Row {
-	row := Row{Key: m.key, Metric: m.name, Unit: m.unit, Better: m.better, Cells: make([]Cell, len(groups))}
+func compareRow(f Figure, groups []Group) Row {
+	row := Row{Key: f.Key, Metric: f.Label, Unit: f.Unit, Better: f.Better, Cells: make([]Cell, len(groups))}
 	for i, g := range groups {
-		s := statsFor(m, g.Runs)
+		s := statsFor(f, g.Runs)
 		row.Cells[i] = Cell{N: s.n, Value: s.median, Min: s.min, Max: s.max}
 	}
 	base := row.Cells[0]
@@ -303,14 +303,14 @@ func WriteGroupSummary(w io.Writer, g Group) error {
 	}
 	fmt.Fprintln(w)
 	t := labelsLeft(NewTable(w, "metric", "n", "min", "median", "max", "spread"))
-	for _, m := range metricsFor(g.Runs) {
-		s := statsFor(m, g.Runs)
+	for _, f := range FiguresFor(g.Runs) {
+		s := statsFor(f, g.Runs)
 		if s.n == 0 {
 			continue
 		}
-		err := t.Append(m.name, s.n, formatValue(m.unit, s.min), formatValue(m.unit, s.median), formatValue(m.unit, s.max), spread(s))
+		err := t.Append(f.Label, s.n, f.Format(s.min), f.Format(s.median), f.Format(s.max), spread(s))
 		if err != nil {
-			return fmt.Errorf("group table row %s: %w", m.key, err)
+			return fmt.Errorf("group table row %s: %w", f.Key, err)
 		}
 	}
 	if err := t.Render(); err != nil {

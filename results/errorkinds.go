@@ -28,12 +28,12 @@ func knownErrorKind(r *Result, kind string) bool {
 
 // unknownErrorKind explains an errors.KIND metric naming a kind that is
 // neither known nor seen: errors.bogus==0 must not pass by reading a zero.
-func unknownErrorKind(r *Result, metric, kind string) error {
+func unknownErrorKind(r *Result, kind string) error {
 	seen := sortedKeys(r.Errors)
 	where := "none"
 	if len(seen) > 0 {
 		where = strings.Join(seen, ", ")
 	}
-	return fmt.Errorf("metric %s: error kind %s was never seen in this run (seen: %s) and is not one lockbench reports (%s)",
-		metric, kind, where, strings.Join(errorKinds, ", "))
+	return fmt.Errorf("error kind %s was never seen in this run (seen: %s) and is not one lockbench reports (%s)",
+		kind, where, strings.Join(errorKinds, ", "))
 }

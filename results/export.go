@@ -97,9 +97,9 @@ func ExportHGRM(dir string, r *Result) ([]string, error) {
 func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"id", "key", "metric", "unit", "value"})
-	for _, m := range metricsFor([]*Result{r}) {
-		if v, ok := m.value(r); ok {
-			_ = cw.Write([]string{r.ID, m.key, m.name, m.unit, num(v)})
+	for _, f := range FiguresFor([]*Result{r}) {
+		if v, err := f.Value(r); err == nil {
+			_ = cw.Write([]string{r.ID, f.Key, f.Label, f.Unit, num(v)})
 		}
 	}
 	cw.Flush()

@@ -191,11 +191,11 @@ func statsOf(vals []float64) stats {
 	return stats{n: len(vals), min: slices.Min(vals), median: Median(vals), max: slices.Max(vals)}
 }
 
-// statsFor evaluates m over every run of a group.
-func statsFor(m metric, runs []*Result) stats {
+// statsFor evaluates f over every run of a group.
+func statsFor(f Figure, runs []*Result) stats {
 	var vals []float64
 	for _, r := range runs {
-		if v, ok := m.value(r); ok {
+		if v, err := f.Value(r); err == nil {
 			vals = append(vals, v)
 		}
 	}

@@ -49,6 +49,7 @@ func Merge(runs []*Result) (*Result, error) {
 		addCounts(out, r)
 	}
 	out.Contention = withRatios(out.Contention)
+	out.Fairness = mergeFairness(runs)
 	out.NodeOutcomes = mergeNodeOutcomes(runs)
 	out.Series = mergeSeries(runs)
 	out.Servers = mergeServers(runs, out.Contention.Acquired)
@@ -171,6 +172,8 @@ func mergeHeader(runs []*Result) *Result {
 		Schema:   Schema,
 		ID:       "merged-" + first.ID,
 		Config:   map[string]any{},
+		Label:    first.Label,
+		Tags:     first.Tags,
 		Lock:     first.Lock,
 		Topology: first.Topology,
 		Errors:   map[string]int64{},
@@ -223,38 +226,40 @@ func mergeOps(runs []*Result) (map[string]OpSummary, error) {
 	return ops, nil
 }
 
-// addCounts adds r's plain counters into out.
+// addCounts adds r's summed figures into out: every figure of the catalogue
+// that merges by sum and has a count or a total to add to, and the error
+// kinds.
 func addCounts(out, r *Result) {
-	out.Throughput.AcquiredPerS += r.Throughput.AcquiredPerS
-	out.Throughput.AttemptsPerS += r.Throughput.AttemptsPerS
-	c := &out.Contention
-	c.Attempts += r.Contention.Attempts
-	c.Acquired += r.Contention.Acquired
-	c.Contended += r.Contention.Contended
-	c.GaveUp += r.Contention.GaveUp
-	n := &out.Counters
-	n.Released += r.Counters.Released
-	n.Renewed += r.Counters.Renewed
-	n.Crashed += r.Counters.Crashed
-	n.Paused += r.Counters.Paused
-	n.Scheduled += r.Counters.Scheduled
-	n.Served += r.Counters.Served
-	n.Dropped += r.Counters.Dropped
-	n.Late += r.Counters.Late
-	n.Unfinished += r.Counters.Unfinished
-	n.Writes += r.Counters.Writes
-	n.Unreplicated += r.Counters.Unreplicated
-	i := &out.Incidents
-	i.ExpiredDuringWork += r.Incidents.ExpiredDuringWork
-	i.ReleaseLost += r.Incidents.ReleaseLost
-	i.RenewLost += r.Incidents.RenewLost
-	i.WorkAborted += r.Incidents.WorkAborted
-	i.Overlaps += r.Incidents.Overlaps
-	i.FencingRejected += r.Incidents.FencingRejected
-	i.StaleWritesAccepted += r.Incidents.StaleWritesAccepted
+	for _, f := range Catalogue() {
+		if f.Merge != MergeSum {
+			continue
+		}
+		switch {
+		case f.counter != nil:
+			*f.counter(out) += *f.counter(r)
+		case f.total != nil:
+			*f.total(out) += *f.total(r)
+		}
+	}
 	for k, v := range r.Errors {
 		out.Errors[k] += v
 	}
+}
+
+// mergeFairness recomputes fairness over every generator's workers; the
+// worst worker of all is the worst of some generator's. Without every
+// generator's per-worker counts it is left out rather than guessed.
+func mergeFairness(runs []*Result) *Fairness {
+	var workers []int64
+	worst := 0.0
+	for _, r := range runs {
+		if r.Fairness == nil || len(r.Fairness.PerWorker) == 0 {
+			return nil
+		}
+		workers = append(workers, r.Fairness.PerWorker...)
+		worst = max(worst, r.Fairness.WorstTimeToAcquireP99US)
+	}
+	return NewFairness(workers, worst)
 }
 
 // withRatios recomputes the ratios that cannot be summed.

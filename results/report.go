@@ -43,7 +43,7 @@ func WriteReportWith(w io.Writer, runs []*Result, extras ReportExtras) error {
 		return err
 	}
 	addExtras(&page, runs, extras)
-	t, err := template.New("report").Funcs(template.FuncMap{"f": coord}).Parse(reportTemplate)
+	t, err := template.New("report").Funcs(template.FuncMap{"f": coord, "join": func(xs []string) string { return strings.Join(xs, " ") }}).Parse(reportTemplate)
 	if err != nil {
 		return fmt.Errorf("report template: %w", err)
 	}
@@ -72,8 +72,8 @@ type section struct {
 }
 
 type runRow struct {
-	Color, ID, Started, Headline, Duration, Acquired, P50, P99, P999, Incidents, Errors, Rate string
-	Partial, Unsafe                                                                           bool
+	Color, ID, Name, Tags, Started, Headline, Duration, Acquired, Attempts, P50, P99, P999, Incidents, Errors, Rate string
+	Partial, Unsafe                                                                                             bool
 }
 
 type configTable struct {
@@ -91,11 +91,11 @@ func buildReport(runs []*Result) (reportPage, error) {
 	if len(runs) == 0 {
 		return reportPage{Title: "lockbench report"}, nil
 	}
-	ids := make([]string, len(runs))
+	names := make([]string, len(runs))
 	for i, r := range runs {
-		ids[i] = r.ID
+		names[i] = RunName(r)
 	}
-	page := reportPage{Title: "lockbench report: " + strings.Join(ids, ", "), Config: buildConfigTable(runs)}
+	page := reportPage{Title: "lockbench report: " + strings.Join(names, ", "), Config: buildConfigTable(runs)}
 	for i, r := range runs {
 		page.Runs = append(page.Runs, summaryRow(i, r))
 	}
@@ -113,16 +113,17 @@ func buildReport(runs []*Result) (reportPage, error) {
 	page.Sections = []section{
 		{"Latency by percentile", latency},
 		{"Over time", []chart{throughputChart(runs), p99Chart(runs)}},
-		{"Contention and safety", append(openLoopCharts(runs), contentionChart(runs), incidentsChart(runs), errorsChart(runs))},
-		{"Server cost", []chart{serverChart(runs)}},
+		{"Contention and safety", groupCharts(runs)},
+		{"Server cost", append([]chart{serverChart(runs)}, nodeCharts(runs)...)},
 	}
 	return page, nil
 }
 
 func summaryRow(i int, r *Result) runRow {
 	row := runRow{
-		Color: runColor(i), ID: r.ID, Started: r.StartedAt.Format(time.RFC3339), Headline: label(r),
+		Color: runColor(i), ID: r.ID, Name: RunName(r), Tags: formatTags(r.Tags), Started: r.StartedAt.Format(time.RFC3339), Headline: label(r),
 		Duration: formatValue(UnitSeconds, r.DurationS), Acquired: fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS),
+		Attempts: fmt.Sprintf("%.0f", r.Throughput.AttemptsPerS),
 		P50: "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(r.TotalErrors()),
 		Rate: fmt.Sprintf("%.4f", r.Contention.Rate), Partial: r.Partial, Unsafe: r.Lock.Unsafe,
 	}
@@ -134,6 +135,28 @@ func summaryRow(i int, r *Result) runRow {
 
 func emptyChart(name, title, why string) chart {
 	return chart{Name: name, Title: title, Empty: why}
+}
+
+// opTable lists each run's exact figures of one operation under its chart.
+func opTable(op string, runs []*Result) ([]string, *figureTable) {
+	figs := opFigures(op)
+	t := &figureTable{Header: []figureHeader{{Label: "run"}}}
+	for _, f := range figs {
+		t.Header = append(t.Header, figureHeader{Label: strings.TrimPrefix(f.Label, op+" "), Key: f.Key})
+	}
+	for _, r := range runs {
+		row := []string{RunName(r)}
+		for _, f := range figs {
+			v, err := f.Value(r)
+			cell := "-"
+			if err == nil {
+				cell = f.Format(v)
+			}
+			row = append(row, cell)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return figureKeys(figs), t
 }
 
 // percentileCurve samples h along the percentile axis up to the tail its
@@ -168,6 +191,7 @@ func percentileTicks(end float64) []tick {
 func latencyChart(op string, runs []*Result) (chart, error) {
 	c := chart{Name: "latency-" + op, Title: op + " latency by percentile",
 		Note: "x: percentile (log scale of 1/(1-p)); y: latency (log scale); from the HDR histograms"}
+	c.Figures, c.Table = opTable(op, runs)
 	type curve struct {
 		xs, ys []float64
 		run    int
@@ -369,96 +393,61 @@ func p99Chart(runs []*Result) chart {
 	}, runs)
 }
 
-// countRow builds a bar row of a figure every run has.
-func countRow(label string, runs []*Result, format func(float64) string, get func(r *Result) float64) barRow {
-	row := barRow{label: label, format: format}
+// figureRow builds a bar row of one figure; a run without it shows n/a.
+func figureRow(f Figure, runs []*Result) barRow {
+	row := barRow{label: f.Label, key: f.Key, format: f.Format}
 	for _, r := range runs {
-		row.values = append(row.values, clampData(get(r)))
-		row.has = append(row.has, true)
+		v, err := f.Value(r)
+		row.values = append(row.values, clampData(v))
+		row.has = append(row.has, err == nil)
 	}
 	return row
 }
 
-func integer(v float64) string { return fmt.Sprintf("%.0f", v) }
-
-func contentionChart(runs []*Result) chart {
-	var attempts int64
-	for _, r := range runs {
-		attempts += r.Contention.Attempts
-	}
-	if attempts == 0 {
-		return emptyChart("contention", "Contention", "no acquire attempts recorded")
-	}
-	ratio := func(v float64) string { return formatValue(UnitRatio, v) }
-	return barChart("contention", "Contention", runs, []barRow{
-		countRow("attempts", runs, integer, func(r *Result) float64 { return float64(r.Contention.Attempts) }),
-		countRow("acquired", runs, integer, func(r *Result) float64 { return float64(r.Contention.Acquired) }),
-		countRow("contended", runs, integer, func(r *Result) float64 { return float64(r.Contention.Contended) }),
-		countRow("gave up", runs, integer, func(r *Result) float64 { return float64(r.Contention.GaveUp) }),
-		countRow("contention rate", runs, ratio, func(r *Result) float64 { return r.Contention.Rate }),
-		countRow("attempts/acquire", runs, ratio, func(r *Result) float64 { return r.Contention.AttemptsPerAcquire }),
-	})
-}
-
-// openLoopCharts shows, when any run was open loop, what became of the
-// requests scheduled in its window; none for closed-loop runs.
-func openLoopCharts(runs []*Result) []chart {
-	if !anyOpenLoop(runs) {
-		return nil
-	}
-	c := barChart("open-loop", "Open-loop requests", runs, []barRow{
-		countRow("scheduled", runs, integer, func(r *Result) float64 { return float64(r.Counters.Scheduled) }),
-		countRow("served", runs, integer, func(r *Result) float64 { return float64(r.Counters.Served) }),
-		countRow("dropped", runs, integer, func(r *Result) float64 { return float64(r.Counters.Dropped) }),
-		countRow("late", runs, integer, func(r *Result) float64 { return float64(r.Counters.Late) }),
-	})
-	c.Note = "dropped requests never started before the window closed; time_to_acquire counts each from its intended start to the window's end, a lower bound"
-	return []chart{c}
-}
-
-func anyOpenLoop(runs []*Result) bool {
-	for _, r := range runs {
-		if r.OpenLoop() {
-			return true
-		}
-	}
-	return false
-}
-
-func incidentsChart(runs []*Result) chart {
-	var total int64
-	for _, r := range runs {
-		total += r.Incidents.Total()
-	}
-	if total == 0 {
-		return emptyChart("incidents", "Incidents", "no incidents recorded: every lease outlived its work, no overlaps, no stale writes")
-	}
+// figureChart draws figs as bar rows, or says why when no run has any of
+// them non-zero (or at all).
+func figureChart(name, title string, runs []*Result, figs []Figure, empty string) chart {
 	var rows []barRow
-	for idx, f := range incidentFields(Incidents{}) {
-		rows = append(rows, countRow(f.name, runs, integer, func(r *Result) float64 {
-			return float64(incidentFields(r.Incidents)[idx].count)
-		}))
+	nonZero := false
+	for _, f := range figs {
+		row := figureRow(f, runs)
+		for i, v := range row.values {
+			nonZero = nonZero || (row.has[i] && v != 0)
+		}
+		rows = append(rows, row)
 	}
-	return barChart("incidents", "Incidents", runs, rows)
+	if len(rows) == 0 || !nonZero {
+		c := emptyChart(name, title, empty)
+		for _, f := range figs {
+			c.Figures = append(c.Figures, f.Key)
+		}
+		return c
+	}
+	return barChart(name, title, runs, rows)
 }
 
-func errorsChart(runs []*Result) chart {
-	kinds := map[string]bool{}
-	for _, r := range runs {
-		for k, v := range r.Errors {
-			if v > 0 {
-				kinds[k] = true
-			}
-		}
+// groupCharts draws the report's per-run figures, one chart a group of the
+// catalogue, for the groups the runs have.
+func groupCharts(runs []*Result) []chart {
+	figs := FiguresFor(runs)
+	var out []chart
+	if open := InGroup(figs, GroupOpenLoop); len(open) > 0 {
+		c := figureChart("open-loop", "Open-loop requests", runs, open, "no open-loop requests")
+		c.Note = "dropped requests never started before the window closed; time_to_acquire counts each from its intended start to the window's end, a lower bound"
+		out = append(out, c)
 	}
-	if len(kinds) == 0 {
-		return emptyChart("errors", "Errors by kind", "no errors recorded")
+	out = append(out,
+		figureChart("contention", "Contention", runs, InGroup(figs, GroupContention), "no acquire attempts recorded"),
+		figureChart("sections", "How critical sections ended, and other counts", runs, InGroup(figs, GroupCounters), "no critical section recorded"),
+		figureChart("incidents", "Incidents", runs, InGroup(figs, GroupIncidents),
+			"no incidents recorded: every lease outlived its work, no overlaps, no stale writes"))
+	if fair := InGroup(figs, GroupFairness); len(fair) > 0 {
+		c := figureChart("fairness", "Fairness across workers", runs, fair, "no per-worker acquisitions recorded")
+		c.Note = "Jain's index is 1 when every worker acquired as often, 1/n when one took them all"
+		out = append(out, c)
 	}
-	var rows []barRow
-	for _, k := range sortedKeys(kinds) {
-		rows = append(rows, countRow(k, runs, integer, func(r *Result) float64 { return float64(r.Errors[k]) }))
-	}
-	return barChart("errors", "Errors by kind", runs, rows)
+	out = append(out, figureChart("errors", "Errors by kind", runs, InGroup(figs, GroupErrors), "no errors recorded"))
+	return out
 }
 
 // serverChart shows the servers' commands and CPU per acquisition; a run
@@ -469,30 +458,77 @@ func serverChart(runs []*Result) chart {
 		why := "no server cost recorded"
 		for _, r := range runs {
 			if r.Servers != nil && r.Servers.Unavailable != "" {
-				why += fmt.Sprintf("; %s: %s", r.ID, r.Servers.Unavailable)
+				why += fmt.Sprintf("; %s: %s", RunName(r), r.Servers.Unavailable)
 			}
 		}
-		return emptyChart("server-cost", title, why)
+		c := emptyChart("server-cost", title, why)
+		c.Figures = figureKeys(serverFigures())
+		return c
 	}
-	cmds := barRow{label: "commands/acquire", format: func(v float64) string { return formatValue(UnitRatio, v) }}
-	cpu := barRow{label: "CPU/acquire", format: FormatUS}
-	for _, r := range runs {
-		has := hasServerCost(r)
-		var s Servers
-		if has {
-			s = *r.Servers
-		}
-		cmds.values, cmds.has = append(cmds.values, clampData(s.CommandsPerAcquire)), append(cmds.has, has)
-		cpu.values, cpu.has = append(cpu.values, clampData(s.CPUUSPerAcquire)), append(cpu.has, has)
-	}
-	c := barChart("server-cost", title, runs, []barRow{cmds, cpu})
+	c := figureChart("server-cost", title, runs, serverFigures(), "no server cost recorded")
 	c.Note = "all nodes summed; bars scaled per row"
 	for _, r := range runs {
 		if r.Servers != nil && len(r.Servers.Unmeasured) > 0 {
-			c.Note += fmt.Sprintf("; %s: %s", r.ID, r.Servers.Scope())
+			c.Note += fmt.Sprintf("; %s: %s", RunName(r), r.Servers.Scope())
 		}
 	}
 	return c
+}
+
+// nodeCharts shows each master on its own, when a run had several: a
+// quorum can hide one failing master from every summed figure.
+func nodeCharts(runs []*Result) []chart {
+	masters := 0
+	for _, r := range runs {
+		masters = max(masters, len(r.NodeOutcomes))
+	}
+	if masters < 2 {
+		return nil
+	}
+	var rows []barRow
+	for i := range masters {
+		for _, f := range []struct {
+			name string
+			get  func(n NodeOutcome) int64
+		}{
+			{"acquired", func(n NodeOutcome) int64 { return n.Acquired }},
+			{"contended", func(n NodeOutcome) int64 { return n.Contended }},
+			{"errors", func(n NodeOutcome) int64 { return n.Errors }},
+			{"timeouts", func(n NodeOutcome) int64 { return n.Timeouts }},
+		} {
+			row := barRow{label: fmt.Sprintf("master %d %s", i, f.name), format: func(v float64) string { return formatValue(UnitCount, v) }}
+			for _, r := range runs {
+				has := i < len(r.NodeOutcomes)
+				v := 0.0
+				if has {
+					v = float64(f.get(r.NodeOutcomes[i]))
+				}
+				row.values, row.has = append(row.values, v), append(row.has, has)
+			}
+			rows = append(rows, row)
+		}
+		row := barRow{label: fmt.Sprintf("master %d server cpu", i), format: FormatUS}
+		for _, r := range runs {
+			has := r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
+			v := 0.0
+			if has {
+				v = r.Servers.Nodes[i].CPUUS
+			}
+			row.values, row.has = append(row.values, clampData(v)), append(row.has, has)
+		}
+		rows = append(rows, row)
+	}
+	c := barChart("masters", "Per master: SET outcomes and server CPU over the window", runs, rows)
+	c.Note = "errors and timeouts on one master do not fail a quorum acquisition, so only this chart shows them"
+	return []chart{c}
+}
+
+func figureKeys(fs []Figure) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Key
+	}
+	return out
 }
 
 // buildConfigTable lists what each run measured: identity, lock, topology
@@ -503,6 +539,9 @@ func buildConfigTable(runs []*Result) configTable {
 		key string
 		get func(r *Result) string
 	}{
+		{"id", func(r *Result) string { return r.ID }},
+		{"label", func(r *Result) string { return r.Label }},
+		{"tags", func(r *Result) string { return formatTags(r.Tags) }},
 		{"started_at", func(r *Result) string { return r.StartedAt.Format(time.RFC3339) }},
 		{"duration_s", func(r *Result) string { return num(r.DurationS) }},
 		{"partial", func(r *Result) string { return fmt.Sprint(r.Partial) }},
@@ -517,7 +556,7 @@ func buildConfigTable(runs []*Result) configTable {
 	}
 	keys := map[string]bool{}
 	for _, r := range runs {
-		t.IDs = append(t.IDs, r.ID)
+		t.IDs = append(t.IDs, RunName(r))
 		for k := range r.Config {
 			keys[k] = true
 		}

@@ -45,12 +45,12 @@ svg text.cell { font-size: 10px; fill: #222; } svg text.cell.light { fill: #fff;
 <h1>{{.Title}}</h1>
 {{with .Notice}}<p class="notice">{{.}}</p>
 {{end}}{{if .Runs}}<table class="runs">
-<tr><th>run</th><th>started</th><th>duration</th><th>acquired/s</th><th>acquire p50</th><th>p99</th><th>p99.9</th><th>contention</th><th>incidents</th><th>errors</th></tr>
-{{range .Runs}}<tr><td><svg width="10" height="10"><rect width="10" height="10" fill="{{.Color}}"/></svg> {{.ID}}{{if .Partial}} <span class="warn">PARTIAL</span>{{end}}{{if .Unsafe}} <span class="warn">UNSAFE lock</span>{{end}}<br><small>{{.Headline}}</small></td><td>{{.Started}}</td><td>{{.Duration}}</td><td>{{.Acquired}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Rate}}</td><td>{{.Incidents}}</td><td>{{.Errors}}</td></tr>
+<tr><th>run</th><th>started</th><th data-figure="duration_s">duration</th><th data-figure="throughput.acquired_per_s">acquired/s</th><th data-figure="throughput.attempts_per_s">attempts/s</th><th data-figure="ops.acquire.latency_us.p50">acquire p50</th><th data-figure="ops.acquire.latency_us.p99">p99</th><th data-figure="ops.acquire.latency_us.p999">p99.9</th><th data-figure="contention.rate">contention</th><th data-figure="incidents">incidents</th><th data-figure="errors">errors</th></tr>
+{{range .Runs}}<tr><td><svg width="10" height="10"><rect width="10" height="10" fill="{{.Color}}"/></svg> {{.Name}}{{if .Partial}} <span class="warn">PARTIAL</span>{{end}}{{if .Unsafe}} <span class="warn">UNSAFE lock</span>{{end}}<br><small>{{.Headline}}{{with .Tags}} · tags {{.}}{{end}}</small></td><td>{{.Started}}</td><td>{{.Duration}}</td><td>{{.Acquired}}</td><td>{{.Attempts}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Rate}}</td><td>{{.Incidents}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
 {{end}}{{range .Sections}}
 <h2>{{.Title}}</h2>
-{{range .Charts}}<figure class="chart" data-chart="{{.Name}}" data-empty="{{if .Empty}}true{{else}}false{{end}}">
+{{range .Charts}}<figure class="chart" data-chart="{{.Name}}" data-empty="{{if .Empty}}true{{else}}false{{end}}"{{with .Figures}} data-figures="{{join .}}"{{end}}>
 <figcaption><strong>{{.Title}}</strong>{{with .Note}}<span class="note">{{.}}</span>{{end}}</figcaption>
 {{if .Empty}}<p class="empty">{{.Empty}}</p>
 {{else}}<svg viewBox="0 0 {{f .W}} {{f .H}}" width="{{f .W}}" height="{{f .H}}" role="img" aria-label="{{.Title}}">
@@ -63,6 +63,9 @@ svg text.cell { font-size: 10px; fill: #222; } svg text.cell.light { fill: #fff;
 {{end}}{{range .Marks}}<line class="{{.Class}}" x1="{{f .X1}}" y1="{{f .Y1}}" x2="{{f .X2}}" y2="{{f .Y2}}"/>
 {{end}}{{range .Texts}}<text class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" text-anchor="{{.Anchor}}">{{.Text}}</text>
 {{end}}</svg>
+{{end}}{{with .Table}}<table class="figures"><tr>{{range .Header}}<th{{with .Key}} data-figure="{{.}}"{{end}}>{{.Label}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
 {{end}}{{with .Caption}}<p class="caption">{{.}}</p>
 {{end}}{{with .Legend}}<ul class="legend">{{range .}}<li><svg width="12" height="12"><rect width="12" height="12" fill="{{.Color}}"/></svg> {{.Label}}</li>{{end}}</ul>
 {{end}}</figure>

@@ -32,10 +32,13 @@ const (
 	OpRenewFailed   = "renew_failed"
 	OpHold          = "hold"
 	OpBlocked       = "blocked"
+	// OpOverrun is, for every protected write that came after its lease's
+	// validity, how long after: the blind window a stalled holder works in.
+	OpOverrun = "overrun"
 )
 
 // opNames lists the operations in the order reports show them.
-var opNames = []string{OpAcquire, OpAcquireFailed, OpTimeToAcquire, OpRelease, OpReleaseFailed, OpRenew, OpRenewFailed, OpHold, OpBlocked}
+var opNames = []string{OpAcquire, OpAcquireFailed, OpTimeToAcquire, OpRelease, OpReleaseFailed, OpRenew, OpRenewFailed, OpHold, OpBlocked, OpOverrun}
 
 // opOrder returns a fresh copy of opNames, so no caller can reorder another's.
 func opOrder() []string { return append([]string(nil), opNames...) }
@@ -63,7 +66,12 @@ type Result struct {
 	DurationS float64 `json:"duration_s"`
 	// Partial is true when the run was interrupted before its end.
 	Partial bool `json:"partial"`
-	// Config holds every setting's value, by flag name.
+	// Label is the user's name for the run (--label), shown in lists and
+	// report legends instead of its id.
+	Label string `json:"label,omitempty"`
+	// Tags are the user's key=value marks (--tag), for filtering.
+	Tags map[string]string `json:"tags,omitempty"`
+	// Config holds every setting's value as it ran, by flag name.
 	Config map[string]any `json:"config"`
 	// Lock describes the lock implementation.
 	Lock LockInfo `json:"lock"`
@@ -81,6 +89,8 @@ type Result struct {
 	Incidents Incidents `json:"incidents"`
 	// Errors counts failures by kind.
 	Errors map[string]int64 `json:"errors"`
+	// Fairness is how evenly the workers shared the acquisitions.
+	Fairness *Fairness `json:"fairness,omitempty"`
 	// Series has one point per second of the measured window.
 	Series []SeriesPoint `json:"series"`
 	// NodeOutcomes are per-master outcome counts (Redlock).
@@ -158,6 +168,7 @@ type OpSummary struct {
 type Percentiles struct {
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
@@ -216,6 +227,51 @@ type Counters struct {
 	Writes int64 `json:"writes"`
 	// Unreplicated is acquisitions refused for too few replica acks (WAIT).
 	Unreplicated int64 `json:"acquire_unreplicated"`
+}
+
+// Fairness is how evenly a run's workers shared its acquisitions: under
+// contention some clients can starve while the total looks healthy.
+type Fairness struct {
+	// Workers is how many workers (of every generator) there were.
+	Workers int `json:"workers"`
+	// MinAcquired and MaxAcquired are the fewest and most acquisitions one
+	// worker made in the window.
+	MinAcquired int64 `json:"min_acquired"`
+	MaxAcquired int64 `json:"max_acquired"`
+	// Jain is Jain's fairness index over the workers' acquisitions,
+	// (Σx)² / (n·Σx²): 1 when all got the same, 1/n when one got everything.
+	Jain float64 `json:"jain"`
+	// Starved is how many workers acquired nothing in the window.
+	Starved int64 `json:"starved"`
+	// WorstTimeToAcquireP99US is the time-to-acquire p99 of the worker whose
+	// p99 was highest.
+	WorstTimeToAcquireP99US float64 `json:"worst_time_to_acquire_p99_us"`
+	// PerWorker is each worker's acquisitions, so merged runs recompute the
+	// figures over every generator's workers.
+	PerWorker []int64 `json:"per_worker,omitempty"`
+}
+
+// NewFairness computes the fairness figures of per-worker acquisitions and
+// the worst worker's time-to-acquire p99.
+func NewFairness(perWorker []int64, worstP99US float64) *Fairness {
+	f := &Fairness{Workers: len(perWorker), PerWorker: perWorker, WorstTimeToAcquireP99US: worstP99US}
+	if len(perWorker) == 0 {
+		return f
+	}
+	var sum, squares float64
+	f.MinAcquired, f.MaxAcquired = perWorker[0], perWorker[0]
+	for _, x := range perWorker {
+		f.MinAcquired, f.MaxAcquired = min(f.MinAcquired, x), max(f.MaxAcquired, x)
+		if x == 0 {
+			f.Starved++
+		}
+		sum += float64(x)
+		squares += float64(x) * float64(x)
+	}
+	if squares > 0 {
+		f.Jain = sum * sum / (float64(len(perWorker)) * squares)
+	}
+	return f
 }
 
 // Incidents counts the events that mean a lease did not protect its work.
@@ -341,6 +397,7 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 	return Percentiles{
 		P50:  float64(h.ValueAtQuantile(50)),
 		P90:  float64(h.ValueAtQuantile(90)),
+		P95:  float64(h.ValueAtQuantile(95)),
 		P99:  float64(h.ValueAtQuantile(99)),
 		P999: float64(h.ValueAtQuantile(99.9)),
 		Max:  float64(h.Max()),

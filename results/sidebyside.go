@@ -17,6 +17,12 @@ func WriteSideBySide(w io.Writer, rs []*Result) error {
 	return WriteSideBySideGroups(w, groups)
 }
 
+// SideBySideFigures are the figures a side-by-side table shows, by name.
+func SideBySideFigures() []string {
+	return []string{"throughput.acquired_per_s", "acquire.p50", "acquire.p95", "acquire.p99", "acquire.p999",
+		"servers.commands_per_acquire", "servers.cpu_us_per_acquire"}
+}
+
 // WriteSideBySideGroups prints one row per group of repeats, each figure the
 // median over the group's runs, with ratio columns against the first group
 // and, where any group has repeats, their number.
@@ -24,34 +30,38 @@ func WriteSideBySideGroups(w io.Writer, groups []Group) error {
 	if len(groups) == 0 {
 		return nil
 	}
+	figs := figuresNamed(SideBySideFigures()...)
 	// A runs column only where there are repeats to count.
 	repeats := slices.ContainsFunc(groups, func(g Group) bool { return len(g.Runs) > 1 })
 	header := []any{"topology", "lock"}
 	if repeats {
 		header = append(header, "runs")
 	}
-	header = append(header, "acq/s", "p50", "p99", "p99.9", "cmds/acq", "cpu µs/acq",
-		"acq/s ×", "p50 ×", "p99 ×", "p99.9 ×", "cmds ×", "cpu ×")
+	for _, f := range figs {
+		header = append(header, shortLabel(f))
+	}
+	for _, f := range figs {
+		header = append(header, shortLabel(f)+" ×")
+	}
 	t := NewTable(w, header...)
 	rows := make([]sideRow, len(groups))
 	for i, g := range groups {
-		rows[i] = groupRow(g)
+		rows[i] = groupRow(figs, g)
 	}
-	base := rows[0]
 	firsts := make([]*Result, 0, len(groups))
 	for i, g := range groups {
 		r := g.Runs[0]
 		firsts = append(firsts, r)
-		row := rows[i]
 		cells := []any{r.Topology.Spec, r.Lock.Name}
 		if repeats {
 			cells = append(cells, len(g.Runs))
 		}
-		cells = append(cells,
-			fmt.Sprintf("%.0f", row.v[0]), FormatUS(row.v[1]), FormatUS(row.v[2]), FormatUS(row.v[3]),
-			row.cell(4, "%.2f"), row.cell(5, "%.1f"),
-			row.ratio(base, 0), row.ratio(base, 1), row.ratio(base, 2), row.ratio(base, 3),
-			row.ratio(base, 4), row.ratio(base, 5))
+		for j, f := range figs {
+			cells = append(cells, rows[i].cell(j, f))
+		}
+		for j := range figs {
+			cells = append(cells, rows[i].ratio(rows[0], j))
+		}
 		_ = t.Append(cells...)
 	}
 	if err := t.Render(); err != nil {
@@ -61,6 +71,12 @@ func WriteSideBySideGroups(w io.Writer, groups []Group) error {
 		fmt.Fprintln(w, note)
 	}
 	return nil
+}
+
+// shortLabel drops the words a narrow table's header can do without.
+func shortLabel(f Figure) string {
+	l := strings.TrimPrefix(f.Label, "acquire ")
+	return strings.TrimPrefix(l, "server ")
 }
 
 // SharedCPUNote is a line naming the runs that had more servers on the
@@ -91,41 +107,25 @@ func SharedCPUNote(rs []*Result) string {
 		strings.Join(crowded, ", "), cpus, rows)
 }
 
-// sideRow is throughput, acquire p50/p99/p99.9, commands and CPU per
-// acquire; the server figures are missing (ok false) where INFO was refused
-// on some node, since a partial sum would pass for a measured one.
+// sideRow is one group's figures; a figure missing from any run (server
+// cost where INFO was refused on some node) is missing from the row, since
+// a partial sum would pass for a measured one.
 type sideRow struct {
-	v  [6]float64
-	ok [6]bool
+	v  []float64
+	ok []bool
 }
 
-func sideBySideRow(r *Result) sideRow {
-	a := r.Ops[OpAcquire].LatencyUS
-	row := sideRow{v: [6]float64{r.Throughput.AcquiredPerS, a.P50, a.P99, a.P999}, ok: [6]bool{true, true, true, true}}
-	if s := r.Servers; s.Measured() {
-		row.v[4], row.v[5] = s.CommandsPerAcquire, s.CPUUSPerAcquire
-		row.ok[4], row.ok[5] = true, true
-	}
-	return row
-}
-
-// groupRow is each figure's median over the group's runs; a figure missing
-// from any run is missing from the row.
-func groupRow(g Group) sideRow {
-	rows := make([]sideRow, len(g.Runs))
-	for j, r := range g.Runs {
-		rows[j] = sideBySideRow(r)
-	}
-	var out sideRow
-	vals := make([]float64, 0, len(rows))
-	for i := range out.v {
-		vals = vals[:0]
-		for _, row := range rows {
-			if row.ok[i] {
-				vals = append(vals, row.v[i])
+// groupRow is each figure's median over the group's runs.
+func groupRow(figs []Figure, g Group) sideRow {
+	out := sideRow{v: make([]float64, len(figs)), ok: make([]bool, len(figs))}
+	for i, f := range figs {
+		var vals []float64
+		for _, r := range g.Runs {
+			if v, err := f.Value(r); err == nil {
+				vals = append(vals, v)
 			}
 		}
-		if len(vals) == len(rows) {
+		if len(vals) == len(g.Runs) {
 			out.v[i], out.ok[i] = Median(vals), true
 		}
 	}
@@ -133,11 +133,11 @@ func groupRow(g Group) sideRow {
 }
 
 // cell formats figure i, or "-" when it is missing.
-func (r sideRow) cell(i int, format string) string {
+func (r sideRow) cell(i int, f Figure) string {
 	if !r.ok[i] {
 		return "-"
 	}
-	return fmt.Sprintf(format, r.v[i])
+	return f.Format(r.v[i])
 }
 
 // ratio is figure i against base's, or "-" when either is missing.

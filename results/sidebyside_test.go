@@ -84,8 +84,8 @@ func TestWriteSideBySideINFORefused(t *testing.T) {
 			continue
 		}
 		cells := strings.Split(line, "|")
-		// cells: "", topology, lock, acq/s, p50, p99, p99.9, cmds, cpu, 4 ratios, cmds ×, cpu ×, ""
-		for _, i := range []int{7, 8, 13, 14} {
+		// cells: "", topology, lock, acq/s, p50, p95, p99, p99.9, cmds, cpu, 5 ratios, cmds ×, cpu ×, ""
+		for _, i := range []int{8, 9, 15, 16} {
 			if got := strings.TrimSpace(cells[i]); got != "-" {
 				t.Errorf("%s: column %d = %q, want -", strings.TrimSpace(cells[1]), i, got)
 			}
@@ -125,14 +125,14 @@ func TestWriteSideBySideGroups(t *testing.T) {
 		if got := strings.TrimSpace(cells[3]); got != "3" {
 			t.Errorf("runs = %q, want 3", got)
 		}
-		if got := strings.TrimSpace(cells[10]); got != map[string]string{"single": "1.00x", "redlock:3": "0.25x"}[strings.TrimSpace(cells[1])] {
+		if got := strings.TrimSpace(cells[11]); got != map[string]string{"single": "1.00x", "redlock:3": "0.25x"}[strings.TrimSpace(cells[1])] {
 			t.Errorf("%s: throughput ratio %q of the medians (1000 and 250)", strings.TrimSpace(cells[1]), got)
 		}
 	}
 	if rows != 2 {
 		t.Fatalf("%d rows, want one per topology:\n%s", rows, out)
 	}
-	if !strings.Contains(out, "|  1000 |") || !strings.Contains(out, "|   250 |") {
+	if !strings.Contains(out, "|       1000 |") || !strings.Contains(out, "|        250 |") {
 		t.Errorf("throughput is not the median of the repeats:\n%s", out)
 	}
 }

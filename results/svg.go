@@ -44,6 +44,21 @@ type chart struct {
 	Boxes   []svgBox
 	Dots    []svgDot
 	Caption string
+	// Figures are the catalogue keys the chart shows (data-figures).
+	Figures []string
+	// Table holds the chart's exact values, when it has some to list.
+	Table *figureTable
+}
+
+// figureTable is a small table of exact figures under a chart.
+type figureTable struct {
+	Header []figureHeader
+	Rows   [][]string
+}
+
+// figureHeader is a column of a figure table, with the catalogue key it shows.
+type figureHeader struct {
+	Label, Key string
 }
 
 type svgLine struct {
@@ -77,9 +92,16 @@ type legendItem struct {
 
 // runColor picks a run's color; the palette is built per call so nothing
 // package-level can be changed by a caller.
+// Beyond the eight hand-picked colours it walks the hue circle by the golden
+// angle, so no two runs of a large report share a colour.
 func runColor(i int) string {
 	palette := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"}
-	return palette[i%len(palette)]
+	if i < len(palette) {
+		return palette[i]
+	}
+	hue := math.Mod(float64(i-len(palette))*137.508+20, 360)
+	light := []int{38, 50, 30}[(i-len(palette))%3]
+	return fmt.Sprintf("hsl(%.0f, 65%%, %d%%)", hue, light)
 }
 
 // scale maps a data interval onto a pixel interval, linearly or by log10.
@@ -242,6 +264,7 @@ func coord(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 // own largest value, because a chart's figures differ by orders of magnitude.
 type barRow struct {
 	label  string
+	key    string
 	values []float64
 	has    []bool
 	format func(float64) string
@@ -253,6 +276,9 @@ func barChart(name, title string, runs []*Result, rows []barRow) chart {
 	y := plotTop
 	barX, barMax := barLabelW, chartW-barLabelW-barValueGap
 	for _, row := range rows {
+		if row.key != "" {
+			c.Figures = append(c.Figures, row.key)
+		}
 		top := y
 		hi := 0.0
 		for _, v := range row.values {
@@ -262,7 +288,7 @@ func barChart(name, title string, runs []*Result, rows []barRow) chart {
 			c.Texts = append(c.Texts, barValue(row, i, v, barX, y, barMax, hi))
 			if row.has[i] && v > 0 {
 				w := math.Max(1, v/hi*barMax)
-				c.Rects = append(c.Rects, svgRect{barX, y, w, barH, runColor(i), fmt.Sprintf("%s %s: %s", runs[i].ID, row.label, row.format(v))})
+				c.Rects = append(c.Rects, svgRect{barX, y, w, barH, runColor(i), fmt.Sprintf("%s %s: %s", RunName(runs[i]), row.label, row.format(v))})
 			}
 			y += barH + barGap
 		}
@@ -290,7 +316,7 @@ func barValue(row barRow, i int, v, barX, y, barMax, hi float64) svgText {
 func runLegend(runs []*Result) []legendItem {
 	items := make([]legendItem, len(runs))
 	for i, r := range runs {
-		items[i] = legendItem{runColor(i), r.ID}
+		items[i] = legendItem{runColor(i), RunName(r)}
 	}
 	return items
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ func labelsLeft(t *tablewriter.Table) *tablewriter.Table {
 func FormatUS(us float64) string {
 	switch {
 	case us == 0:
-		return "0"
+		return "0µs"
 	case us < 1000:
 		return fmt.Sprintf("%.0fµs", us)
 	case us < 10_000:
@@ -57,9 +58,21 @@ func Headline(r *Result) string {
 	if r.Partial {
 		partial = " [PARTIAL: interrupted]"
 	}
-	return fmt.Sprintf("run %s  %s  topology %s (%s, %d node(s), redis %s)  lock %s%s  %s%s",
-		r.ID, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, len(r.Topology.Nodes),
+	name := "run " + r.ID
+	if r.Label != "" {
+		name = fmt.Sprintf("run %q (%s)", r.Label, r.ID)
+	}
+	return fmt.Sprintf("%s  %s  topology %s (%s, %s, redis %s)  lock %s%s  %s%s",
+		name, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, plural(len(r.Topology.Nodes), "node"),
 		r.Topology.ServerVersion, r.Lock.Name, unsafe, describeConfig(r), partial)
+}
+
+// plural renders "1 node", "3 nodes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func describeConfig(r *Result) string {
@@ -72,9 +85,13 @@ func describeConfig(r *Result) string {
 	return strings.Join(parts, " ")
 }
 
-// WriteSummary renders one run as the tables `lockbench run` prints.
+// WriteSummary renders one run as the tables `lockbench run` prints, each
+// section a group of the catalogue's figures.
 func WriteSummary(w io.Writer, r *Result) error {
 	fmt.Fprintln(w, Headline(r))
+	if len(r.Tags) > 0 {
+		fmt.Fprintf(w, "tags: %s\n", formatTags(r.Tags))
+	}
 	if len(r.MergedFrom) > 0 {
 		fmt.Fprintf(w, "merged from %d generators: %s\n", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
 	}
@@ -88,48 +105,140 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(w, "%d critical sections of the window were cut off unfinished\n", r.Counters.Unfinished)
 	}
 	fmt.Fprintln(w)
-	t := NewTable(w, "op", "count", "errors", "p50", "p90", "p99", "p99.9", "max", "mean")
-	for _, op := range opsPresent([]*Result{r}) {
-		s := r.Ops[op]
-		l := s.LatencyUS
-		_ = t.Append(op, s.Count, s.Errors, FormatUS(l.P50), FormatUS(l.P90), FormatUS(l.P99), FormatUS(l.P999), FormatUS(l.Max), FormatUS(l.Mean))
-	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render ops table: %w", err)
+	if err := writeOps(w, r); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	return writeCounts(w, r)
 }
 
-func writeCounts(w io.Writer, r *Result) error {
-	c, i := r.Contention, r.Incidents
-	t := NewTable(w, "contention", "", "incidents", "")
-	rows := [][]any{
-		{"attempts", c.Attempts, "expired_during_work", i.ExpiredDuringWork},
-		{"acquired", c.Acquired, "release_lost", i.ReleaseLost},
-		{"contended", c.Contended, "renew_lost", i.RenewLost},
-		{"gave_up", c.GaveUp, "work_aborted", i.WorkAborted},
-		{"rate", fmt.Sprintf("%.4f", c.Rate), "overlaps", i.Overlaps},
-		{"attempts/acquire", fmt.Sprintf("%.2f", c.AttemptsPerAcquire), "fencing_rejected", i.FencingRejected},
-		{"errors", r.TotalErrors(), "stale_writes_accepted", i.StaleWritesAccepted},
+// writeOps is one row per operation recorded, one column per latency figure.
+func writeOps(w io.Writer, r *Result) error {
+	header := []any{"op", "count", "errors"}
+	for _, p := range percentileFields {
+		header = append(header, p.label)
 	}
-	for _, row := range rows {
+	t := NewTable(w, header...)
+	for _, op := range opsPresent([]*Result{r}) {
+		row := []any{}
+		for _, f := range opFigures(op) {
+			v, err := f.Value(r)
+			cell := "-"
+			if err == nil {
+				cell = f.Format(v)
+			}
+			row = append(row, cell)
+		}
+		_ = t.Append(append([]any{op}, row...)...)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render ops table: %w", err)
+	}
+	return nil
+}
+
+// writeCounts prints contention beside incidents, then the lines of the
+// groups a run may have: counts of how sections ended, fairness, errors by
+// kind, per-master outcomes, server cost.
+func writeCounts(w io.Writer, r *Result) error {
+	figs := FiguresFor([]*Result{r})
+	left := append(InGroup(figs, GroupContention), figuresNamed("errors")...)
+	right := InGroup(figs, GroupIncidents)
+	right = right[:len(right)-1] // the total is the sum of the rows above it
+	t := NewTable(w, "contention", "", "incidents", "")
+	for i := range max(len(left), len(right)) {
+		row := make([]any, 0, 4)
+		for _, side := range [][]Figure{left, right} {
+			if i < len(side) {
+				row = append(row, side[i].Label, figureText(side[i], r))
+			} else {
+				row = append(row, "", "")
+			}
+		}
 		_ = t.Append(row...)
 	}
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render counts table: %w", err)
 	}
+	if line := nonZeroLine(InGroup(figs, GroupCounters), r); line != "" {
+		fmt.Fprintf(w, "counts: %s\n", line)
+	}
+	if f := r.Fairness; f != nil && sharedKeys(r) {
+		fmt.Fprintf(w, "fairness over %s: Jain's index %.3f, acquisitions per worker %d to %d, %d starved, worst worker's time_to_acquire p99 %s\n",
+			plural(f.Workers, "worker"), f.Jain, f.MinAcquired, f.MaxAcquired, f.Starved, FormatUS(f.WorstTimeToAcquireP99US))
+	}
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(w, "errors by kind: %s\n", formatErrors(r.Errors))
 	}
+	writeNodeOutcomes(w, r)
 	if s := r.Servers; s != nil {
 		if s.Unavailable != "" {
 			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
 		} else {
-			fmt.Fprintf(w, "server cost: %.2f commands and %.1f µs CPU per acquisition (%s)\n", s.CommandsPerAcquire, s.CPUUSPerAcquire, s.Scope())
+			fmt.Fprintf(w, "server cost: %.2f commands and %s CPU per acquisition (%s)\n", s.CommandsPerAcquire, FormatUS(s.CPUUSPerAcquire), s.Scope())
 		}
 	}
 	return nil
+}
+
+// figureText is one figure of r as a table cell, "-" when r lacks it.
+func figureText(f Figure, r *Result) string {
+	v, err := f.Value(r)
+	if err != nil {
+		return "-"
+	}
+	if f.Unit == UnitRatio {
+		return fmt.Sprintf("%.4f", v)
+	}
+	return f.Format(v)
+}
+
+// nonZeroLine lists figs that are not zero in r, "label value" each.
+func nonZeroLine(figs []Figure, r *Result) string {
+	var parts []string
+	for _, f := range figs {
+		if v, err := f.Value(r); err == nil && v != 0 {
+			parts = append(parts, f.Label+" "+f.Format(v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sharedKeys reports whether workers shared keys, which is when fairness
+// among them means something: with one key each, every worker has its own.
+func sharedKeys(r *Result) bool {
+	k := fmt.Sprint(r.Config["keys"])
+	return k != "unique" && k != "0" && k != "<nil>"
+}
+
+// writeNodeOutcomes prints one line per master when any of them had errors
+// or timeouts: a quorum can hide a dead master from every other figure.
+func writeNodeOutcomes(w io.Writer, r *Result) {
+	bad := slices.ContainsFunc(r.NodeOutcomes, func(n NodeOutcome) bool { return n.Errors+n.Timeouts > 0 })
+	if !bad {
+		return
+	}
+	for i, n := range r.NodeOutcomes {
+		fmt.Fprintf(w, "master %d %s: %d acquired, %d contended, %d errors, %d timeouts\n", i, n.Node, n.Acquired, n.Contended, n.Errors, n.Timeouts)
+	}
+}
+
+func formatTags(tags map[string]string) string {
+	keys := sortedKeys(tags)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + tags[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// RunName is how lists, legends and titles name a run: its --label, or
+// its id when it has none.
+func RunName(r *Result) string {
+	if r.Label != "" {
+		return r.Label
+	}
+	return r.ID
 }
 
 // OpenLoop reports whether the run was open loop (requests at a rate).

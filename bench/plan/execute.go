@@ -100,6 +100,18 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	opts := pl.Bench
 	opts.KeyPrefix = KeyPrefix(id)
 	opts.Progress = env.Progress
+	if isRedlock {
+		opts.NodeErrors = func() int64 {
+			var n int64
+			for i, c := range rl.NodeCounts() {
+				n += c.Errors + c.Timeouts
+				if i < len(nodeBase) {
+					n -= nodeBase[i].Errors + nodeBase[i].Timeouts
+				}
+			}
+			return n
+		}
+	}
 	opts.OnWindowStart = func(start time.Time) {
 		meter.before(ctx)
 		if isRedlock {

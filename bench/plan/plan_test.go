@@ -34,6 +34,9 @@ func TestGCPauseSingleVersusFenced(t *testing.T) {
 	if in := single.Incidents; in.Overlaps == 0 || in.StaleWritesAccepted == 0 {
 		t.Errorf("gc-pause on single: %+v, want overlaps and stale writes accepted", in)
 	}
+	if got := single.Ops[results.OpOverrun].Count; got != single.Incidents.ExpiredDuringWork || got == 0 {
+		t.Errorf("overrun has %d values, want one per expired write (%d)", got, single.Incidents.ExpiredDuringWork)
+	}
 	fenced := execute(t, "workload", "gc-pause", "lock", "fenced")
 	if in := fenced.Incidents; in.FencingRejected == 0 || in.StaleWritesAccepted != 0 {
 		t.Errorf("gc-pause on fenced: %+v, want fencing rejections and no stale writes accepted", in)

@@ -310,3 +310,11 @@ func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepColumnsAreCatalogueFigures(t *testing.T) {
+	for _, c := range sweepColumns {
+		if _, err := results.LookupFigure(c.metric); err != nil {
+			t.Errorf("column %s: %v", c.header, err)
+		}
+	}
+}

@@ -10,31 +10,39 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// column is one metric a sweep table shows, read from each run.
+// column is one figure of the catalogue a sweep table shows.
 type column struct {
-	name   string
+	// header is the table's short name for it.
+	header string
+	// metric is the figure's name in the catalogue.
 	metric string
-	format func(float64) string
 	// spread shows [min–max] beside the median when repeats differ: for
 	// throughput so noise is visible, and for counts of bad events so that
 	// one repeat's incident is not rounded away by a median of 0.5.
 	spread bool
 }
 
-func fixed(prec int) func(float64) string {
-	return func(f float64) string { return strconv.FormatFloat(f, 'f', prec, 64) }
+func (c column) format(v float64) string {
+	f, err := results.LookupFigure(c.metric)
+	if err != nil {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	if f.Unit == results.UnitRatio {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return f.Format(v)
 }
 
 var sweepColumns = []column{
-	{"acq/s", "throughput", fixed(0), true},
-	{"p50", "acquire.p50", results.FormatUS, false},
-	{"p99", "acquire.p99", results.FormatUS, false},
-	{"p99.9", "acquire.p999", results.FormatUS, false},
-	{"contention", "contention.rate", fixed(3), false},
-	{"errors", "errors", fixed(0), true},
-	{"incidents", "incidents", fixed(0), true},
-	{"cmds/acq", "servers.commands_per_acquire", fixed(2), false},
-	{"cpu µs/acq", "servers.cpu_us_per_acquire", fixed(1), false},
+	{"acq/s", "throughput", true},
+	{"p50", "acquire.p50", false},
+	{"p99", "acquire.p99", false},
+	{"p99.9", "acquire.p999", false},
+	{"contention", "contention.rate", false},
+	{"errors", "errors", true},
+	{"incidents", "incidents", true},
+	{"cmds/acq", "servers.commands_per_acquire", false},
+	{"cpu/acq", "servers.cpu_us_per_acquire", false},
 }
 
 // Summary is one cell's figures: the median over its repeats, and the range.
@@ -99,7 +107,7 @@ func WriteTable(w io.Writer, g Grid, sums []Summary) error {
 		header = append(header, a.Flag)
 	}
 	for _, c := range sweepColumns {
-		header = append(header, c.name)
+		header = append(header, c.header)
 	}
 	t := results.NewTable(w, header...)
 	for _, s := range sums {

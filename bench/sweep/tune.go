@@ -28,6 +28,9 @@ type TuneCell struct {
 	// BlockedP99US is the p99 time a crashed holder blocked its key (0 if no
 	// holder crashed); the TTL bounds it.
 	BlockedP99US float64 `json:"blocked_p99_us"`
+	// OverrunP99US is the p99 of how long after its lease's validity a
+	// stale holder's write came (median over the cell's runs), 0 when none.
+	OverrunP99US float64 `json:"overrun_p99_us"`
 	// BlockedSamples is how many crashes were measured.
 	BlockedSamples int64 `json:"blocked_samples"`
 	// AttemptsPerAcquire is acquire attempts over acquisitions: how hard
@@ -48,7 +51,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 		c := TuneCell{TTL: coord(g, cr.Cell, "ttl"), RenewEvery: coord(g, cr.Cell, "renew-every")}
 		var secs float64
 		var renewed, attempts int64
-		var blocked []float64
+		var blocked, overrun []float64
 		for _, r := range cr.Results {
 			c.RunIDs = append(c.RunIDs, r.ID)
 			c.Acquired += r.Contention.Acquired
@@ -57,6 +60,9 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 			c.Overlaps += r.Incidents.Overlaps
 			renewed += r.Ops[results.OpRenew].Count
 			secs += r.DurationS
+			if o := r.Ops[results.OpOverrun]; o.Count > 0 {
+				overrun = append(overrun, o.LatencyUS.P99)
+			}
 			if b := r.Ops[results.OpBlocked]; b.Count > 0 {
 				blocked = append(blocked, b.LatencyUS.P99)
 				c.BlockedSamples += b.Count
@@ -69,6 +75,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 			c.RenewPerS = float64(renewed) / secs
 		}
 		c.BlockedP99US = results.Median(blocked)
+		c.OverrunP99US = results.Median(overrun)
 		out = append(out, c.judged(maxRate))
 	}
 	return out
@@ -215,7 +222,7 @@ func renewLabel(s string) string {
 
 // WriteTune prints the cells and the recommendation.
 func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
-	t := results.NewTable(w, "ttl", "renew", "acquired", "expired", "expiry rate", "≤ (95%)", "overlaps", "renew/s", "attempts/acquire", "blocked p99", "meets")
+	t := results.NewTable(w, "ttl", "renew", "acquired", "expired", "expiry rate", "≤ (95%)", "overrun p99", "overlaps", "renew/s", "attempts/acquire", "blocked p99", "meets")
 	for _, c := range cells {
 		blocked := "≤ " + results.FormatUS(c.blockedBound()) + " (ttl)"
 		if c.BlockedSamples > 0 {
@@ -228,8 +235,12 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
 			meets = "RECOMMENDED"
 		}
+		overrun := "-"
+		if c.Expired > 0 {
+			overrun = results.FormatUS(c.OverrunP99US)
+		}
 		_ = t.Append(c.TTL, renewLabel(c.RenewEvery), c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.ExpiryRate), fmt.Sprintf("%.2g", c.UpperBound),
-			c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), fmt.Sprintf("%.2f", c.AttemptsPerAcquire), blocked, meets)
+			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), fmt.Sprintf("%.2f", c.AttemptsPerAcquire), blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err
