@@ -19,8 +19,8 @@ type seriesCollector struct {
 	progress io.Writer
 	// nodeErrors, when set, reads the lock's per-master failures so far.
 	nodeErrors func() int64
-	points   []results.SeriesPoint
-	agg      *hdr.Histogram
+	points     []results.SeriesPoint
+	agg        *hdr.Histogram
 	// errors is the running total the live line shows.
 	errors int64
 }

@@ -184,4 +184,3 @@ func WriteChecks(w io.Writer, cs []Check) error {
 	}
 	return t.Render()
 }
-

@@ -448,6 +448,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
 // opsPresent returns the operations any run recorded: the known ones in
 // report order, then unknown ones (from newer writers) sorted by name.
 func opsPresent(runs []*Result) []string {

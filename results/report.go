@@ -73,7 +73,7 @@ type section struct {
 
 type runRow struct {
 	Color, ID, Name, Tags, Started, Headline, Duration, Acquired, Attempts, P50, P99, P999, Incidents, Errors, Rate string
-	Partial, Unsafe                                                                                             bool
+	Partial, Unsafe                                                                                                 bool
 }
 
 type configTable struct {
@@ -124,7 +124,7 @@ func summaryRow(i int, r *Result) runRow {
 		Color: runColor(i), ID: r.ID, Name: RunName(r), Tags: formatTags(r.Tags), Started: r.StartedAt.Format(time.RFC3339), Headline: label(r),
 		Duration: formatValue(UnitSeconds, r.DurationS), Acquired: fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS),
 		Attempts: fmt.Sprintf("%.0f", r.Throughput.AttemptsPerS),
-		P50: "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(r.TotalErrors()),
+		P50:      "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(r.TotalErrors()),
 		Rate: fmt.Sprintf("%.4f", r.Contention.Rate), Partial: r.Partial, Unsafe: r.Lock.Unsafe,
 	}
 	if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
