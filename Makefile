@@ -4,12 +4,17 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build test lint demo redis bench bench-redlock fuzz clean
+.PHONY: all build install test lint demo redis bench bench-redlock fuzz clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lockbench
+
+# go install puts lockbench in $(go env GOPATH)/bin; put that on PATH.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/lockbench
+	@echo "installed $$($(GO) env GOPATH)/bin/lockbench; add $$($(GO) env GOPATH)/bin to PATH if it is not there"
 
 # vet first (cheap), then every test under the race detector.
 test:
@@ -30,7 +35,12 @@ redis:
 	@command -v systemctl >/dev/null 2>&1 && systemctl stop redis-server >/dev/null 2>&1 || true
 
 demo: build redis
-	./$(BIN) run
+	./$(BIN) run --label demo
+	@echo
+	@echo "next: ./$(BIN) results ls                      # the run just stored, and any before it"
+	@echo "      ./$(BIN) results show <id>               # its tables again"
+	@echo "      ./$(BIN) results report -o report.html <id>   # one offline HTML page"
+	@echo "      ./$(BIN) run --topology single --topology redlock:5 -d 5s   # Redlock's cost beside a single master"
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./workloads/
@@ -42,6 +52,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseKeys -fuzztime 20s ./workloads/
 	$(GO) test -run '^$$' -fuzz FuzzParseDist -fuzztime 20s ./workloads/
 	$(GO) test -run '^$$' -fuzz FuzzParseRetry -fuzztime 20s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParseAssertion -fuzztime 20s ./results/
+	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime 10s ./bench/plan/
+	$(GO) test -run '^$$' -fuzz FuzzParseRedisURL -fuzztime 10s ./bench/plan/
 
 clean:
 	rm -rf bin runs

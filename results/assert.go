@@ -165,14 +165,23 @@ func Failed(cs []Check) []Check {
 	return out
 }
 
+// ActualText is the measured value in the metric's unit, "-" when the metric
+// could not be read.
+func (c Check) ActualText() string {
+	switch {
+	case c.Err != "":
+		return "-"
+	case c.Assertion.IsLatency():
+		return FormatUS(c.Actual)
+	}
+	return strconv.FormatFloat(c.Actual, 'g', 6, 64)
+}
+
 // WriteChecks prints the checks as a table, failures marked.
 func WriteChecks(w io.Writer, cs []Check) error {
 	t := NewTable(w, "assert", "run", "actual", "verdict")
 	for _, c := range cs {
-		actual := strconv.FormatFloat(c.Actual, 'g', 6, 64)
-		if c.Assertion.IsLatency() {
-			actual = FormatUS(c.Actual)
-		}
+		actual := c.ActualText()
 		verdict := "pass"
 		if !c.Passed {
 			verdict = "FAIL"

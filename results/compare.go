@@ -132,13 +132,10 @@ func relate(c *Cell, base Cell, repeats bool) {
 	if c.N == 0 || base.N == 0 {
 		return
 	}
-	switch {
-	case base.Value != 0:
+	// 0 against 0 has no ratio: "1.00x" would claim a measured parity.
+	if base.Value != 0 {
 		r := c.Value / base.Value
 		c.Ratio = &r
-	case c.Value == 0:
-		one := 1.0
-		c.Ratio = &one
 	}
 	constant := c.Min == c.Max && base.Min == base.Max && c.Min == base.Min
 	c.WithinNoise = repeats && !constant && c.Min <= base.Max && base.Min <= c.Max

@@ -2,6 +2,7 @@ package results
 
 import (
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -134,20 +135,33 @@ func FindRuns(dir, ref string) ([]*Result, error) {
 	return findByPrefix(rs, dir, ref)
 }
 
-// findByPrefix matches ref as a prefix of run ids and group keys; it must
-// name exactly one run or one group.
+// findByPrefix matches ref as a prefix of run ids and group keys, or, when
+// nothing starts with it, as a suffix (ids start with the date and end with
+// random digits, so the end is what tells runs apart); it must name exactly
+// one run or one group.
 func findByPrefix(rs []*Result, dir, ref string) ([]*Result, error) {
+	found, err := findBy(rs, dir, ref, strings.HasPrefix)
+	if err != nil && !errors.Is(err, errAmbiguous) {
+		if bySuffix, serr := findBy(rs, dir, ref, strings.HasSuffix); serr == nil || errors.Is(serr, errAmbiguous) {
+			return bySuffix, serr
+		}
+	}
+	return found, err
+}
+
+func findBy(rs []*Result, dir, ref string, match func(s, ref string) bool) ([]*Result, error) {
+	matches := func(s string) bool { return match(s, ref) }
 	names := map[string]bool{}
 	var byID []*Result
 	for _, r := range rs {
-		if strings.HasPrefix(r.ID, ref) {
+		if matches(r.ID) {
 			byID = append(byID, r)
 			names["run "+r.ID] = true
 		}
 	}
 	groups := map[string]bool{}
 	for _, r := range rs {
-		if k, ok := r.Config["group"].(string); ok && k != "" && strings.HasPrefix(k, ref) {
+		if k, ok := r.Config["group"].(string); ok && k != "" && matches(k) {
 			groups[k] = true
 			names["group "+k] = true
 		}
@@ -156,7 +170,12 @@ func findByPrefix(rs []*Result, dir, ref string) ([]*Result, error) {
 	case len(names) == 0:
 		return nil, fmt.Errorf("run %q: no such file, and no run or group with that id in %s", ref, dir)
 	case len(names) > 1:
-		return nil, fmt.Errorf("run %q: %w: matches %s", ref, errAmbiguous, strings.Join(sortedKeys(names), ", "))
+		list := sortedKeys(names)
+		more := ""
+		if len(list) > 5 {
+			list, more = list[:5], ", …"
+		}
+		return nil, fmt.Errorf("run %q: %w: %d runs and groups match (%s%s); give more of the id", ref, errAmbiguous, len(names), strings.Join(list, ", "), more)
 	case len(byID) == 1:
 		return byID, nil
 	}

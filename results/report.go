@@ -42,6 +42,7 @@ func WriteReportWith(w io.Writer, runs []*Result, extras ReportExtras) error {
 	if err != nil {
 		return err
 	}
+	page.Checks = checkRows(runs, extras.Checks)
 	addExtras(&page, runs, extras)
 	t, err := template.New("report").Funcs(template.FuncMap{"f": coord, "join": func(xs []string) string { return strings.Join(xs, " ") }}).Parse(reportTemplate)
 	if err != nil {
@@ -62,8 +63,37 @@ type reportPage struct {
 	Notice   string
 	Extras   bool
 	Runs     []runRow
+	Checks   []checkRow
 	Sections []section
 	Config   configTable
+}
+
+// checkRow is one threshold's verdict on one run.
+type checkRow struct {
+	Expr, Run, Actual, Verdict string
+	Failed                     bool
+}
+
+func checkRows(runs []*Result, cs []Check) []checkRow {
+	names := map[string]string{}
+	for _, r := range runs {
+		names[r.ID] = RunName(r)
+	}
+	var out []checkRow
+	for _, c := range cs {
+		row := checkRow{Expr: c.Assertion.Expr, Run: c.RunID, Actual: c.ActualText(), Verdict: "pass", Failed: !c.Passed}
+		if n, ok := names[c.RunID]; ok {
+			row.Run = n
+		}
+		if !c.Passed {
+			row.Verdict = "FAIL"
+			if c.Err != "" {
+				row.Verdict += ": " + c.Err
+			}
+		}
+		out = append(out, row)
+	}
+	return out
 }
 
 type section struct {

@@ -48,6 +48,11 @@ svg text.cell { font-size: 10px; fill: #222; } svg text.cell.light { fill: #fff;
 <tr><th>run</th><th>started</th><th data-figure="duration_s">duration</th><th data-figure="throughput.acquired_per_s">acquired/s</th><th data-figure="throughput.attempts_per_s">attempts/s</th><th data-figure="ops.acquire.latency_us.p50">acquire p50</th><th data-figure="ops.acquire.latency_us.p99">p99</th><th data-figure="ops.acquire.latency_us.p999">p99.9</th><th data-figure="contention.rate">contention</th><th data-figure="incidents">incidents</th><th data-figure="errors">errors</th></tr>
 {{range .Runs}}<tr><td><svg width="10" height="10"><rect width="10" height="10" fill="{{.Color}}"/></svg> {{.Name}}{{if .Partial}} <span class="warn">PARTIAL</span>{{end}}{{if .Unsafe}} <span class="warn">UNSAFE lock</span>{{end}}<br><small>{{.Headline}}{{with .Tags}} · tags {{.}}{{end}}</small></td><td>{{.Started}}</td><td>{{.Duration}}</td><td>{{.Acquired}}</td><td>{{.Attempts}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Rate}}</td><td>{{.Incidents}}</td><td>{{.Errors}}</td></tr>
 {{end}}</table>
+{{end}}{{with .Checks}}<h2>Thresholds</h2>
+<table class="checks" data-chart="checks">
+<tr><th>threshold</th><th>run</th><th>actual</th><th>verdict</th></tr>
+{{range .}}<tr><td>{{.Expr}}</td><td>{{.Run}}</td><td>{{.Actual}}</td><td{{if .Failed}} class="warn"{{end}}>{{.Verdict}}</td></tr>
+{{end}}</table>
 {{end}}{{range .Sections}}
 <h2>{{.Title}}</h2>
 {{range .Charts}}<figure class="chart" data-chart="{{.Name}}" data-empty="{{if .Empty}}true{{else}}false{{end}}"{{with .Figures}} data-figures="{{join .}}"{{end}}>

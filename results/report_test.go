@@ -234,3 +234,34 @@ func TestReportSurvivesAbsurdValues(t *testing.T) {
 	}
 	checkCharts(t, string(writeReport(t, []*Result{r})), []*Result{r})
 }
+
+func TestReportUsesLabelsAndShowsChecks(t *testing.T) {
+	runs := reportRuns(t)
+	runs[0].Label, runs[1].Label = "baseline on one master", "redlock on five"
+	a, err := ParseAssertion("acquire.p99<1us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteReportWith(&buf, runs, ReportExtras{Checks: CheckAll([]Assertion{a}, runs[:1])}); err != nil {
+		t.Fatal(err)
+	}
+	doc := buf.String()
+	for _, want := range []string{"<title>lockbench report: baseline on one master, redlock on five", "</svg> baseline on one master</li>",
+		`data-chart="checks"`, "acquire.p99&lt;1us", "FAIL"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+func TestRunColorsStayDistinct(t *testing.T) {
+	seen := map[string]int{}
+	for i := range 40 {
+		c := runColor(i)
+		if j, dup := seen[c]; dup {
+			t.Fatalf("runs %d and %d share colour %s", j, i, c)
+		}
+		seen[c] = i
+	}
+}

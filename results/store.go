@@ -120,35 +120,17 @@ func List(dir string) (rs []*Result, skipped []error, err error) {
 	return rs, skipped, nil
 }
 
-// Find resolves a run reference: a path to a file, or an id (or unique id
-// prefix) of a result in dir.
+// Find resolves a reference to exactly one run: a path to a file, an id,
+// or a unique prefix or suffix of one (see FindRuns).
 func Find(dir, ref string) (*Result, error) {
-	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
-		return Read(ref)
-	}
-	if r, err := Read(filepath.Join(dir, FileName(ref))); err == nil {
-		return r, nil
-	}
-	rs, _, err := List(dir)
+	rs, err := FindRuns(dir, ref)
 	if err != nil {
-		return nil, fmt.Errorf("run %q: %w", ref, err)
+		return nil, err
 	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("run %q: no such file, and %w in %s", ref, ErrNoResults, dir)
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("run %q is a group of %d runs; name one of them", ref, len(rs))
 	}
-	var found []*Result
-	for _, r := range rs {
-		if strings.HasPrefix(r.ID, ref) {
-			found = append(found, r)
-		}
-	}
-	switch len(found) {
-	case 1:
-		return found[0], nil
-	case 0:
-		return nil, fmt.Errorf("run %q: no such file, and no result with that id in %s", ref, dir)
-	}
-	return nil, fmt.Errorf("run %q: %w: %d results in %s start with it", ref, errAmbiguous, len(found), dir)
+	return rs[0], nil
 }
 
 var errAmbiguous = errors.New("ambiguous id")

@@ -262,11 +262,12 @@ func formatErrors(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// WriteList renders runs as `results ls` prints them, one line a run: id,
-// start, topology, lock, workload, acquisitions/s, acquire p99, incidents and
-// the group of repeats it belongs to.
+// WriteList renders runs as `results ls` prints them, one line a run: id
+// (and label), start, topology, lock, workload, concurrency, window, closed
+// or open loop, faults, acquisitions/s, acquire p99, incidents, group.
 func WriteList(w io.Writer, runs []*Result) error {
-	t := labelsLeft(NewTable(w, "id", "started", "topology", "lock", "workload", "acq/s", "acquire p99", "incidents", "group"))
+	t := labelsLeft(NewTable(w, "id", "label", "started", "topology", "lock", "workload", "c", "window", "loop", "faults",
+		"acq/s", "acquire p99", "incidents", "group"))
 	for _, r := range runs {
 		p99 := "-"
 		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
@@ -277,11 +278,12 @@ func WriteList(w io.Writer, runs []*Result) error {
 			id += " (partial)"
 		}
 		group, _ := r.Config["group"].(string)
-		workload := ""
-		if v, ok := r.Config["workload"]; ok {
-			workload = fmt.Sprint(v)
+		loop := "closed"
+		if rate := configText(r, "rate"); r.OpenLoop() || (rate != "" && rate != "0") {
+			loop = "open " + rate + "/s"
 		}
-		err := t.Append(id, r.StartedAt.Format("2006-01-02 15:04:05"), r.Topology.Spec, r.Lock.Name, workload,
+		err := t.Append(id, r.Label, r.StartedAt.Format("2006-01-02 15:04:05"), r.Topology.Spec, r.Lock.Name, configText(r, "workload"),
+			configText(r, "concurrency"), formatValue(UnitSeconds, r.DurationS), loop, faultList(r),
 			fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, r.Incidents.Total(), group)
 		if err != nil {
 			return fmt.Errorf("list row %s: %w", r.ID, err)
@@ -291,4 +293,40 @@ func WriteList(w io.Writer, runs []*Result) error {
 		return fmt.Errorf("render list: %w", err)
 	}
 	return nil
+}
+
+// configText is a config field as text, "" when absent.
+func configText(r *Result, k string) string {
+	v, ok := r.Config[k]
+	if !ok {
+		return ""
+	}
+	return jsonText(v)
+}
+
+// faultList names a run's faults briefly: "-" for none.
+func faultList(r *Result) string {
+	if len(r.Faults) == 0 {
+		return "-"
+	}
+	specs := make([]string, len(r.Faults))
+	for i, f := range r.Faults {
+		specs[i] = f.Spec
+	}
+	return strings.Join(specs, "; ")
+}
+
+// FilterTags keeps the runs that carry every tag of want.
+func FilterTags(runs []*Result, want map[string]string) []*Result {
+	var out []*Result
+	for _, r := range runs {
+		ok := true
+		for k, v := range want {
+			ok = ok && r.Tags[k] == v
+		}
+		if ok {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -27,6 +27,9 @@ type Env struct {
 	Group string
 	// Repeat is this run's index within its group.
 	Repeat int
+	// Build is lockbench's version as `lockbench version` prints it,
+	// recorded in hosts[].build; empty means the module's VCS revision.
+	Build string
 }
 
 func (e Env) logf(format string, args ...any) {
@@ -197,10 +200,14 @@ func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
 
 func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, clients []*redis.Client, locker lockimpl.Locker, env Env) *results.Result {
 	info := locker.Info()
-	cfg := pl.Values.Config()
+	cfg := resolvedConfig(pl, topo)
 	if env.Group != "" {
 		cfg["group"] = env.Group
 		cfg["repeat"] = env.Repeat
+	}
+	host := ThisHost()
+	if env.Build != "" {
+		host.Build = env.Build
 	}
 	version, err := compose.ServerVersion(ctx, clients[0])
 	if err != nil {
@@ -213,8 +220,28 @@ func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, 
 		Lock:   results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes},
 		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
 			Nodes: topo.Addrs(), ServerVersion: version},
-		Hosts: []results.Host{ThisHost()},
+		Hosts: []results.Host{host},
+		Label: pl.Label,
+		Tags:  pl.Tags,
 	}
+}
+
+// resolvedConfig is the config as it ran, not as it was typed: the key
+// chooser, acquire timeout, provider and Redlock node timeout in the form
+// the run used them.
+func resolvedConfig(pl Plan, topo *compose.Topology) map[string]any {
+	cfg := pl.Values.Config()
+	cfg["keys"] = pl.Workload.Keys.String()
+	cfg["acquire-timeout"] = pl.Bench.Retry.Timeout.String()
+	cfg["provider"] = topo.Provider
+	if pl.Lock == "redlock" {
+		nt := pl.LockOptions.Redlock.NodeTimeout
+		if nt == 0 {
+			nt = lockimpl.NodeTimeoutFor(pl.Workload.TTL)
+		}
+		cfg["node-timeout"] = nt.String()
+	}
+	return cfg
 }
 
 // ping checks every server answers before the run, so an unreachable server is

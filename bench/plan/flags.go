@@ -8,6 +8,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,6 +104,8 @@ var runFlags = []Flag{
 	{Name: "generator-id", Default: "0", Category: catRunner, Usage: "this generator's index when several run together (see results merge)"},
 	{Name: "generators", Default: "1", Category: catRunner, Usage: "how many generators run together"},
 
+	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id"},
+	{Name: "tag", Multi: true, Category: catOutput, Usage: "key=value mark stored with the run, repeatable; results ls --tag key=value filters by it"},
 	{Name: "out", Default: "./runs", Category: catOutput, Usage: "directory for result files"},
 	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table or json"},
 	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line"},
@@ -148,13 +151,21 @@ func Shown(name, value string) string {
 	return value
 }
 
-// Config renders resolved values as the result's config: every flag's value,
-// single values as strings and repeated ones as lists, passwords redacted.
+// outputOnly are flags that choose where and how a run is reported, not
+// what it measures; the result's config leaves them out (label and tags are
+// fields of their own).
+var outputOnly = []string{"out", "format", "quiet", "report", "label", "tag"}
+
+// Config renders resolved values as the result's config: every flag's value
+// but the output-only ones, single values as strings and repeated ones as
+// lists, passwords redacted.
 func (v Values) Config() map[string]any {
 	out := map[string]any{}
 	keys := make([]string, 0, len(v))
 	for k := range v {
-		keys = append(keys, k)
+		if !slices.Contains(outputOnly, k) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {

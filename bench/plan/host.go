@@ -16,13 +16,13 @@ func ThisHost() results.Host {
 	}
 	return results.Host{
 		Name: name, CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
-		OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(), Build: buildVersion(),
+		OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version(), Build: BuildVersion(),
 	}
 }
 
-// buildVersion is the module version of a released build, else the VCS
+// BuildVersion is the module version of a released build, else the VCS
 // revision it was built from, marked when the tree had local changes.
-func buildVersion() string {
+func BuildVersion() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

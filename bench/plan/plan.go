@@ -42,6 +42,29 @@ type Plan struct {
 	Format string
 	// Quiet turns the live line off.
 	Quiet bool
+	// Label names the run in lists and legends; Tags mark it for filtering.
+	Label string
+	Tags  map[string]string
+}
+
+// ParseTags reads repeated key=value tags; a key given twice is refused.
+func ParseTags(list []string) (map[string]string, error) {
+	if len(list) == 0 {
+		return nil, nil
+	}
+	tags := map[string]string{}
+	for _, t := range list {
+		k, v, ok := strings.Cut(t, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " ,") {
+			return nil, fmt.Errorf("%q: want key=value, the key without spaces or commas", t)
+		}
+		if _, dup := tags[k]; dup {
+			return nil, fmt.Errorf("%q: tag %s given twice", t, k)
+		}
+		tags[k] = strings.TrimSpace(v)
+	}
+	return tags, nil
 }
 
 // Resolve applies a preset (--workload) under the given values and the
@@ -254,6 +277,12 @@ func Parse(v Values) (Plan, error) {
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
 	pl.Format = p.oneOf("format", "table", "json")
 	pl.Quiet = p.boolean("quiet")
+	pl.Label = v.Get("label")
+	tags, err := ParseTags(v["tag"])
+	if err != nil {
+		p.fail("tag", "%v", err)
+	}
+	pl.Tags = tags
 	generators := p.integer("generators", 1, 1<<20)
 	if id := p.integer("generator-id", 0, 1<<20); p.err == nil && id >= generators {
 		p.fail("generator-id", "%d: want 0 to %d (one less than --generators)", id, generators-1)

@@ -248,3 +248,55 @@ func TestRestartFaultLogsBothTimes(t *testing.T) {
 		t.Fatalf("restart logged %+v: want killed at ~0.3s and back at least 0.5s later", f)
 	}
 }
+
+func TestParseTags(t *testing.T) {
+	good, err := ParseTags([]string{"team=locks", "env = ci", "empty="})
+	if err != nil || good["team"] != "locks" || good["env"] != "ci" || good["empty"] != "" {
+		t.Fatalf("ParseTags = %v, %v", good, err)
+	}
+	for _, bad := range [][]string{{"team"}, {"=x"}, {"a b=c"}, {"k=1", "k=2"}} {
+		if _, err := ParseTags(bad); err == nil {
+			t.Errorf("ParseTags(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseTags(f *testing.F) {
+	for _, s := range []string{"team=locks", "k=v=w", "=", "a,b=c", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tags, err := ParseTags([]string{s})
+		if err == nil && len(tags) != 1 {
+			t.Fatalf("ParseTags(%q) = %v without an error", s, tags)
+		}
+	})
+}
+
+func FuzzParseRedisURL(f *testing.F) {
+	for _, s := range []string{"redis://127.0.0.1:6379/0", "redis://:pw@h:1", "ftp://x", "redis://h:99999", "rediss://u:p@h:6380/-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o, err := compose.ParseRedisURL(s)
+		if err == nil && (o.Addr == "" || o.DB < 0) {
+			t.Fatalf("ParseRedisURL(%q) accepted %+v", s, o)
+		}
+		if err != nil {
+			if pw := urlPasswordOf(s); len(pw) > 3 && strings.Contains(err.Error(), pw) {
+				t.Fatalf("error repeats the password: %v", err)
+			}
+		}
+	})
+}
+
+// urlPasswordOf is the password part of scheme://user:password@host.
+func urlPasswordOf(s string) string {
+	_, rest, _ := strings.Cut(s, "://")
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:at], ":")
+	return pw
+}

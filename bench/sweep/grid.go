@@ -107,6 +107,15 @@ func (g Grid) Cells() ([]Cell, error) {
 		if _, err := plan.Expand(c.Values); err != nil {
 			return nil, fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
 		}
+		// Each cell's result is named by its coordinates, after the sweep's
+		// own --label, so lists and report legends tell cells apart.
+		if len(g.Axes) > 0 {
+			label := c.Label(g.Axes)
+			if base := g.Base.Get("label"); base != "" {
+				label = base + " " + label
+			}
+			c.Values.Set("label", label)
+		}
 	}
 	return cells, nil
 }

@@ -18,8 +18,19 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…" (make
+// build does); a plain go build leaves it empty.
+var version string
+
+// buildVersion is the version `lockbench version` prints and every result
+// records in hosts[].build: the stamped one, else the module version or VCS
+// revision the binary was built from.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	return plan.BuildVersion()
+}
 
 // Exit codes, as DESIGN.md fixes them.
 const (
@@ -174,7 +185,7 @@ func versionCommand() *cli.Command {
 		Name:  "version",
 		Usage: "print lockbench's version",
 		Action: func(c *cli.Context) error {
-			fmt.Fprintf(c.App.Writer, "lockbench %s\n", version)
+			fmt.Fprintf(c.App.Writer, "lockbench %s\n", buildVersion())
 			return nil
 		},
 	}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -18,7 +22,8 @@ func resultsCommand() *cli.Command {
 		Name:  "results",
 		Usage: "list, show, compare, merge, export and report stored results",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag}, Action: resultsLs},
+			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag,
+				&cli.StringSliceFlag{Name: "tag", Usage: "only runs with this key=value tag (repeatable: all must match)"}}, Action: resultsLs},
 			{Name: "show", Usage: "the summary of one run, or min/median/max over a group of repeats", ArgsUsage: "ID|GROUP|FILE",
 				Flags: []cli.Flag{outFlag}, Action: resultsShow},
 			{Name: "compare", Usage: "runs (or groups of repeats) side by side with ratios to the first", ArgsUsage: "A B [C…]",
@@ -37,14 +42,39 @@ func resultsCommand() *cli.Command {
 }
 
 func resultsLs(c *cli.Context) error {
-	rs, skipped, err := results.List(c.String("out"))
+	want, err := plan.ParseTags(c.StringSlice("tag"))
+	if err != nil {
+		return usageError{msg: "--tag " + err.Error()}
+	}
+	dir := c.String("out")
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(c.App.ErrWriter, "no runs yet: %s does not exist (lockbench run stores its results there; --out names another directory)\n", dir)
+		return nil
+	}
+	rs, skipped, err := results.List(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range skipped {
 		fmt.Fprintf(c.App.ErrWriter, "skipped: %v\n", e)
 	}
+	if len(want) > 0 {
+		rs = results.FilterTags(rs, want)
+	}
+	if len(rs) == 0 {
+		fmt.Fprintf(c.App.ErrWriter, "no runs in %s%s\n", dir, map[bool]string{true: " with those tags", false: " yet"}[len(want) > 0])
+		return nil
+	}
 	return results.WriteList(c.App.Writer, rs)
+}
+
+// outSlip catches --out given a file name where -o was meant: for results
+// subcommands --out is the runs directory.
+func outSlip(c *cli.Context, ext string) error {
+	if out := c.String("out"); c.IsSet("out") && strings.HasSuffix(out, ext) {
+		return usageError{msg: fmt.Sprintf("--out %s: --out is the directory of result files; write the %s file with -o %s", out, ext, out)}
+	}
+	return nil
 }
 
 // resolve finds the runs each argument names (id, group, prefix or file).
@@ -122,6 +152,9 @@ func resultsCompare(c *cli.Context) error {
 }
 
 func resultsMerge(c *cli.Context) error {
+	if err := outSlip(c, ".json"); err != nil {
+		return err
+	}
 	groups, err := resolve(c, 1)
 	if err != nil {
 		return err
@@ -194,6 +227,9 @@ func resultsExport(c *cli.Context) error {
 }
 
 func resultsReport(c *cli.Context) error {
+	if err := outSlip(c, ".html"); err != nil {
+		return err
+	}
 	groups, err := resolve(c, 1)
 	if err != nil {
 		return err

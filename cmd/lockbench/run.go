@@ -124,7 +124,8 @@ func runCommand() *cli.Command {
 				return err
 			}
 			if path := c.String("report"); path != "" {
-				if err := writeReport(c, path, done); err != nil {
+				extras := results.ReportExtras{Checks: results.CheckAll(asserts, done)}
+				if err := writeReportWith(c, path, done, extras); err != nil {
 					return err
 				}
 			}
@@ -137,7 +138,7 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	var done []*results.Result
 	for _, pl := range repeat(plans, count) {
-		env := plan.Env{Log: stderr, Group: pl.group, Repeat: pl.repeat}
+		env := plan.Env{Log: stderr, Group: pl.group, Repeat: pl.repeat, Build: buildVersion()}
 		if !pl.Quiet && isTerminal(stderr) {
 			env.Progress = stderr
 		}

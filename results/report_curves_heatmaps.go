@@ -42,6 +42,9 @@ type HeatMap struct {
 type ReportExtras struct {
 	Curves   []Curve
 	HeatMaps []HeatMap
+	// Checks are the --assert and --slo verdicts, shown as pass or fail
+	// under the runs.
+	Checks []Check
 }
 
 func (e ReportExtras) empty() bool { return len(e.Curves) == 0 && len(e.HeatMaps) == 0 }
