@@ -578,4 +578,3 @@ func costTopologies(c *cli.Context, given plan.Values) ([]costTopology, error) {
 }
 
 var reportFlag = &cli.StringFlag{Name: "report", Usage: "also write the HTML report (with this command's chart) to FILE", Category: "output"}
-
