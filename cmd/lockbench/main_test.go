@@ -140,7 +140,7 @@ func TestRunSideBySide(t *testing.T) {
 			rows := map[string]string{}
 			for _, line := range strings.Split(table, "\n") {
 				cells := strings.Split(line, "|")
-				if len(cells) < 10 || strings.Contains(line, "acq/s ×") {
+				if len(cells) < 10 || strings.Contains(line, "acquired/s ×") {
 					continue
 				}
 				runs := ""
