@@ -112,7 +112,7 @@ func metricKind(metric string) (group, field string, err error) {
 		return "", "", fmt.Errorf("metric %q: throughput has acquired_per_s and attempts_per_s", metric)
 	case "errors":
 		return group, field, nil
-	case "incidents", "contention", "servers", "counters":
+	case "incidents", "contention", "servers", "counters", "client":
 		if field == "" {
 			if group == "incidents" {
 				return group, field, nil
@@ -144,7 +144,8 @@ func (a Assertion) Measure(r *Result) (float64, error) {
 
 // Metric reads a metric by path: OP.pNN, a bare pNN (acquire's), throughput,
 // errors, incidents (total) or incidents.NAME, contention.NAME, counters.NAME,
-// servers.commands_per_acquire / servers.cpu_us_per_acquire.
+// servers.commands_per_acquire / servers.cpu_us_per_acquire,
+// client.cpu_us_per_acquire.
 func Metric(r *Result, metric string) (float64, error) {
 	group, field, err := metricKind(metric)
 	if err != nil {
@@ -181,6 +182,14 @@ func Metric(r *Result, metric string) (float64, error) {
 			return 0, fmt.Errorf("metric %s: %s", metric, r.Servers.Unavailable)
 		}
 		return jsonField(*r.Servers, metric, field)
+	case "client":
+		switch {
+		case r.Client == nil:
+			return 0, fmt.Errorf("metric %s: the result has no client figures", metric)
+		case !r.Client.Measured():
+			return 0, fmt.Errorf("metric %s: %s", metric, r.Client.Unavailable)
+		}
+		return jsonField(*r.Client, metric, field)
 	}
 	s := r.Ops[group]
 	switch field {
@@ -297,6 +306,8 @@ func fieldsOf(group string) any {
 		return Contention{}
 	case "servers":
 		return Servers{}
+	case "client":
+		return Client{}
 	}
 	return Counters{}
 }

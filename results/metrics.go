@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -26,7 +27,7 @@ type metric struct {
 
 // metricsFor lists the figures present in at least one of runs, in report
 // order: throughput, every operation's latency, contention, incidents,
-// errors, server cost. Figures absent from every run are left out so that
+// errors, server cost, client cost. Figures absent from every run are left out so that
 // tables do not fill up with dashes.
 func metricsFor(runs []*Result) []metric {
 	ms := throughputMetrics()
@@ -38,6 +39,9 @@ func metricsFor(runs []*Result) []metric {
 	ms = append(ms, errorMetrics(runs)...)
 	if anyServers(runs) {
 		ms = append(ms, serverMetrics()...)
+	}
+	if slices.ContainsFunc(runs, func(r *Result) bool { return r.Client.Measured() }) {
+		ms = append(ms, clientMetric())
 	}
 	return ms
 }
@@ -183,6 +187,15 @@ func serverMetrics() []metric {
 		{"servers.commands_per_acquire", "server commands/acquire", UnitRatio, "lower", get(func(s *Servers) float64 { return s.CommandsPerAcquire })},
 		{"servers.cpu_us_per_acquire", "server cpu/acquire", UnitUS, "lower", get(func(s *Servers) float64 { return s.CPUUSPerAcquire })},
 	}
+}
+
+func clientMetric() metric {
+	return metric{"client.cpu_us_per_acquire", "client cpu/acquire", UnitUS, "lower", func(r *Result) (float64, bool) {
+		if !r.Client.Measured() {
+			return 0, false
+		}
+		return r.Client.CPUUSPerAcquire, true
+	}}
 }
 
 // formatValue renders v for a table in its unit.

@@ -57,9 +57,13 @@ func Headline(r *Result) string {
 	if r.Partial {
 		partial = " [PARTIAL: interrupted]"
 	}
+	lock := r.Lock.Name
+	if r.Lock.Library != "" {
+		lock += fmt.Sprintf(" (%s %s)", r.Lock.Library, r.Lock.Version)
+	}
 	return fmt.Sprintf("run %s  %s  topology %s (%s, %d node(s), redis %s)  lock %s%s  %s%s",
 		r.ID, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, len(r.Topology.Nodes),
-		r.Topology.ServerVersion, r.Lock.Name, unsafe, describeConfig(r), partial)
+		r.Topology.ServerVersion, lock, unsafe, describeConfig(r), partial)
 }
 
 func describeConfig(r *Result) string {

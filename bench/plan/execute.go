@@ -73,6 +73,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	admin := topo.Clients(compose.ClientOptions{PoolSize: 2})
 	meter := newCostMeter(admin, topo.Addrs())
 	faults := newFaultLog(pl.Faults)
+	cpu := &cpuMeter{}
 	var stopFaults func()
 	var nodeBase []lockimpl.NodeCounts
 	rl, isRedlock := locker.(*lockimpl.Redlock)
@@ -81,6 +82,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	opts.Progress = env.Progress
 	opts.OnWindowStart = func(start time.Time) {
 		meter.before(ctx)
+		cpu.start()
 		if isRedlock {
 			nodeBase = rl.NodeCounts()
 		}
@@ -101,6 +103,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		rl.Wait()
 		r.NodeOutcomes = nodeOutcomes(topo, nodeBase, rl.NodeCounts())
 	}
+	cpu.stop()
 	meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
@@ -108,6 +111,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	r.Faults = faults.events()
 	markFaults(r)
 	r.Servers = meter.servers(r.Contention.Acquired)
+	r.Client = cpu.client(r.Contention.Acquired)
 	if n, err := cleanup(context.WithoutCancel(ctx), admin, opts.KeyPrefix); err != nil {
 		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
 	} else {
@@ -166,7 +170,8 @@ func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, 
 		Schema: results.Schema,
 		ID:     id,
 		Config: cfg,
-		Lock:   results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes},
+		Lock: results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes,
+			Library: info.Library, Version: info.Version, Settings: info.Settings, LibraryDefaults: info.Defaults},
 		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
 			Nodes: topo.Addrs(), ServerVersion: version},
 		Hosts: []results.Host{ThisHost()},
