@@ -20,7 +20,7 @@ func joined(errs ...error) error {
 	return err
 }
 
-func nodeDown(i int) error { return &redsync.RedisError{Node: i, Err: syscall.ECONNREFUSED} }
+func nodeDown(i int) error  { return &redsync.RedisError{Node: i, Err: syscall.ECONNREFUSED} }
 func nodeTaken(i int) error { return &redsync.ErrNodeTaken{Node: i} }
 
 func TestRedsyncAcquireOutcome(t *testing.T) {

@@ -98,8 +98,8 @@ func TestCostPlanValues(t *testing.T) {
 		t.Errorf("redlock:5 on 3 servers: %v, want an input error", err)
 	}
 	for name, bad := range map[string]CostPlan{
-		"fault on external servers": {Locks: ext.Locks, Base: ext.Base, WithFault: true},
-		"peer option without a peer": {Locks: []LockSpec{{"single", "single"}}, Base: plan.Values{"peer-option": {"tries=2"}}},
+		"fault on external servers":             {Locks: ext.Locks, Base: ext.Base, WithFault: true},
+		"peer option without a peer":            {Locks: []LockSpec{{"single", "single"}}, Base: plan.Values{"peer-option": {"tries=2"}}},
 		"a lock on a topology it cannot run on": {Locks: []LockSpec{{"redislock", "redlock:3"}}},
 		"no locks":                              {},
 	} {
