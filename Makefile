@@ -42,6 +42,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseKeys -fuzztime 20s ./workloads/
 	$(GO) test -run '^$$' -fuzz FuzzParseDist -fuzztime 20s ./workloads/
 	$(GO) test -run '^$$' -fuzz FuzzParseRetry -fuzztime 20s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 
 clean:
 	rm -rf bin runs
