@@ -96,13 +96,14 @@ func figureOf(c costColumn, runs []*results.Result) figure {
 	return figure{Median: results.Median(xs), Min: lo, Max: hi, ok: true}
 }
 
-// cell is the median, with [min–max] when repeats differ, or "-".
+// cell is the median, with [min–max] when repeats differ as shown, or "-".
 func (f figure) cell(c costColumn, runs int) string {
-	switch {
-	case !f.ok:
+	if !f.ok {
 		return "-"
-	case runs > 1 && f.Min != f.Max:
-		return fmt.Sprintf("%s [%s–%s]", c.format(f.Median), c.format(f.Min), c.format(f.Max))
+	}
+	lo, hi := c.format(f.Min), c.format(f.Max)
+	if runs > 1 && lo != hi {
+		return fmt.Sprintf("%s [%s–%s]", c.format(f.Median), lo, hi)
 	}
 	return c.format(f.Median)
 }
@@ -255,7 +256,8 @@ func writeCostNotes(w io.Writer, rows []CostRuns) {
 			}
 			fmt.Fprintf(w, "fault %s: %s (window %s)\n", row.Spec, row.Fault, window)
 		}
-		if len(row.Runs) > 0 {
+		// One run per topology: the note is about the servers, not the lock.
+		if len(row.Runs) > 0 && !slices.ContainsFunc(firsts, func(r *results.Result) bool { return r.Topology.Spec == row.Runs[0].Topology.Spec }) {
 			firsts = append(firsts, row.Runs[0])
 		}
 	}

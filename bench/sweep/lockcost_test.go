@@ -146,6 +146,8 @@ func costFixture(t *testing.T, provider string, cpus int) []CostRuns {
 	}{
 		{LockSpec{"single", "single"}, figures{thr: 21800, p50: 690, p99: 1450, p999: 3100, cmds: 3.02, cpu: 4.0}, 31.5,
 			"at=2.5s pause node=0 for=11s", figures{thr: 6600, p50: 700, p99: 3_000_000, p999: 3_000_000, cmds: 3.1, cpu: 4.1}, 48},
+		{LockSpec{"redlock", "redlock:5"}, figures{thr: 9400, p50: 1610, p99: 3900, p999: 14500, cmds: 20.0, cpu: 21.3}, 76.0,
+			"at=0s kill node=0", figures{thr: 9900, p50: 1500, p99: 3600, p999: 12100, cmds: 16.0, cpu: 17.9}, 0},
 		{LockSpec{"redsync", "redlock:5"}, figures{thr: 8100, p50: 1900, p99: 4400, p999: 15900, cmds: 20.4, cpu: 24.2}, 88.0,
 			"at=0s kill node=0", figures{thr: 8400, p50: 1800, p99: 4100, p999: 14100, cmds: 16.2, cpu: 19.1}, 0},
 	}
@@ -196,7 +198,7 @@ func TestWriteLockCostGolden(t *testing.T) {
 		want       []string
 	}{
 		{"shared cpus", "lock-cost.txt", costFixture(t, "local", 2),
-			[]string{"note:", "redlock:5 (5 servers)", "fault redsync@redlock:5: at=0s kill node=0", "0.37x", "21800 [21582–22018]"}},
+			[]string{"note: redlock:5 (5 servers) shared", "fault redsync@redlock:5: at=0s kill node=0", "0.37x", "21800 [21582–22018]", " 3.02 | 1.00x |"}},
 		{"external", "lock-cost-external.txt", costFixture(t, "external", 0), []string{"30.3%", "103.7%"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,6 +222,7 @@ func TestLockCostMissingFigures(t *testing.T) {
 	rows := costFixture(t, "external", 0)
 	rows[1].Runs[1].Servers = &results.Servers{Unavailable: "INFO refused"}
 	rows[1].Runs[2].Client = nil
+	rows = rows[:2]
 	sums := SummarizeCost(rows)
 	for _, key := range []string{"servers.commands_per_acquire", "servers.cpu_us_per_acquire", "client.cpu_us_per_acquire"} {
 		if _, ok := sums[1].Figures[key]; ok || sums[1].Ratios[key] != "-" {
