@@ -55,6 +55,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAssertion -fuzztime 20s ./results/
 	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime 10s ./bench/plan/
 	$(GO) test -run '^$$' -fuzz FuzzParseRedisURL -fuzztime 10s ./bench/plan/
+	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 
 clean:
 	rm -rf bin runs

@@ -9,7 +9,7 @@ import (
 )
 
 // Names lists the locks New builds, in the order help text shows them.
-var names = []string{"single", "fenced", "redlock", "naive"}
+var names = []string{"single", "fenced", "redlock", "naive", LockRedsync, LockRedislock}
 
 // Names returns the lock names New accepts.
 func Names() []string { return append([]string(nil), names...) }
@@ -23,6 +23,9 @@ type Options struct {
 	NaiveGap time.Duration
 	// Wait makes single and fenced acquisitions wait for replica acks.
 	Wait WaitOptions
+	// Peer tunes the peer-library locks (redsync, redislock); the zero value
+	// means DefaultPeerOptions.
+	Peer PeerOptions
 }
 
 // New builds the named lock over the given masters. Single-instance locks
@@ -56,6 +59,23 @@ func New(name string, nodes []*redis.Client, opts Options) (Locker, error) {
 		return n, nil
 	case "redlock":
 		return NewRedlock(nodes, opts.Redlock)
+	case LockRedsync, LockRedislock:
+		return newPeer(name, nodes, opts.Peer)
 	}
 	return nil, fmt.Errorf("lock %q: unknown; want one of %s", name, strings.Join(names, ", "))
+}
+
+// newPeer builds a peer-library lock: redsync over any number of masters,
+// redislock over one.
+func newPeer(name string, nodes []*redis.Client, opts PeerOptions) (Locker, error) {
+	if opts == (PeerOptions{}) {
+		opts = DefaultPeerOptions(name)
+	}
+	if name == LockRedsync {
+		return NewRedsync(nodes, opts)
+	}
+	if len(nodes) != 1 {
+		return nil, fmt.Errorf("lock %s works on one server, the topology has %d; use --lock redsync for several masters", name, len(nodes))
+	}
+	return NewRedislock(nodes[0], opts)
 }

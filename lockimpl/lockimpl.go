@@ -1,6 +1,8 @@
 // Package lockimpl holds the Locker contract and its Redis implementations:
 // the single-instance lease lock, the fenced lock, Redlock over N masters and
-// the deliberately unsafe naive lock kept to measure its hazard.
+// the deliberately unsafe naive lock kept to measure its hazard, and adapters
+// that drive the locks people deploy (redsync, redislock) through the same
+// contract.
 package lockimpl
 
 import (
@@ -62,6 +64,9 @@ type Lease struct {
 	Start time.Time
 	// Validity is how long after Start the holder may assume it still owns the key.
 	Validity time.Duration
+	// handle is a peer library's own object for this lease (redsync's Mutex,
+	// redislock's Lock): those libraries renew and release through it.
+	handle any
 }
 
 // ValidUntil is the instant after which the holder must assume the lease is gone.
@@ -77,6 +82,15 @@ type Info struct {
 	Unsafe bool `json:"unsafe"`
 	// Nodes is the number of Redis masters the lock talks to.
 	Nodes int `json:"nodes"`
+	// Library is the Go module a peer lock drives, "" for lockbench's own locks.
+	Library string `json:"library,omitempty"`
+	// Version is that module's version as linked into this binary.
+	Version string `json:"version,omitempty"`
+	// Settings are the library settings the lock was built with, by the
+	// names --peer-option takes.
+	Settings map[string]string `json:"settings,omitempty"`
+	// Defaults are the library's own defaults for the same settings.
+	Defaults map[string]string `json:"library_defaults,omitempty"`
 }
 
 // Locker acquires, renews and releases leases on keys. Implementations are safe
@@ -100,6 +114,11 @@ var ErrNoQuorum = errors.New("no quorum")
 // allows, so the lease would already be invalid.
 var ErrValidityExpired = errors.New("validity expired before quorum")
 
+// ErrForeignLease is returned when a peer lock is handed a lease it did not
+// issue (its token is not the one the library's lock object holds), for a
+// library that can act only through that object.
+var ErrForeignLease = errors.New("lease not issued by this lock")
+
 // NewToken returns a fresh 128-bit owner token from crypto/rand, hex encoded.
 func NewToken() string {
 	var b [16]byte
@@ -120,6 +139,8 @@ func ErrorKind(err error) string {
 		return "validity_expired"
 	case errors.Is(err, ErrUnreplicated):
 		return "unreplicated"
+	case errors.Is(err, ErrForeignLease):
+		return "foreign_lease"
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timeout"
 	case errors.Is(err, context.Canceled):

@@ -19,13 +19,15 @@ import (
 
 // BenchmarkAcquireRelease measures one acquire+release cycle at concurrency 1,
 // single against Redlock over 1, 3 and 5 local masters: the ratio is what
-// quorum acquisition costs, and a serial fan-out would show as ≥ N×.
+// quorum acquisition costs, and a serial fan-out would show as ≥ N×. redsync
+// over 1 and 5 is the same cycle through the library people deploy.
 func BenchmarkAcquireRelease(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		lock    string
 		masters int
-	}{{"single", "single", 1}, {"redlock-1", "redlock", 1}, {"redlock-3", "redlock", 3}, {"redlock-5", "redlock", 5}} {
+	}{{"single", "single", 1}, {"redlock-1", "redlock", 1}, {"redlock-3", "redlock", 3}, {"redlock-5", "redlock", 5},
+		{"redsync-1", "redsync", 1}, {"redsync-5", "redsync", 5}} {
 		b.Run(tc.name, func(b *testing.B) {
 			clients := composetest.Clients(b, composetest.Servers(b, tc.masters))
 			l, err := lockimpl.New(tc.lock, clients, lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: time.Second}})
@@ -58,6 +60,8 @@ func BenchmarkAcquireRelease(b *testing.B) {
 //     lockbench fans out; the step from raw-5 is what goroutines cost.
 //   - single, redlock-5: lockbench through go-redis; the step from
 //     raw-5-goroutines to redlock-5 is the client library's own cost.
+//   - redsync-5: redsync's Mutex over five goredis pools, the Redlock
+//     people deploy, on the same masters.
 //
 // Each variant also reports the client's CPU time per acquire+release cycle,
 // which is where the library's cost shows most plainly.
@@ -71,6 +75,10 @@ func BenchmarkFanOutFloor(b *testing.B) {
 		b.Fatal(err)
 	}
 	redlock, err := lockimpl.New("redlock", clients, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	redsync, err := lockimpl.New("redsync", clients, lockimpl.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,6 +108,7 @@ func BenchmarkFanOutFloor(b *testing.B) {
 	}{
 		{name: "single", cycle: lockbenchCycle(single)},
 		{name: "redlock-5", cycle: lockbenchCycle(redlock)},
+		{name: "redsync-5", cycle: lockbenchCycle(redsync)},
 		{name: "raw-1", cycle: func() time.Duration { return raw.cycle(b, 1, raw.inline) }},
 		{name: "raw-5", cycle: func() time.Duration { return raw.cycle(b, masters, raw.inline) }},
 		{name: "raw-5-goroutines", cycle: func() time.Duration { return raw.cycle(b, masters, raw.parallel) }},
@@ -136,6 +145,7 @@ func BenchmarkFanOutFloor(b *testing.B) {
 		}
 	}
 	b.ReportMetric(p50["redlock-5"]/p50["single"], "redlock-5/single")
+	b.ReportMetric(p50["redsync-5"]/p50["single"], "redsync-5/single")
 	b.ReportMetric(p50["raw-5"]/p50["raw-1"], "raw-5/raw-1")
 }
 

@@ -21,6 +21,9 @@ const (
 type MergeRule string
 
 const (
+	// MergeClient sums the generators' CPU time (each is its own process),
+	// then divides by the merged acquisitions.
+	MergeClient MergeRule = "client"
 	// MergeSum adds the generators' figures (counts, rates per second).
 	MergeSum MergeRule = "sum"
 	// MergeHistogram recomputes the figure from the generators' HDR
@@ -53,6 +56,7 @@ const (
 	GroupFairness   = "fairness"
 	GroupErrors     = "errors"
 	GroupServers    = "servers"
+	GroupClient     = "client"
 )
 
 // Figure is one figure a result carries, defined once: every output (the run
@@ -137,7 +141,27 @@ func Catalogue() []Figure {
 	fs = append(fs, fairnessFigures()...)
 	fs = append(fs, Figure{Name: "errors", Key: "errors", Label: "errors", Unit: UnitCount, Better: "lower", Merge: MergeSum, Group: GroupErrors,
 		read: func(r *Result) (float64, error) { return float64(r.TotalErrors()), nil }})
-	return append(fs, serverFigures()...)
+	fs = append(fs, serverFigures()...)
+	return append(fs, clientFigures()...)
+}
+
+func clientFigures() []Figure {
+	c := func(name, label string, get func(c *Client) float64) Figure {
+		return Figure{Name: "client." + name, Key: "client." + name, Label: label, Unit: UnitUS, Better: "lower", Merge: MergeClient, Group: GroupClient,
+			read: func(r *Result) (float64, error) {
+				switch {
+				case r.Client == nil:
+					return 0, fmt.Errorf("the result has no client figures")
+				case !r.Client.Measured():
+					return 0, fmt.Errorf("%s", r.Client.Unavailable)
+				}
+				return get(r.Client), nil
+			}}
+	}
+	return []Figure{
+		c("cpu_us", "client cpu", func(c *Client) float64 { return c.CPUUS }),
+		c("cpu_us_per_acquire", "client cpu/acquire", func(c *Client) float64 { return c.CPUUSPerAcquire }),
+	}
 }
 
 func always(f func(r *Result) float64) func(r *Result) (float64, error) {
@@ -361,6 +385,8 @@ func FiguresFor(runs []*Result) []Figure {
 		case f.Group == GroupFairness && !anyFairness(runs):
 			continue
 		case f.Group == GroupServers && !anyServers(runs):
+			continue
+		case f.Group == GroupClient && !slices.ContainsFunc(runs, func(r *Result) bool { return r.Client.Measured() }):
 			continue
 		}
 		out = append(out, f)

@@ -24,6 +24,8 @@ func fullFixture(t *testing.T, id string, gen int) *Result {
 		FencingRejected: 36 * k, StaleWritesAccepted: 37 * k}
 	r.Errors = map[string]int64{"timeout": 3 * k, "conn_refused": 4 * k}
 	r.Fairness = NewFairness([]int64{100 * k, 120, 0, 90 * k}, 1500*float64(k))
+	r.Client = &Client{CPUUS: 5e5 * float64(k)}
+	r.Client.SetPerAcquire(r.Contention.Acquired)
 	return r
 }
 
@@ -98,6 +100,10 @@ func checkMerged(t *testing.T, f Figure, a, b, m float64) {
 			}
 		} else if m < min(a, b)*0.999 || m > max(a, b)*1.001 {
 			t.Errorf("merged %v outside [%v, %v]", m, min(a, b), max(a, b))
+		}
+	case MergeClient:
+		if strings.HasSuffix(f.Name, ".cpu_us") && !near(m, a+b) {
+			t.Errorf("merged client cpu %v, want %v + %v", m, a, b)
 		}
 	case MergeRecompute, MergeWorkers, MergeServers:
 		if math.IsNaN(m) || math.IsInf(m, 0) {

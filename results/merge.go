@@ -53,6 +53,7 @@ func Merge(runs []*Result) (*Result, error) {
 	out.NodeOutcomes = mergeNodeOutcomes(runs)
 	out.Series = mergeSeries(runs)
 	out.Servers = mergeServers(runs, out.Contention.Acquired)
+	out.Client = mergeClient(runs, out.Contention.Acquired)
 	out.Faults = mergeFaults(runs)
 	return out, nil
 }
@@ -107,6 +108,9 @@ func sameSetup(a, b *Result) error {
 		{"lock.fencing", a.Lock.Fencing, b.Lock.Fencing},
 		{"lock.unsafe", a.Lock.Unsafe, b.Lock.Unsafe},
 		{"lock.nodes", a.Lock.Nodes, b.Lock.Nodes},
+		{"lock.library", a.Lock.Library, b.Lock.Library},
+		{"lock.version", a.Lock.Version, b.Lock.Version},
+		{"lock.settings", a.Lock.Settings, b.Lock.Settings},
 		{"topology.kind", a.Topology.Kind, b.Topology.Kind},
 		{"topology.spec", a.Topology.Spec, b.Topology.Spec},
 		{"topology.nodes", strings.Join(a.Topology.Nodes, ","), strings.Join(b.Topology.Nodes, ",")},
@@ -372,6 +376,24 @@ func mergeServers(runs []*Result, acquired int64) *Servers {
 	}
 	if out == nil {
 		return nil
+	}
+	out.SetPerAcquire(acquired)
+	return out
+}
+
+// mergeClient sums the generators' CPU time: each is its own process, so
+// unlike a server's counters nothing is read twice. A generator without a
+// reading makes the merged figure missing, not smaller.
+func mergeClient(runs []*Result, acquired int64) *Client {
+	out := &Client{}
+	for _, r := range runs {
+		switch {
+		case r.Client == nil:
+			return nil
+		case r.Client.Unavailable != "" && out.Unavailable == "":
+			out.Unavailable = r.Client.Unavailable
+		}
+		out.CPUUS += r.Client.CPUUS
 	}
 	out.SetPerAcquire(acquired)
 	return out

@@ -483,7 +483,7 @@ func groupCharts(runs []*Result) []chart {
 // serverChart shows the servers' commands and CPU per acquisition; a run
 // whose servers refused INFO shows n/a rather than a zero that reads as free.
 func serverChart(runs []*Result) chart {
-	const title = "Server cost per acquisition"
+	const title = "Server and client cost per acquisition"
 	if !anyServers(runs) {
 		why := "no server cost recorded"
 		for _, r := range runs {
@@ -491,11 +491,10 @@ func serverChart(runs []*Result) chart {
 				why += fmt.Sprintf("; %s: %s", RunName(r), r.Servers.Unavailable)
 			}
 		}
-		c := emptyChart("server-cost", title, why)
-		c.Figures = figureKeys(serverFigures())
+		c := figureChart("server-cost", title, runs, clientFigures(), why)
 		return c
 	}
-	c := figureChart("server-cost", title, runs, serverFigures(), "no server cost recorded")
+	c := figureChart("server-cost", title, runs, append(serverFigures(), clientFigures()...), "no server cost recorded")
 	c.Note = "all nodes summed; bars scaled per row"
 	for _, r := range runs {
 		if r.Servers != nil && len(r.Servers.Unmeasured) > 0 {

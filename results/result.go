@@ -97,6 +97,8 @@ type Result struct {
 	NodeOutcomes []NodeOutcome `json:"node_outcomes,omitempty"`
 	// Servers is the server-side cost, where INFO was allowed.
 	Servers *Servers `json:"servers,omitempty"`
+	// Client is the load generator's own CPU cost over the window.
+	Client *Client `json:"client,omitempty"`
 	// Faults lists the faults injected, with their actual times.
 	Faults []FaultEvent `json:"faults,omitempty"`
 	// MergedFrom lists the ids of the generators' results this one merges.
@@ -134,6 +136,18 @@ type LockInfo struct {
 	Unsafe bool `json:"unsafe"`
 	// Nodes is the number of masters the lock used.
 	Nodes int `json:"nodes"`
+	// Library is the Go module a peer lock drove (redsync, redislock); empty
+	// for lockbench's own locks.
+	Library string `json:"library,omitempty"`
+	// Version is that module's version as linked into the generator, read
+	// from its build information.
+	Version string `json:"version,omitempty"`
+	// Settings are the library settings the lock ran with, by the names
+	// --peer-option takes, defaults filled in.
+	Settings map[string]string `json:"settings,omitempty"`
+	// LibraryDefaults are the library's own defaults for the same settings,
+	// so a reader sees where the run departed from them.
+	LibraryDefaults map[string]string `json:"library_defaults,omitempty"`
 }
 
 // Topology describes the servers of a run; addresses never carry passwords.
@@ -338,6 +352,30 @@ type Servers struct {
 	// run took them down (a killed master cannot be asked for its INFO); the
 	// figures are then the survivors'.
 	Unmeasured []string `json:"unmeasured,omitempty"`
+}
+
+// Client is the generator process's own cost over the measured window: its
+// CPU time (user + system, every thread; servers it started are other
+// processes and not counted), read from getrusage before and after.
+type Client struct {
+	// CPUUS is the process's CPU time over the window, in microseconds.
+	CPUUS float64 `json:"cpu_us"`
+	// CPUUSPerAcquire is CPUUS over the window's acquisitions.
+	CPUUSPerAcquire float64 `json:"cpu_us_per_acquire"`
+	// Unavailable says why the figures are missing (a platform without getrusage).
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// Measured reports whether c holds a CPU reading.
+func (c *Client) Measured() bool { return c != nil && c.Unavailable == "" }
+
+// SetPerAcquire divides the CPU time by the window's acquisitions; with
+// none, the per-acquire figure is 0.
+func (c *Client) SetPerAcquire(acquired int64) {
+	c.CPUUSPerAcquire = 0
+	if acquired > 0 {
+		c.CPUUSPerAcquire = c.CPUUS / float64(acquired)
+	}
 }
 
 // Measured reports whether s holds server figures for every node: a sum over

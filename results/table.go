@@ -62,9 +62,13 @@ func Headline(r *Result) string {
 	if r.Label != "" {
 		name = fmt.Sprintf("run %q (%s)", r.Label, r.ID)
 	}
+	lock := r.Lock.Name
+	if r.Lock.Library != "" {
+		lock += fmt.Sprintf(" (%s %s)", r.Lock.Library, r.Lock.Version)
+	}
 	return fmt.Sprintf("%s  %s  topology %s (%s, %s, redis %s)  lock %s%s  %s%s",
 		name, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, plural(len(r.Topology.Nodes), "node"),
-		r.Topology.ServerVersion, r.Lock.Name, unsafe, describeConfig(r), partial)
+		r.Topology.ServerVersion, lock, unsafe, describeConfig(r), partial)
 }
 
 // plural renders "1 node", "3 nodes".

@@ -97,6 +97,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	admin := topo.Clients(compose.ClientOptions{PoolSize: 2})
 	meter := newCostMeter(admin, topo.Addrs())
 	faults := newFaultLog(pl.Faults)
+	cpu := &cpuMeter{}
 	var stopFaults func()
 	var nodeBase []lockimpl.NodeCounts
 	rl, isRedlock := locker.(*lockimpl.Redlock)
@@ -117,6 +118,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	}
 	opts.OnWindowStart = func(start time.Time) {
 		meter.before(ctx)
+		cpu.start()
 		if isRedlock {
 			nodeBase = rl.NodeCounts()
 		}
@@ -144,6 +146,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		rl.Wait()
 		r.NodeOutcomes = nodeOutcomes(topo, nodeBase, rl.NodeCounts())
 	}
+	cpu.stop()
 	meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
@@ -155,6 +158,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		down[addr] = faults.downReason(addr)
 	}
 	r.Servers = meter.servers(r.Contention.Acquired, down)
+	r.Client = cpu.client(r.Contention.Acquired)
 	if n, err := cleanup(context.WithoutCancel(ctx), liveClients(admin, topo.Addrs(), down), opts.KeyPrefix); err != nil {
 		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
 	} else {
@@ -217,7 +221,8 @@ func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, 
 		Schema: results.Schema,
 		ID:     id,
 		Config: cfg,
-		Lock:   results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes},
+		Lock: results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes,
+			Library: info.Library, Version: info.Version, Settings: info.Settings, LibraryDefaults: info.Defaults},
 		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
 			Nodes: topo.Addrs(), ServerVersion: version},
 		Hosts: []results.Host{host},

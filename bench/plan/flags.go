@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // Flag describes one run flag.
@@ -72,12 +73,14 @@ const (
 var runFlags = []Flag{
 	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters) or replicated (primary, replica, 3 sentinels); repeat to compare side by side"},
 	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
-	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive (default: redlock on redlock topologies, single otherwise)"},
+	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated) (default: redlock on redlock topologies, single otherwise)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
 	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller)"},
 	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},
 	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered"},
+	{Name: "peer-option", Multi: true, Category: catTarget, Usage: "a peer library's setting, repeatable: KEY=VALUE, or KEY for a switch; redsync: " +
+		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock)},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
 	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated topology)"},
 	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas"},

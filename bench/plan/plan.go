@@ -251,6 +251,7 @@ func Parse(v Values) (Plan, error) {
 			Timeout:  p.duration("wait-timeout", time.Millisecond),
 		},
 	}
+	pl.LockOptions.Peer = p.peerOptions(pl.Lock)
 	if pl.LockOptions.Wait.Replicas > 0 && topo.Kind != compose.KindReplicated {
 		p.fail("wait-replicas", "needs --topology replicated (there are no replicas to wait for on %s)", topo)
 	}
@@ -310,10 +311,8 @@ func (p *parser) lockFor(topo compose.Spec) string {
 	switch {
 	case !known:
 		p.fail("lock", "%q: want one of %s", lock, strings.Join(lockimpl.Names(), ", "))
-	case lock != "redlock" && topo.Kind == compose.KindRedlock:
-		p.fail("lock", "%s is a single-instance lock and cannot run on %s; use --lock redlock or --topology single", lock, topo)
-	case lock == "redlock" && topo.Kind == compose.KindReplicated:
-		p.fail("lock", "redlock needs independent masters, and replicated has one primary; use --topology redlock:N or --lock single")
+	case lockTopologyMisfit(lock, topo) != "":
+		p.fail("lock", "%s", lockTopologyMisfit(lock, topo))
 	}
 	return lock
 }

@@ -15,8 +15,8 @@ func gcPause() Scenario {
 		Violation:   "a stale write accepted (an expired holder wrote after a newer one): silent corruption",
 		violated:    staleWrites,
 		Variants: []Variant{
-			{Name: "single", Flags: vals("lock", "single")},
-			{Name: "single + renewal ttl/3", Flags: vals("lock", "single", "renew-every", "ttl/3")},
+			{Name: "single", Flags: vals("lock", "single"), TakesLock: true},
+			{Name: "single + renewal ttl/3", Flags: vals("lock", "single", "renew-every", "ttl/3"), TakesLock: true},
 			{Name: "fenced", Mitigated: true, Flags: vals("lock", "fenced")},
 			{Name: "fenced + renewal ttl/3", Mitigated: true, Flags: vals("lock", "fenced", "renew-every", "ttl/3")},
 		},
@@ -44,7 +44,7 @@ func failover() Scenario {
 		Violation: "overlaps: a second holder was granted a key whose first holder was still inside",
 		violated:  overlaps,
 		Variants: []Variant{
-			{Name: "no WAIT"},
+			{Name: "no WAIT", TakesLock: true},
 			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
 		},
 	}
@@ -88,9 +88,9 @@ func redlockRestart() Scenario {
 		Violation: "overlaps: two clients each held a quorum for the same key",
 		violated:  overlaps,
 		Variants: []Variant{
-			{Name: "restart at once, no persistence"},
-			{Name: "--restart-delay 8s (≥ TTL)", Mitigated: true, Flags: vals("restart-delay", "8s")},
-			{Name: "--persistence aof-always", Mitigated: true, Flags: vals("persistence", "aof-always")},
+			{Name: "restart at once, no persistence", TakesLock: true},
+			{Name: "--restart-delay 8s (≥ TTL)", Mitigated: true, Flags: vals("restart-delay", "8s"), TakesLock: true},
+			{Name: "--persistence aof-always", Mitigated: true, Flags: vals("persistence", "aof-always"), TakesLock: true},
 		},
 	}
 }
@@ -103,8 +103,8 @@ func redlockClockJump() Scenario {
 		Violation:   "overlaps: two clients each held a quorum for the same key",
 		violated:    overlaps,
 		Variants: []Variant{
-			{Name: "clock jumps +9s (TTL 8s)"},
-			{Name: "no jump (control)", Mitigated: true, Flags: plan.Values{"fault": twoDown("")}},
+			{Name: "clock jumps +9s (TTL 8s)", TakesLock: true},
+			{Name: "no jump (control)", Mitigated: true, Flags: plan.Values{"fault": twoDown("")}, TakesLock: true},
 		},
 	}
 }
@@ -115,9 +115,9 @@ func redlockNodeDown() Scenario {
 		Description: "availability and latency of Redlock on five masters with one killed, with and without --fail-fast",
 		Base:        vals("topology", "redlock:5", "concurrency", "8", "duration", "3s", "warmup", "500ms", "keys", "unique"),
 		Variants: []Variant{
-			{Name: "all masters up"},
-			{Name: "one killed", Flags: vals("fault", "at=0s kill node=0")},
-			{Name: "one killed, --fail-fast", Flags: vals("fault", "at=0s kill node=0", "fail-fast", "true")},
+			{Name: "all masters up", TakesLock: true},
+			{Name: "one killed", Flags: vals("fault", "at=0s kill node=0"), TakesLock: true},
+			{Name: "one killed, --fail-fast", Flags: vals("fault", "at=0s kill node=0", "fail-fast", "true"), TakesLock: true},
 		},
 	}
 }
@@ -129,9 +129,9 @@ func redlockSlowNode() Scenario {
 		Base:        vals("topology", "redlock:5", "concurrency", "8", "duration", "3s", "warmup", "500ms", "keys", "unique", "node-timeout", "500ms"),
 		Variants: []Variant{
 			// 1 ms on master 0 keeps the proxies of the other variants in the path.
-			{Name: "all masters fast (1ms)", Flags: vals("fault", "at=0s latency node=0 1ms for=1h")},
-			{Name: "one 300ms slower", Flags: vals("fault", "at=0s latency node=0 300ms for=1h")},
-			{Name: "one 300ms slower, --fail-fast", Flags: vals("fault", "at=0s latency node=0 300ms for=1h", "fail-fast", "true")},
+			{Name: "all masters fast (1ms)", Flags: vals("fault", "at=0s latency node=0 1ms for=1h"), TakesLock: true},
+			{Name: "one 300ms slower", Flags: vals("fault", "at=0s latency node=0 300ms for=1h"), TakesLock: true},
+			{Name: "one 300ms slower, --fail-fast", Flags: vals("fault", "at=0s latency node=0 300ms for=1h", "fail-fast", "true"), TakesLock: true},
 		},
 	}
 }

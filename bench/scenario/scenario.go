@@ -21,6 +21,9 @@ type Variant struct {
 	Mitigated bool
 	// Flags are run flags on top of the scenario's base.
 	Flags plan.Values
+	// TakesLock marks variants that run the lock given with --lock; the
+	// others (fenced, WAIT) stay as the reference mitigation.
+	TakesLock bool
 }
 
 // Scenario is a fixed recipe.

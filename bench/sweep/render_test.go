@@ -167,27 +167,6 @@ func tuneFixture() []TuneCell {
 	return cells
 }
 
-// costRows are single, redlock:3 and redlock:5 on provider, generated on a
-// host with cpus CPUs (0: no host recorded).
-func costRows(t *testing.T, provider string, cpus int) []CostRow {
-	t.Helper()
-	specs := []struct {
-		spec  string
-		avail float64
-		f     figures
-	}{
-		{"single", 0, figures{thr: 21800, p50: 690, p99: 1450, p999: 3100, contention: 0.41, cmds: 3.02, cpu: 4.0}},
-		{"redlock:3", 0.998, figures{thr: 12950, p50: 1150, p99: 2650, p999: 9800, contention: 0.43, cmds: 9.1, cpu: 12.6}},
-		{"redlock:5", -1, figures{thr: 9400, p50: 1610, p99: 3900, p999: 14500, contention: 0.45, cmds: 15.2, cpu: 21.3}},
-	}
-	var rows []CostRow
-	for _, s := range specs {
-		r := fakeRun(t, "cost-"+strings.ReplaceAll(s.spec, ":", ""), s.spec, provider, cpus, s.f)
-		rows = append(rows, CostRow{Topology: s.spec, Run: r, RunID: r.ID, Availability: s.avail})
-	}
-	return rows
-}
-
 func TestWriteGolden(t *testing.T) {
 	g, sums := sweepFixture(t)
 	caps := capacityFixture()
@@ -211,10 +190,6 @@ func TestWriteGolden(t *testing.T) {
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},
 		{"tune", "tune.txt", func(w io.Writer) error { return WriteTune(w, cells, Recommend(cells, 0.001)) },
 			[]string{"RECOMMENDED", "≤ 5.00s (ttl)", "TTL 1s with renewal every 300ms"}, nil},
-		{"redlock cost external", "redlock-cost.txt", func(w io.Writer) error { return WriteRedlockCost(w, costRows(t, "external", 0)) },
-			[]string{"0.59x", "99.8%", "n/a"}, []string{"note:"}},
-		{"redlock cost shared cpus", "redlock-cost-shared-cpus.txt", func(w io.Writer) error { return WriteRedlockCost(w, costRows(t, "local", 2)) },
-			[]string{"note:", "redlock:3 (3 servers), redlock:5 (5 servers)", "2 CPUs"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -248,29 +223,4 @@ func TestWriteTuneRecommendsOnce(t *testing.T) {
 	if n := strings.Count(buf.String(), "RECOMMENDED"); n != 1 {
 		t.Fatalf("%d cells marked RECOMMENDED, want 1:\n%s", n, buf.String())
 	}
-}
-
-// TestWriteRedlockCostINFORefused: a topology without server figures shows
-// "-" for them and their ratios, not 0.00 and 0.00x as if measured.
-func TestWriteRedlockCostINFORefused(t *testing.T) {
-	rows := costRows(t, "external", 0)
-	rows[1].Run.Servers = &results.Servers{Unavailable: "INFO refused"}
-	var buf bytes.Buffer
-	if err := WriteRedlockCost(&buf, rows); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(buf.String(), "\n") {
-		if !strings.Contains(line, "redlock:3") {
-			continue
-		}
-		cells := strings.Split(line, "|")
-		// cells: "", topology, 4 × (value, ratio), cmds, cmds ×, cpu, cpu ×, available, ""
-		for _, i := range []int{10, 11, 12, 13} {
-			if got := strings.TrimSpace(cells[i]); got != "-" {
-				t.Errorf("column %d = %q, want -:\n%s", i, got, buf.String())
-			}
-		}
-		return
-	}
-	t.Fatalf("no redlock:3 row:\n%s", buf.String())
 }

@@ -149,6 +149,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			capacityCommand(),
 			tuneTTLCommand(),
 			scenarioCommand(),
+			lockCostCommand(),
 			redlockCostCommand(),
 			versionCommand(),
 		},

@@ -199,7 +199,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "-d", "5s", "--fault", "at=20s kill node=0"}, "--fault"},
 		{[]string{"run", "--lock", "redlock", "--lock", "single"}, "--lock"},
 		{[]string{"run", "-c", "4", "-c", "8"}, "--concurrency"},
-		{[]string{"redlock-cost", "--topology", "single"}, "--topology"},
+		{[]string{"redlock-cost", "--topology", "single"}, "-topology"},
 		{[]string{"tune-ttl", "--ttl", "1s"}, "--ttl"},
 		{[]string{"tune-ttl", "--renew-every", "100ms"}, "--renew-every"},
 		{[]string{"capacity", "-c", "4"}, "--concurrency"},

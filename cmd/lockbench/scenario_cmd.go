@@ -31,7 +31,7 @@ func scenarioCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "scenario",
 		Usage:       "reproduce a known failure mode and count how often it breaks mutual exclusion, with and without its mitigation",
-		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--out DIR]",
+		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--out DIR] [--lock LOCK [--peer-option KEY=VALUE]...]",
 		Subcommands: subs,
 	}
 }
@@ -44,10 +44,16 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.IntFlag{Name: "trials", Value: 5, Usage: "runs per variant"},
 			&cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory for result files", EnvVars: []string{"LOCKBENCH_OUT"}},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
+			&cli.StringFlag{Name: "lock", Usage: "run the scenario's unmitigated variants (and those of its mitigations that are settings, not other locks) on this lock, e.g. redsync or redislock"},
+			&cli.StringSliceFlag{Name: "peer-option", Usage: "with a peer --lock: its library setting, repeatable (as run takes it)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}
+			}
+			s, err := scenarioWithLock(c, s)
+			if err != nil {
+				return err
 			}
 			trials := c.Int("trials")
 			if trials < 1 || trials > 100 {
@@ -71,4 +77,15 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			return scenario.WriteVerdict(c.App.Writer, v)
 		},
 	}
+}
+
+// scenarioWithLock is s on the --lock given, if any.
+func scenarioWithLock(c *cli.Context, s scenario.Scenario) (scenario.Scenario, error) {
+	switch {
+	case c.IsSet("lock"):
+		return s.WithLock(c.String("lock"), c.StringSlice("peer-option"))
+	case c.IsSet("peer-option"):
+		return s, usageError{msg: "--peer-option: tunes a peer library given with --lock (redsync, redislock); give --lock too"}
+	}
+	return s, nil
 }

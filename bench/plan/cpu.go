@@ -1,0 +1,49 @@
+package plan
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// cpuMeter reads this process's CPU time around the measured window. The
+// readings sit inside the server INFO readings, so parsing INFO is not
+// counted, and the closing one comes after background releases (Redlock's)
+// have finished, as the server cost does. Workers finishing their last
+// operation after the window are counted (a few operations in a window of
+// thousands); in-process proxies of latency and partition faults are too.
+type cpuMeter struct {
+	from, to time.Duration
+	startErr error
+	stopErr  error
+	started  bool
+}
+
+func (m *cpuMeter) start() { m.from, m.startErr = processCPU(); m.started = true }
+func (m *cpuMeter) stop()  { m.to, m.stopErr = processCPU() }
+
+// client is the window's CPU cost per acquisition, or why there is none.
+func (m *cpuMeter) client(acquired int64) *results.Client {
+	switch err := firstErr(m.startErr, m.stopErr); {
+	case !m.started:
+		return &results.Client{Unavailable: "the measured window never started"}
+	case err != nil:
+		return &results.Client{Unavailable: err.Error()}
+	}
+	c := &results.Client{CPUUS: float64((m.to - m.from).Microseconds())}
+	c.SetPerAcquire(acquired)
+	return c
+}
+
+// processCPU is the user and system CPU time every thread of this process
+// has used so far (getrusage RUSAGE_SELF; children, such as the servers it
+// started, are not included).
+func processCPU() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}

@@ -1,0 +1,241 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// LockSpec is one lock of a lock-cost comparison: a lock on a topology.
+type LockSpec struct {
+	// Lock is the --lock name.
+	Lock string `json:"lock"`
+	// Topology is the --topology value.
+	Topology string `json:"topology"`
+}
+
+// String renders the spec as --lock takes it in lock-cost.
+func (s LockSpec) String() string { return s.Lock + "@" + s.Topology }
+
+// LockSpecHelp says what lock-cost's --lock accepts.
+const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated or redsync@redlock:5 (without @TOPOLOGY: single)"
+
+// DefaultLockSpecs are the locks lock-cost compares when none are given:
+// lockbench's own locks and the peer libraries, on one server and on five
+// masters.
+func DefaultLockSpecs() []LockSpec {
+	return []LockSpec{{"single", "single"}, {"fenced", "single"}, {lockimpl.LockRedislock, "single"},
+		{"redlock", "redlock:5"}, {lockimpl.LockRedsync, "redlock:5"}}
+}
+
+// ParseLockSpec reads NAME[@TOPOLOGY]. Whether the lock runs on that
+// topology is the run's own check (plan), made before anything starts.
+func ParseLockSpec(s string) (LockSpec, error) {
+	name, topo, hasTopo := strings.Cut(strings.TrimSpace(s), "@")
+	switch {
+	case name == "":
+		return LockSpec{}, fmt.Errorf("%q: no lock name; want %s", s, LockSpecHelp)
+	case hasTopo && topo == "":
+		return LockSpec{}, fmt.Errorf("%q: no topology after @; want %s", s, LockSpecHelp)
+	case !hasTopo:
+		topo = "single"
+	}
+	if _, err := compose.ParseSpec(topo); err != nil {
+		return LockSpec{}, fmt.Errorf("%q: %v", s, err)
+	}
+	return LockSpec{Lock: name, Topology: topo}, nil
+}
+
+// CostPlan is a lock-cost comparison: the same workload on each lock.
+type CostPlan struct {
+	// Locks are compared in order; ratios are against the first.
+	Locks []LockSpec
+	// Base are the run flags every run shares (no lock or topology).
+	Base plan.Values
+	// Count is the runs per lock, and per lock under its fault.
+	Count int
+	// WithFault adds, per lock, runs under its topology's canonical fault.
+	WithFault bool
+}
+
+// ownLockFlags tune lockbench's own locks; a peer lock's run leaves them
+// out rather than have them refused, so one comparison can set both.
+var ownLockFlags = []string{"node-timeout", "drift-factor", "fail-fast", "naive-gap", "wait-replicas", "wait-timeout"}
+
+// values are the run flags of one lock's runs, and of its fault runs.
+func (cp CostPlan) values(spec LockSpec, faulted bool) (plan.Values, error) {
+	v := cp.Base.Clone()
+	v.Set("lock", spec.Lock)
+	v.Set("topology", spec.Topology)
+	if lockimpl.IsPeer(spec.Lock) {
+		for _, f := range ownLockFlags {
+			delete(v, f)
+		}
+	} else {
+		delete(v, "peer-option")
+	}
+	if urls := cp.Base["redis"]; len(urls) > 0 {
+		if err := useURLs(v, spec, urls); err != nil {
+			return nil, err
+		}
+	}
+	if !faulted {
+		return v, nil
+	}
+	resolved, err := plan.Resolve(v)
+	if err != nil {
+		return nil, err
+	}
+	fault, window, err := CanonicalFault(spec.Topology, resolved.Get("ttl"), resolved.Get("duration"))
+	if err != nil {
+		return nil, &plan.InputError{Flag: "with-fault", Msg: fmt.Sprintf("%s: %v", spec, err)}
+	}
+	v.Set("fault", fault)
+	v.Set("duration", window.String())
+	return v, nil
+}
+
+// useURLs points a lock at the external servers it needs: single at the
+// first, redlock:N at the first N, redlock (no N) at all of them.
+func useURLs(v plan.Values, spec LockSpec, urls []string) error {
+	topo, err := compose.ParseSpec(spec.Topology)
+	if err != nil {
+		return &plan.InputError{Flag: "lock", Msg: err.Error()}
+	}
+	n := len(urls)
+	switch {
+	case topo.Kind == compose.KindRedlock && topo.Masters > n:
+		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s needs %d servers and --redis gives %d", spec, topo.Masters, n)}
+	case topo.Kind == compose.KindRedlock && topo.Masters > 0:
+		n = topo.Masters
+	case topo.Kind != compose.KindRedlock:
+		n = 1
+	}
+	v.Set("redis", urls[:n]...)
+	return nil
+}
+
+// CanonicalFault is the fault --with-fault puts on a topology, and the
+// window its run gets. N masters: one killed for the whole window (what a
+// quorum buys). One server: a pause past the TTL (ttl + 10%) in the middle
+// of a window lengthened by the pause, so the run shows the stall, the
+// server coming back with every lease expired, and the recovery.
+// Replicated: the primary killed a fifth into the window (a failover).
+func CanonicalFault(topology, ttl, duration string) (fault string, window time.Duration, err error) {
+	spec, err := compose.ParseSpec(topology)
+	if err != nil {
+		return "", 0, err
+	}
+	t, terr := time.ParseDuration(ttl)
+	d, derr := time.ParseDuration(duration)
+	if terr != nil || derr != nil {
+		return "", 0, fmt.Errorf("ttl %q and duration %q: want durations", ttl, duration)
+	}
+	switch spec.Kind {
+	case compose.KindRedlock:
+		return "at=0s kill node=0", d, nil
+	case compose.KindSingle:
+		pause := (t + t/10).Round(time.Millisecond)
+		return fmt.Sprintf("at=%v pause node=0 for=%v", (d / 2).Round(time.Millisecond), pause), d + pause, nil
+	case compose.KindReplicated:
+		return fmt.Sprintf("at=%v kill primary", (d / 5).Round(time.Millisecond)), d, nil
+	}
+	return "", 0, fmt.Errorf("no canonical fault for %s", topology)
+}
+
+// Check parses every run of the comparison, so a bad lock or flag fails
+// before any server starts.
+func (cp CostPlan) Check() error {
+	if len(cp.Locks) == 0 {
+		return &plan.InputError{Flag: "lock", Msg: "no locks to compare; want " + LockSpecHelp}
+	}
+	if cp.WithFault && len(cp.Base["redis"]) > 0 {
+		return &plan.InputError{Flag: "with-fault", Msg: "external servers (--redis) cannot be killed or paused; run without --with-fault"}
+	}
+	if len(cp.Base["peer-option"]) > 0 && !slices.ContainsFunc(cp.Locks, func(s LockSpec) bool { return lockimpl.IsPeer(s.Lock) }) {
+		return &plan.InputError{Flag: "peer-option", Msg: fmt.Sprintf("no peer-library lock (%s, %s) in the comparison to take it", lockimpl.LockRedsync, lockimpl.LockRedislock)}
+	}
+	for _, spec := range cp.Locks {
+		for _, faulted := range cp.variants() {
+			v, err := cp.values(spec, faulted)
+			if err == nil {
+				_, err = plan.Expand(v)
+			}
+			if err != nil {
+				return fmt.Errorf("lock-cost %s: %w", spec, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CostRuns are one lock's runs in a comparison.
+type CostRuns struct {
+	// Spec is the lock and topology.
+	Spec LockSpec
+	// Runs are its healthy runs.
+	Runs []*results.Result
+	// Fault is the fault of its fault runs, "" without --with-fault.
+	Fault string
+	// Faulted are its runs under Fault.
+	Faulted []*results.Result
+}
+
+// RunCost runs every lock Count times (and Count times under its fault),
+// in order, each lock's repeats one group. It stops at the first runtime
+// error or when ctx ends, returning what finished.
+func RunCost(ctx context.Context, cp CostPlan, run Runner, progress Progress) ([]CostRuns, error) {
+	count := max(1, cp.Count)
+	total, done := len(cp.Locks)*count*len(cp.variants()), 0
+	id := plan.NewRunID()
+	var out []CostRuns
+	for li, spec := range cp.Locks {
+		cr := CostRuns{Spec: spec}
+		for _, faulted := range cp.variants() {
+			v, err := cp.values(spec, faulted)
+			if err != nil {
+				return out, err
+			}
+			label, group := spec.String(), fmt.Sprintf("%s-l%d", id, li)
+			if faulted {
+				cr.Fault = v.Get("fault")
+				label, group = label+" under "+cr.Fault, group+"-fault"
+			}
+			for i := range count {
+				if ctx.Err() != nil {
+					return append(out, cr), ctx.Err()
+				}
+				if progress != nil {
+					progress(done, total, fmt.Sprintf("%s (run %d/%d)", label, i+1, count))
+				}
+				r, err := run(ctx, v.Clone(), group, i)
+				if err != nil {
+					return append(out, cr), fmt.Errorf("lock-cost %s: %w", label, err)
+				}
+				if faulted {
+					cr.Faulted = append(cr.Faulted, r)
+				} else {
+					cr.Runs = append(cr.Runs, r)
+				}
+				done++
+			}
+		}
+		out = append(out, cr)
+	}
+	return out, nil
+}
+
+// variants says whether each lock runs healthy only, or healthy and faulted.
+func (cp CostPlan) variants() []bool {
+	if cp.WithFault {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/sweep"
+)
+
+// costRunFlags are the run flags lock-cost takes: not --lock and --topology,
+// which its own --lock NAME[@TOPOLOGY] replaces, and not --fault, which
+// --with-fault puts per topology.
+func costRunFlags() []plan.Flag {
+	var out []plan.Flag
+	for _, f := range gridRunFlags() {
+		switch f.Name {
+		case "lock", "topology", "fault":
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+var withFaultFlag = &cli.BoolFlag{Name: "with-fault", Category: "output",
+	Usage: "also run each lock under its topology's canonical fault: one master killed on redlock:N, a pause past the ttl on single, the primary killed on replicated"}
+
+func lockCostCommand() *cli.Command {
+	table := costRunFlags()
+	return &cli.Command{
+		Name:  "lock-cost",
+		Usage: "the same workload on each lock (lockbench's and the peer libraries'): throughput, latency, client and server cost, ratios against the first",
+		UsageText: "lockbench lock-cost [--lock NAME[@TOPOLOGY]]... [--with-fault] [-c 16] [-d 5s] [--count 3]\n" +
+			"   default locks: single, fenced, redislock, redlock@redlock:5, redsync@redlock:5",
+		Flags: append(cliFlags(table),
+			&cli.StringSliceFlag{Name: "lock", Category: "target", Usage: "lock to compare, repeatable: " + sweep.LockSpecHelp},
+			withFaultFlag, countFlag, formatFlag("table", "json")),
+		Action: func(c *cli.Context) error {
+			var locks []sweep.LockSpec
+			for _, s := range c.StringSlice("lock") {
+				spec, err := sweep.ParseLockSpec(s)
+				if err != nil {
+					return usageError{msg: "--lock " + err.Error()}
+				}
+				locks = append(locks, spec)
+			}
+			if len(locks) == 0 {
+				locks = sweep.DefaultLockSpecs()
+			}
+			return runLockCost(c, table, locks, c.Bool("with-fault"))
+		},
+	}
+}
+
+// redlockCostCommand is lock-cost over single and redlock:N for each of
+// --masters (or, with --redis, single on the first URL and redlock over
+// all), always with one master killed.
+func redlockCostCommand() *cli.Command {
+	table := costRunFlags()
+	return &cli.Command{
+		Name:  "redlock-cost",
+		Usage: "lock-cost of single against redlock:3/5/7, with one master killed (an alias of lock-cost --with-fault)",
+		UsageText: "lockbench redlock-cost [--masters 3,5,7] [-c 16] [-d 5s]\n" +
+			"   lockbench redlock-cost --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379   (external masters: N = the URLs)",
+		Flags: append(cliFlags(table),
+			&cli.StringFlag{Name: "masters", Value: "3,5,7", Usage: "Redlock master counts to compare against single", Category: "output"},
+			countFlag, formatFlag("table", "json")),
+		Action: func(c *cli.Context) error {
+			locks := []sweep.LockSpec{{Lock: "single", Topology: "single"}}
+			if urls := c.StringSlice("redis"); len(urls) > 0 {
+				if c.IsSet("masters") {
+					return usageError{msg: "--masters: with --redis the masters are the URLs; give one or the other"}
+				}
+				locks = append(locks, sweep.LockSpec{Lock: "redlock", Topology: fmt.Sprintf("redlock:%d", len(urls))})
+				return runLockCost(c, table, locks, false)
+			}
+			for _, m := range sweep.ParseList(c.String("masters")) {
+				n, err := strconv.Atoi(m)
+				if err != nil || n < 1 || n > 9 {
+					return usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to 9, e.g. 3,5,7", c.String("masters"))}
+				}
+				locks = append(locks, sweep.LockSpec{Lock: "redlock", Topology: fmt.Sprintf("redlock:%d", n)})
+			}
+			return runLockCost(c, table, locks, true)
+		},
+	}
+}
+
+// runLockCost checks every run of the comparison, runs and stores them, and
+// prints the table (or JSON).
+func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, withFault bool) error {
+	format, err := checkFormat(c, "table", "json")
+	if err != nil {
+		return err
+	}
+	if n := c.Int("count"); n < 1 || n > 1000 {
+		return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
+	}
+	cp := sweep.CostPlan{Locks: locks, Count: c.Int("count"), WithFault: withFault,
+		Base: withDefaults(givenValues(c, table), map[string]string{"duration": "5s"})}
+	if err := cp.Check(); err != nil {
+		return err
+	}
+	rows, err := sweep.RunCost(c.Context, cp, storeRunner(), progressFor(c))
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return sweep.WriteLockCostJSON(c.App.Writer, rows)
+	}
+	return sweep.WriteLockCost(c.App.Writer, rows)
+}
