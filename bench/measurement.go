@@ -42,8 +42,9 @@ func (r *run) measurement(windowStart time.Time, elapsed time.Duration, partial 
 	return m
 }
 
-// merge folds every worker's recorder into m; called once all workers stopped.
-func (m *Measurement) merge(recs []*recorder) {
+// merge folds the recorder shards and every worker's own figures into m;
+// called once all workers stopped.
+func (m *Measurement) merge(recs []*recorder, stats []workerStats) {
 	for _, rec := range recs {
 		rec.mu.Lock()
 		rec.foldInterval()
@@ -53,11 +54,12 @@ func (m *Measurement) merge(recs []*recorder) {
 			}
 		}
 		m.counters.add(&rec.c)
-		m.perWorker = append(m.perWorker, rec.c.acquired)
-		if h := rec.hists[opTimeToAcquire]; h != nil && h.TotalCount() > 0 {
-			m.worstP99US = max(m.worstP99US, float64(h.ValueAtQuantile(99)))
-		}
 		rec.mu.Unlock()
+	}
+	m.perWorker = make([]int64, len(stats))
+	for i := range stats {
+		m.perWorker[i] = stats[i].acquired
+		m.worstP99US = max(m.worstP99US, float64(stats[i].tta.quantile(0.99)))
 	}
 }
 

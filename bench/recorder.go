@@ -87,11 +87,13 @@ type interval struct {
 	acquired, attempts, errors, incidents int64
 }
 
-// recorder is one worker's recorder: one histogram per operation, merged with
-// the others only at the end (hdrhistogram's advice), so workers never share a
-// hot cache line. The mutex is uncontended but for the once-a-second tick.
-// Whether an event belongs to the measured window is the worker's decision:
-// the recorder records what it is given.
+// recorder is one shard of the run's recorder: one histogram per operation
+// (made on first use), the counters and the per-second interval, shared by
+// the workers that map to it under a mutex. Shards are few (see
+// recorderShards), merged only at the end as hdrhistogram advises, so the
+// lock is rarely contended and neither memory nor the tick grows with the
+// number of workers. Whether an event belongs to the measured window is the
+// worker's decision: the recorder records what it is given.
 type recorder struct {
 	mu    sync.Mutex
 	hists [numOps]*hdr.Histogram

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,7 +122,12 @@ type run struct {
 	opts     Options
 	resource *Resource
 	win      *windowClock
-	recs     []*recorder
+	// recs are the recorder shards, a few per CPU, shared by the workers
+	// that map to them: memory and the per-second tick grow with CPUs, not
+	// with workers.
+	recs []*recorder
+	// stats are each worker's own acquisitions and times to acquire.
+	stats []workerStats
 	series   *seriesCollector
 	sched    *scheduler
 	// windowCtx ends when the window closes: closed-loop workers start no
@@ -156,13 +164,15 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		opts.DrainTimeout = 30 * time.Second
 	}
 	wl = withDefaults(wl)
+	defer leanGC(opts.Concurrency)()
 	start := time.Now()
 	win := &windowClock{start: start.Add(opts.Warmup)}
 	win.nominalEnd = win.start.Add(opts.Duration)
 	r := &run{locker: locker, wl: wl, opts: opts, resource: NewResource(), win: win}
-	for range opts.Concurrency {
+	for range recorderShards(opts.Concurrency) {
 		r.recs = append(r.recs, newRecorder())
 	}
+	r.stats = make([]workerStats, opts.Concurrency)
 	r.series = newSeriesCollector(r.recs, opts.Progress)
 	r.series.nodeErrors = opts.NodeErrors
 
@@ -205,7 +215,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		stopDrain()
 		<-drained
 	}
-	m.merge(r.recs)
+	m.merge(r.recs, r.stats)
 	m.Partial = m.Partial || ctx.Err() != nil
 	if r.sched != nil {
 		m.Scheduled = r.sched.inWindow()
@@ -229,6 +239,30 @@ func (r *run) window(ctx context.Context) *Measurement {
 	}
 	r.win.closeAt(closedAt)
 	return r.measurement(r.win.start, closedAt.Sub(r.win.start), partial)
+}
+
+// leanGCWorkers is the concurrency from which a run collects garbage more
+// often: ten thousand workers' stacks count toward Go's heap goal, which
+// then lets garbage grow to twice what is live.
+const leanGCWorkers = 1000
+
+// leanGC sets GOGC to 50 for a run of many workers, unless the user set
+// GOGC, and returns what restores it: at -c 10000 that takes the peak RSS
+// from ~210 MB to ~190 MB for about 2% more GC CPU.
+func leanGC(workers int) (restore func()) {
+	if workers < leanGCWorkers || os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(50)
+	return func() { debug.SetGCPercent(old) }
+}
+
+// recorderShards is how many recorders the workers share: two per CPU Go
+// may use, so a shard's lock is rarely contended (a worker holds it for a
+// histogram update), and never more than the workers. Each shard costs up to
+// 1.7 MB of histograms, so more would cost memory for nothing.
+func recorderShards(workers int) int {
+	return max(1, min(workers, 2*runtime.GOMAXPROCS(0)))
 }
 
 // withDefaults fills the distributions a workload may leave empty with zero work.

@@ -481,8 +481,8 @@ func BenchmarkWorkerIteration(b *testing.B) {
 	ctx := context.Background()
 	win := &windowClock{start: time.Now()}
 	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: NewResource(), win: win, windowCtx: ctx}
-	r.recs = []*recorder{newRecorder()}
-	w := &worker{run: r, id: 0, rec: r.recs[0], rng: rand.New(rand.NewPCG(1, 1)), releaseCtx: ctx, drainCtx: ctx}
+	r.recs, r.stats = []*recorder{newRecorder()}, make([]workerStats, 1)
+	w := &worker{run: r, id: 0, rec: r.recs[0], stats: &r.stats[0], rng: rand.New(rand.NewPCG(1, 1)), releaseCtx: ctx, drainCtx: ctx}
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -14,7 +14,7 @@ import (
 // only on Ctrl-C or when the drain times out. In open loop it takes each
 // request's intended start from requests.
 func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) {
-	w := &worker{run: r, id: id, rec: r.recs[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
+	w := &worker{run: r, id: id, rec: r.recs[id%len(r.recs)], stats: &r.stats[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
 		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx}
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	if requests != nil {
@@ -72,6 +72,7 @@ type worker struct {
 	*run
 	id     int
 	rec    *recorder
+	stats  *workerStats
 	rng    *rand.Rand
 	keyBuf []byte
 	// releaseCtx outlives the run's context: the release of a lease taken
@@ -144,7 +145,10 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	}
 	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec}
 	if rec {
-		w.rec.acquired(now.Sub(wantAt))
+		tta := now.Sub(wantAt)
+		w.rec.acquired(tta)
+		w.stats.acquired++
+		w.stats.tta.record(toMicros(tta))
 	}
 	s.run(keyIdx)
 }

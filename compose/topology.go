@@ -330,6 +330,12 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
+// connBufferSize sizes each connection's read and write buffers. Lock
+// commands and their replies are tens of bytes, and go-redis's 32 KiB
+// defaults would cost 640 MB for the pool of ten thousand workers (a larger
+// reply, INFO say, is still read whole, in several reads).
+const connBufferSize = 4 << 10
+
 // ClientOptions are the options every lockbench client uses.
 type ClientOptions struct {
 	// PoolSize is the connection pool size; set it to at least the concurrency.
@@ -347,6 +353,7 @@ func (t *Topology) Client(i int, co ClientOptions) *redis.Client {
 	o.DisableIdentity = true
 	o.DialTimeout = time.Second
 	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	o.ReadBufferSize, o.WriteBufferSize = connBufferSize, connBufferSize
 	if co.PoolSize > 0 {
 		o.PoolSize = co.PoolSize
 		o.MaxActiveConns = 0
@@ -393,6 +400,8 @@ func (t *Topology) FailoverClient(co ClientOptions) *redis.Client {
 		DisableIdentity:       true,
 		DialTimeout:           time.Second,
 		PoolSize:              co.PoolSize,
+		ReadBufferSize:        connBufferSize,
+		WriteBufferSize:       connBufferSize,
 	}
 	if t.opts.Proxy {
 		fo.Dialer = t.dialViaProxy

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -195,7 +196,7 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 // lockClients are the clients the lock uses: one per master, or on the
 // replicated topology one sentinel-aware client that follows the primary.
 func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
-	co := compose.ClientOptions{PoolSize: pl.Bench.Concurrency + 8}
+	co := compose.ClientOptions{PoolSize: pl.PoolSize}
 	if topo.Spec.Kind == compose.KindReplicated {
 		return []*redis.Client{topo.FailoverClient(co)}
 	}
@@ -239,6 +240,7 @@ func resolvedConfig(pl Plan, topo *compose.Topology) map[string]any {
 	cfg["keys"] = pl.Workload.Keys.String()
 	cfg["acquire-timeout"] = pl.Bench.Retry.Timeout.String()
 	cfg["provider"] = topo.Provider
+	cfg["pool-size"] = strconv.Itoa(pl.PoolSize)
 	if pl.Lock == "redlock" {
 		nt := pl.LockOptions.Redlock.NodeTimeout
 		if nt == 0 {

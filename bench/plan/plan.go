@@ -42,10 +42,22 @@ type Plan struct {
 	Format string
 	// Quiet turns the live line off.
 	Quiet bool
+	// PoolSize is the connections per server the lock's clients keep.
+	PoolSize int
 	// Label names the run in lists and legends; Tags mark it for filtering.
 	Label string
 	Tags  map[string]string
 }
+
+// MaxAutoPool bounds the automatic pool size: past it, a connection per
+// worker costs the client memory (and the server clients) without a server
+// that could answer them any sooner.
+const MaxAutoPool = 1024
+
+// AutoPoolSize is the pool of --pool-size 0: one connection per worker, so
+// no worker waits for one, and 8 for the lock's background work, up to
+// MaxAutoPool.
+func AutoPoolSize(workers int) int { return min(workers+8, MaxAutoPool) }
 
 // ParseTags reads repeated key=value tags; a key given twice is refused.
 func ParseTags(list []string) (map[string]string, error) {
@@ -278,6 +290,10 @@ func Parse(v Values) (Plan, error) {
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
 	pl.Format = p.oneOf("format", "table", "json")
 	pl.Quiet = p.boolean("quiet")
+	pl.PoolSize = p.integer("pool-size", 0, 100_000)
+	if pl.PoolSize == 0 {
+		pl.PoolSize = AutoPoolSize(pl.Bench.Concurrency)
+	}
 	pl.Label = v.Get("label")
 	tags, err := ParseTags(v["tag"])
 	if err != nil {
