@@ -127,9 +127,9 @@ type run struct {
 	// with workers.
 	recs []*recorder
 	// stats are each worker's own acquisitions and times to acquire.
-	stats []workerStats
-	series   *seriesCollector
-	sched    *scheduler
+	stats  []workerStats
+	series *seriesCollector
+	sched  *scheduler
 	// windowCtx ends when the window closes: closed-loop workers start no
 	// new critical section and stop acquisitions still in progress.
 	windowCtx context.Context

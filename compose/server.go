@@ -147,9 +147,9 @@ func (s *Server) args() []string {
 		return append([]string{s.sentinelConf(), "--sentinel",
 			"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 			"--daemonize", "no", "--protected-mode", "yes",
-		// Room for a pool per worker at -c 10000 (Redis lowers it to what
-		// the process's file limit allows, and logs so).
-		"--maxclients", "16384",
+			// Room for a pool per worker at -c 10000 (Redis lowers it to what
+			// the process's file limit allows, and logs so).
+			"--maxclients", "16384",
 			"--logfile", filepath.Join(s.dir, "redis.log")}, s.opts.Args...)
 	}
 	args := []string{
