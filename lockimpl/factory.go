@@ -30,8 +30,8 @@ type Options struct {
 
 // New builds the named lock over the given masters. Single-instance locks
 // need exactly one; redlock takes any number from 1.
-func New(name string, nodes []*redis.Client, opts Options) (Locker, error) {
-	single := func() (*redis.Client, error) {
+func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
+	single := func() (redis.Cmdable, error) {
 		if len(nodes) != 1 {
 			return nil, fmt.Errorf("lock %q works on one master, the topology has %d; use --lock redlock for several", name, len(nodes))
 		}
@@ -67,7 +67,7 @@ func New(name string, nodes []*redis.Client, opts Options) (Locker, error) {
 
 // newPeer builds a peer-library lock: redsync over any number of masters,
 // redislock over one.
-func newPeer(name string, nodes []*redis.Client, opts PeerOptions) (Locker, error) {
+func newPeer(name string, nodes []redis.Cmdable, opts PeerOptions) (Locker, error) {
 	if opts == (PeerOptions{}) {
 		opts = DefaultPeerOptions(name)
 	}
@@ -78,4 +78,13 @@ func newPeer(name string, nodes []*redis.Client, opts PeerOptions) (Locker, erro
 		return nil, fmt.Errorf("lock %s works on one server, the topology has %d; use --lock redsync for several masters", name, len(nodes))
 	}
 	return NewRedislock(nodes[0], opts)
+}
+
+// Nodes turns clients into the nodes New takes.
+func Nodes(clients ...*redis.Client) []redis.Cmdable {
+	out := make([]redis.Cmdable, len(clients))
+	for i, c := range clients {
+		out[i] = c
+	}
+	return out
 }

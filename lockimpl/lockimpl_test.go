@@ -25,7 +25,7 @@ import (
 func newLock(t *testing.T, name string, masters int) (lockimpl.Locker, []*redis.Client) {
 	t.Helper()
 	clients := composetest.Clients(t, composetest.Servers(t, masters))
-	l, err := lockimpl.New(name, clients, lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: 250 * time.Millisecond}})
+	l, err := lockimpl.New(name, lockimpl.Nodes(clients...), lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: 250 * time.Millisecond}})
 	if err != nil {
 		t.Fatalf("new %s: %v", name, err)
 	}
@@ -269,11 +269,11 @@ func TestTokensAreUniqueAnd128Bit(t *testing.T) {
 func TestNewRefusesBadCombinations(t *testing.T) {
 	clients := []*redis.Client{redis.NewClient(&redis.Options{}), redis.NewClient(&redis.Options{})}
 	for _, name := range []string{"single", "fenced", "naive"} {
-		if _, err := lockimpl.New(name, clients, lockimpl.Options{}); err == nil {
+		if _, err := lockimpl.New(name, lockimpl.Nodes(clients...), lockimpl.Options{}); err == nil {
 			t.Errorf("%s on two masters accepted", name)
 		}
 	}
-	if _, err := lockimpl.New("bogus", clients[:1], lockimpl.Options{}); err == nil {
+	if _, err := lockimpl.New("bogus", lockimpl.Nodes(clients[:1]...), lockimpl.Options{}); err == nil {
 		t.Error("unknown lock accepted")
 	}
 	if _, err := lockimpl.New("redlock", nil, lockimpl.Options{}); err == nil {

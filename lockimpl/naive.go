@@ -14,12 +14,12 @@ import (
 // deletes the next owner's lock. Never use it to protect anything.
 type Naive struct {
 	single *Single
-	client *redis.Client
+	client redis.Cmdable
 	gap    time.Duration
 }
 
 // NewNaive returns the unsafe GET-then-DEL lock over client.
-func NewNaive(client *redis.Client) *Naive {
+func NewNaive(client redis.Cmdable) *Naive {
 	return &Naive{single: NewSingle(client), client: client}
 }
 

@@ -37,7 +37,7 @@ func newPeer(t *testing.T, lock string, masters int, specs ...string) (lockimpl.
 		t.Fatal(err)
 	}
 	clients := composetest.Clients(t, composetest.Servers(t, masters))
-	l, err := lockimpl.New(lock, clients, lockimpl.Options{Peer: opts})
+	l, err := lockimpl.New(lock, lockimpl.Nodes(clients...), lockimpl.Options{Peer: opts})
 	if err != nil {
 		t.Fatalf("new %s: %v", lock, err)
 	}
@@ -265,7 +265,7 @@ func TestPeerInfo(t *testing.T) {
 // TestPeerRefusesTopologies: redislock needs one server.
 func TestPeerRefusesTopologies(t *testing.T) {
 	clients := []*redis.Client{redis.NewClient(&redis.Options{}), redis.NewClient(&redis.Options{})}
-	if _, err := lockimpl.New("redislock", clients, lockimpl.Options{}); err == nil {
+	if _, err := lockimpl.New("redislock", lockimpl.Nodes(clients...), lockimpl.Options{}); err == nil {
 		t.Error("redislock on two masters accepted")
 	}
 	if _, err := lockimpl.New("redsync", nil, lockimpl.Options{}); err == nil {

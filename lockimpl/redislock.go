@@ -25,7 +25,7 @@ type Redislock struct {
 }
 
 // NewRedislock returns the redislock adapter over one server.
-func NewRedislock(client *redis.Client, opts PeerOptions) (*Redislock, error) {
+func NewRedislock(client redis.Cmdable, opts PeerOptions) (*Redislock, error) {
 	if opts.Tries < 1 || (opts.Tries > 1 && opts.RetryDelay <= 0) {
 		return nil, fmt.Errorf("redislock options %+v: want tries ≥ 1, and a retry delay with more than one", opts)
 	}

@@ -57,7 +57,7 @@ type nodeCounters struct{ acquired, contended, errors, timeouts atomic.Int64 }
 
 // Redlock acquires a key on a quorum of N independent masters in parallel.
 type Redlock struct {
-	nodes    []*redis.Client
+	nodes    []redis.Cmdable
 	opts     RedlockOptions
 	scripts  scripts
 	counters []nodeCounters
@@ -72,7 +72,7 @@ type Redlock struct {
 }
 
 // NewRedlock returns Redlock over the given masters.
-func NewRedlock(nodes []*redis.Client, opts RedlockOptions) (*Redlock, error) {
+func NewRedlock(nodes []redis.Cmdable, opts RedlockOptions) (*Redlock, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("redlock needs at least one master")
 	}

@@ -30,7 +30,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		{"redsync-1", "redsync", 1}, {"redsync-5", "redsync", 5}} {
 		b.Run(tc.name, func(b *testing.B) {
 			clients := composetest.Clients(b, composetest.Servers(b, tc.masters))
-			l, err := lockimpl.New(tc.lock, clients, lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: time.Second}})
+			l, err := lockimpl.New(tc.lock, lockimpl.Nodes(clients...), lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: time.Second}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -70,15 +70,15 @@ func BenchmarkFanOutFloor(b *testing.B) {
 	servers := composetest.Servers(b, masters)
 	clients := composetest.Clients(b, servers)
 	opts := lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: time.Second}}
-	single, err := lockimpl.New("single", clients[:1], opts)
+	single, err := lockimpl.New("single", lockimpl.Nodes(clients[:1]...), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	redlock, err := lockimpl.New("redlock", clients, opts)
+	redlock, err := lockimpl.New("redlock", lockimpl.Nodes(clients...), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	redsync, err := lockimpl.New("redsync", clients, lockimpl.Options{})
+	redsync, err := lockimpl.New("redsync", lockimpl.Nodes(clients...), lockimpl.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

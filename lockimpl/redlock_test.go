@@ -18,7 +18,7 @@ import (
 
 func newRedlock(t *testing.T, clients []*redis.Client, opts lockimpl.RedlockOptions) *lockimpl.Redlock {
 	t.Helper()
-	rl, err := lockimpl.NewRedlock(clients, opts)
+	rl, err := lockimpl.NewRedlock(lockimpl.Nodes(clients...), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

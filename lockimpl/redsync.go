@@ -30,7 +30,7 @@ type Redsync struct {
 
 // NewRedsync returns the redsync adapter over the given masters (one is a
 // single-instance redsync).
-func NewRedsync(nodes []*redis.Client, opts PeerOptions) (*Redsync, error) {
+func NewRedsync(nodes []redis.Cmdable, opts PeerOptions) (*Redsync, error) {
 	if len(nodes) == 0 {
 		return nil, errors.New("redsync needs at least one master")
 	}
@@ -39,7 +39,11 @@ func NewRedsync(nodes []*redis.Client, opts PeerOptions) (*Redsync, error) {
 	}
 	pools := make([]redsyncredis.Pool, len(nodes))
 	for i, c := range nodes {
-		pools[i] = goredis.NewPool(c)
+		uc, ok := c.(redis.UniversalClient)
+		if !ok {
+			return nil, fmt.Errorf("redsync needs a plain client on master %d (%T): its pool cannot take an auto-pipeliner", i, c)
+		}
+		pools[i] = goredis.NewPool(uc)
 	}
 	// Every setting is passed explicitly, defaults included, so the
 	// settings a result records are the ones the library ran with.

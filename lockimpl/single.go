@@ -35,7 +35,7 @@ func newScripts() scripts {
 
 // runOwned runs a compare-and-act script (release, renew) on key and maps
 // its 1 / 0 / -1 reply to OK / Taken / Lost; a failure to run it is Failed.
-func runOwned(ctx context.Context, script *redis.Script, c *redis.Client, key string, args ...any) (Outcome, error) {
+func runOwned(ctx context.Context, script *redis.Script, c redis.Cmdable, key string, args ...any) (Outcome, error) {
 	n, err := script.Run(ctx, c, []string{key}, args...).Int64()
 	if err != nil {
 		return Failed, err
@@ -57,7 +57,7 @@ func scriptOutcome(n int64) Outcome {
 // Single is the single-instance lease lock: SET NX PX to acquire, Lua
 // compare-and-delete to release, compare-and-pexpire to renew.
 type Single struct {
-	client  *redis.Client
+	client  redis.Cmdable
 	scripts scripts
 	fenced  bool
 	wait    WaitOptions
@@ -78,13 +78,13 @@ type WaitOptions struct {
 var ErrUnreplicated = errors.New("acquired but not replicated")
 
 // NewSingle returns the single-instance lock over client.
-func NewSingle(client *redis.Client) *Single {
+func NewSingle(client redis.Cmdable) *Single {
 	return &Single{client: client, scripts: newScripts()}
 }
 
 // NewFenced returns the single-instance lock whose acquire also increments a
 // per-key counter in the same script and hands the value out as fencing token.
-func NewFenced(client *redis.Client) *Single {
+func NewFenced(client redis.Cmdable) *Single {
 	return &Single{client: client, scripts: newScripts(), fenced: true}
 }
 

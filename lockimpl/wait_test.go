@@ -20,7 +20,7 @@ func TestWaitReplicas(t *testing.T) {
 	pc := composetest.Client(t, primary)
 	ctx := context.Background()
 	opts := lockimpl.Options{Wait: lockimpl.WaitOptions{Replicas: 1, Timeout: 100 * time.Millisecond}}
-	l, err := lockimpl.New("single", []*redis.Client{pc}, opts)
+	l, err := lockimpl.New("single", []redis.Cmdable{pc}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestWaitReplicas(t *testing.T) {
 	// WAIT returns as soon as the replica acknowledges: a long timeout costs
 	// a healthy run nothing and keeps a loaded machine from failing the test.
 	opts.Wait.Timeout = 5 * time.Second
-	l, err = lockimpl.New("single", []*redis.Client{pc}, opts)
+	l, err = lockimpl.New("single", []redis.Cmdable{pc}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

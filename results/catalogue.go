@@ -161,6 +161,13 @@ func clientFigures() []Figure {
 	return []Figure{
 		c("cpu_us", "client cpu", func(c *Client) float64 { return c.CPUUS }),
 		c("cpu_us_per_acquire", "client cpu/acquire", func(c *Client) float64 { return c.CPUUSPerAcquire }),
+		{Name: "client.cpu_share", Key: "client.cpu_share", Label: "client cpu share", Unit: UnitRatio, Better: "lower", Merge: MergeMax, Group: GroupClient,
+			read: func(r *Result) (float64, error) {
+				if !r.Client.Measured() {
+					return 0, fmt.Errorf("the result has no client CPU reading")
+				}
+				return r.Client.CPUShare, nil
+			}},
 	}
 }
 

@@ -189,3 +189,20 @@ func TestSummaryGolden(t *testing.T) {
 	}
 	golden(t, "list.txt", buf.Bytes())
 }
+
+func TestSaturationNote(t *testing.T) {
+	r := fixture(t, "busy", fixtureOpts{})
+	r.Hosts = []Host{{GOMAXPROCS: 2}}
+	r.Client = &Client{CPUUS: 1.8e7, CPUShare: 0.9}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "the generator used 90% of its 2 CPUs") || !strings.Contains(buf.String(), "--pipeline auto") {
+		t.Errorf("no saturation note:\n%s", buf.String())
+	}
+	r.Client.CPUShare = 0.4
+	if SaturationNote(r) != "" {
+		t.Error("a note at 40% of the CPUs")
+	}
+}

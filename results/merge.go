@@ -54,6 +54,7 @@ func Merge(runs []*Result) (*Result, error) {
 	out.Series = mergeSeries(runs)
 	out.Servers = mergeServers(runs, out.Contention.Acquired)
 	out.Client = mergeClient(runs, out.Contention.Acquired)
+	out.Servers.SetShares(out.DurationS)
 	out.Faults = mergeFaults(runs)
 	return out, nil
 }
@@ -394,6 +395,9 @@ func mergeClient(runs []*Result, acquired int64) *Client {
 			out.Unavailable = r.Client.Unavailable
 		}
 		out.CPUUS += r.Client.CPUUS
+		// Each generator is its own process on its own CPUs: the merged run
+		// was bounded by a generator if any of them was.
+		out.CPUShare = max(out.CPUShare, r.Client.CPUShare)
 	}
 	out.SetPerAcquire(acquired)
 	return out

@@ -497,6 +497,11 @@ func serverChart(runs []*Result) chart {
 	c := figureChart("server-cost", title, runs, append(serverFigures(), clientFigures()...), "no server cost recorded")
 	c.Note = "all nodes summed; bars scaled per row"
 	for _, r := range runs {
+		if note := SaturationNote(r); note != "" {
+			c.Note += "; " + RunName(r) + ": " + strings.TrimPrefix(note, "note: ")
+		}
+	}
+	for _, r := range runs {
 		if r.Servers != nil && len(r.Servers.Unmeasured) > 0 {
 			c.Note += fmt.Sprintf("; %s: %s", RunName(r), r.Servers.Scope())
 		}

@@ -362,12 +362,23 @@ type Client struct {
 	CPUUS float64 `json:"cpu_us"`
 	// CPUUSPerAcquire is CPUUS over the window's acquisitions.
 	CPUUSPerAcquire float64 `json:"cpu_us_per_acquire"`
+	// CPUShare is CPUUS over the window's length times the CPUs the
+	// generator could use (GOMAXPROCS): near 1, the generator, not the
+	// servers, bounded the figures.
+	CPUShare float64 `json:"cpu_share"`
 	// Unavailable says why the figures are missing (a platform without getrusage).
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Measured reports whether c holds a CPU reading.
 func (c *Client) Measured() bool { return c != nil && c.Unavailable == "" }
+
+// SaturatedShare is the client CPU share above which a run's figures are
+// taken to be the generator's limit rather than the servers'.
+const SaturatedShare = 0.85
+
+// Saturated reports whether the generator used nearly all its CPUs.
+func (c *Client) Saturated() bool { return c.Measured() && c.CPUShare > SaturatedShare }
 
 // SetPerAcquire divides the CPU time by the window's acquisitions; with
 // none, the per-acquire figure is 0.
@@ -393,13 +404,34 @@ func (s *Servers) Scope() string {
 
 // ServerNode is one server's cost over the window.
 type ServerNode struct {
-	Addr               string           `json:"addr"`
-	Commands           int64            `json:"commands"`
-	CPUUS              float64          `json:"cpu_us"`
-	CommandsPerAcquire float64          `json:"commands_per_acquire"`
-	CPUUSPerAcquire    float64          `json:"cpu_us_per_acquire"`
-	ByCommand          map[string]int64 `json:"by_command,omitempty"`
-	Error              string           `json:"error,omitempty"`
+	// Addr is the server's host:port.
+	Addr string `json:"addr"`
+	// Commands is how many commands it ran in the window (INFO commandstats).
+	Commands int64 `json:"commands"`
+	// CPUUS is its CPU time over the window (INFO cpu).
+	CPUUS float64 `json:"cpu_us"`
+	// CommandsPerAcquire and CPUUSPerAcquire divide them by the acquisitions.
+	CommandsPerAcquire float64 `json:"commands_per_acquire"`
+	CPUUSPerAcquire    float64 `json:"cpu_us_per_acquire"`
+	// CPUShare is CPUUS over the window's length: near 1, the server (one
+	// thread runs its commands) was the limit.
+	CPUShare float64 `json:"cpu_share"`
+	// ByCommand is Commands by command name.
+	ByCommand map[string]int64 `json:"by_command,omitempty"`
+	// Error says why the node was not measured.
+	Error string `json:"error,omitempty"`
+}
+
+// SetShares sets each measured node's CPU share of a window of secs seconds.
+func (s *Servers) SetShares(secs float64) {
+	if s == nil || secs <= 0 {
+		return
+	}
+	for i := range s.Nodes {
+		if s.Nodes[i].Error == "" {
+			s.Nodes[i].CPUShare = s.Nodes[i].CPUUS / (secs * 1e6)
+		}
+	}
 }
 
 // FaultEvent is one injected fault as it actually happened.

@@ -105,6 +105,9 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintf(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)\n",
 			c.Scheduled, c.Served, c.Late, c.Dropped)
 	}
+	if configText(r, "pipeline") == "auto" {
+		fmt.Fprintln(w, "pipeline auto: the workers' commands were batched into pipelines, so each latency includes the batching delay")
+	}
 	if r.Counters.Unfinished > 0 {
 		fmt.Fprintf(w, "%d critical sections of the window were cut off unfinished\n", r.Counters.Unfinished)
 	}
@@ -175,6 +178,9 @@ func writeCounts(w io.Writer, r *Result) error {
 		fmt.Fprintf(w, "errors by kind: %s\n", formatErrors(r.Errors))
 	}
 	writeNodeOutcomes(w, r)
+	if note := SaturationNote(r); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if s := r.Servers; s != nil {
 		if s.Unavailable != "" {
 			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
@@ -183,6 +189,20 @@ func writeCounts(w io.Writer, r *Result) error {
 		}
 	}
 	return nil
+}
+
+// SaturationNote warns when the generator used nearly all its CPUs: then
+// the figures are the generator's limit, not the servers'. "" otherwise.
+func SaturationNote(r *Result) string {
+	if !r.Client.Saturated() {
+		return ""
+	}
+	cpus := 0
+	if len(r.Hosts) > 0 {
+		cpus = r.Hosts[0].GOMAXPROCS
+	}
+	return fmt.Sprintf("note: the generator used %.0f%% of its %s over the window, so these figures are bounded by the generator; "+
+		"--pipeline auto or more generators (see Beyond one machine) would show the servers' limit", 100*r.Client.CPUShare, plural(cpus, "CPU"))
 }
 
 // figureText is one figure of r as a table cell, "-" when r lacks it.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -24,8 +25,9 @@ type cpuMeter struct {
 func (m *cpuMeter) start() { m.from, m.startErr = processCPU(); m.started = true }
 func (m *cpuMeter) stop()  { m.to, m.stopErr = processCPU() }
 
-// client is the window's CPU cost per acquisition, or why there is none.
-func (m *cpuMeter) client(acquired int64) *results.Client {
+// client is the window's CPU cost per acquisition and its share of the CPUs
+// Go may use over secs seconds, or why there is none.
+func (m *cpuMeter) client(acquired int64, secs float64) *results.Client {
 	switch err := firstErr(m.startErr, m.stopErr); {
 	case !m.started:
 		return &results.Client{Unavailable: "the measured window never started"}
@@ -34,6 +36,9 @@ func (m *cpuMeter) client(acquired int64) *results.Client {
 	}
 	c := &results.Client{CPUUS: float64((m.to - m.from).Microseconds())}
 	c.SetPerAcquire(acquired)
+	if secs > 0 {
+		c.CPUShare = c.CPUUS / (secs * 1e6 * float64(runtime.GOMAXPROCS(0)))
+	}
 	return c
 }
 

@@ -88,7 +88,11 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		}
 		return nil, err
 	}
-	locker, err := lockimpl.New(pl.Lock, clients, pl.LockOptions)
+	nodes, err := lockNodes(clients, pl.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	locker, err := lockimpl.New(pl.Lock, nodes, pl.LockOptions)
 	if err != nil {
 		return nil, badInput("lock", "%v", err)
 	}
@@ -159,7 +163,8 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		down[addr] = faults.downReason(addr)
 	}
 	r.Servers = meter.servers(r.Contention.Acquired, down)
-	r.Client = cpu.client(r.Contention.Acquired)
+	r.Servers.SetShares(r.DurationS)
+	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
 	if n, err := cleanup(context.WithoutCancel(ctx), liveClients(admin, topo.Addrs(), down), opts.KeyPrefix); err != nil {
 		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
 	} else {
@@ -191,6 +196,24 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		return nil, fmt.Errorf("bring up %s: %w", pl.Topology, err)
 	}
 	return topo, nil
+}
+
+// lockNodes are what the lock sends its commands through: the clients, or
+// with --pipeline auto each client's auto-pipeliner, which coalesces the
+// workers' commands into pipelines on a few connections.
+func lockNodes(clients []*redis.Client, pipeline string) ([]redis.Cmdable, error) {
+	out := lockimpl.Nodes(clients...)
+	if pipeline != "auto" {
+		return out, nil
+	}
+	for i, c := range clients {
+		ap, err := c.AutoPipeline()
+		if err != nil {
+			return nil, fmt.Errorf("auto-pipeline %s: %w", c.Options().Addr, err)
+		}
+		out[i] = ap
+	}
+	return out, nil
 }
 
 // lockClients are the clients the lock uses: one per master, or on the
@@ -241,6 +264,7 @@ func resolvedConfig(pl Plan, topo *compose.Topology) map[string]any {
 	cfg["acquire-timeout"] = pl.Bench.Retry.Timeout.String()
 	cfg["provider"] = topo.Provider
 	cfg["pool-size"] = strconv.Itoa(pl.PoolSize)
+	cfg["pipeline"] = pl.Pipeline
 	if pl.Lock == "redlock" {
 		nt := pl.LockOptions.Redlock.NodeTimeout
 		if nt == 0 {

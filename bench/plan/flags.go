@@ -99,6 +99,7 @@ var runFlags = []Flag{
 	{Name: "rate", Default: "0", Category: catWorkload, Usage: "open loop: lock requests per second (0: closed loop)"},
 
 	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)"},
+	{Name: "pipeline", Default: "off", Category: catRunner, Usage: "off, or auto: workers' commands are coalesced into pipelines on a few connections per server (go-redis auto-pipelining), so one generator can reach the server's limit; latency then includes batching"},
 	{Name: "pool-size", Default: "0", Category: catRunner, Usage: "connections per server (0: one per worker plus 8, at most 1024; workers beyond it wait for a connection, and that wait is part of their latency)"},
 	{Name: "duration", Aliases: []string{"d"}, Default: "10s", Category: catRunner, Usage: "measured window"},
 	{Name: "warmup", Default: "1s", Category: catRunner, Usage: "unrecorded warm-up before the window"},

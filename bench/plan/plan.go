@@ -44,6 +44,8 @@ type Plan struct {
 	Quiet bool
 	// PoolSize is the connections per server the lock's clients keep.
 	PoolSize int
+	// Pipeline is "off" or "auto" (auto-pipelined commands).
+	Pipeline string
 	// Label names the run in lists and legends; Tags mark it for filtering.
 	Label string
 	Tags  map[string]string
@@ -290,6 +292,17 @@ func Parse(v Values) (Plan, error) {
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
 	pl.Format = p.oneOf("format", "table", "json")
 	pl.Quiet = p.boolean("quiet")
+	pl.Pipeline = p.oneOf("pipeline", "off", "auto")
+	if pl.Pipeline == "auto" && p.err == nil {
+		switch {
+		case pl.Lock != "single" && pl.Lock != "fenced":
+			p.fail("pipeline", "auto works with --lock single or fenced; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which auto-pipelining does not keep", pl.Lock)
+		case pl.LockOptions.Wait.Replicas > 0:
+			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
+		case len(pl.Faults) > 0:
+			p.fail("pipeline", "auto does not keep per-command deadlines, so a fault would hang workers until the client's read timeout; measure faults without it")
+		}
+	}
 	pl.PoolSize = p.integer("pool-size", 0, 100_000)
 	if pl.PoolSize == 0 {
 		pl.PoolSize = AutoPoolSize(pl.Bench.Concurrency)

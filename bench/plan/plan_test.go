@@ -300,3 +300,25 @@ func urlPasswordOf(s string) string {
 	_, pw, _ := strings.Cut(rest[:at], ":")
 	return pw
 }
+
+func TestPipelineAuto(t *testing.T) {
+	for _, lock := range []string{"single", "fenced"} {
+		r := execute(t, "pipeline", "auto", "lock", lock, "concurrency", "32", "duration", "500ms")
+		if r.Contention.Acquired == 0 || r.TotalErrors() != 0 || r.Config["pipeline"] != "auto" {
+			t.Errorf("%s with --pipeline auto: acquired %d, errors %v, config pipeline %v", lock, r.Contention.Acquired, r.Errors, r.Config["pipeline"])
+		}
+		if got := r.Ops[results.OpRelease].Count; got != r.Counters.Released {
+			t.Errorf("%s: %d releases timed, %d released", lock, got, r.Counters.Released)
+		}
+	}
+	for _, bad := range []Values{
+		{"pipeline": {"auto"}, "topology": {"redlock:3"}},
+		{"pipeline": {"auto"}, "topology": {"replicated"}, "wait-replicas": {"1"}},
+		{"pipeline": {"auto"}, "fault": {"at=1s kill node=0"}},
+		{"pipeline": {"sometimes"}},
+	} {
+		if _, err := Expand(bad); !IsInputError(err) || !strings.Contains(err.Error(), "--pipeline") {
+			t.Errorf("Expand(%v) = %v, want a --pipeline input error", bad, err)
+		}
+	}
+}
