@@ -42,8 +42,11 @@ demo: build redis
 	@echo "      ./$(BIN) results report -o report.html <id>   # one offline HTML page"
 	@echo "      ./$(BIN) run --topology single --topology redlock:5 -d 5s   # Redlock's cost beside a single master"
 
+# benchstat-ready: six samples of each (go run golang.org/x/perf/cmd/benchstat
+# on two such outputs compares them). The recorder, the tick at 1k and 10k
+# workers, memory per worker (B/worker), a worker iteration, key choosers.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./workloads/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bench/ ./workloads/
 
 bench-redlock:
 	$(GO) test -run '^$$' -bench 'AcquireRelease|FanOutFloor' -benchtime 10000x -benchmem ./lockimpl/

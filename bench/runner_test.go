@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -487,5 +489,56 @@ func BenchmarkWorkerIteration(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w.criticalSection(ctx, time.Now(), closedLoop)
+	}
+}
+
+// BenchmarkTick times the once-a-second drain of the recorder shards into
+// the series: its cost follows the shards, not the workers.
+func BenchmarkTick(b *testing.B) {
+	for _, workers := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var recs []*recorder
+			for range recorderShards(workers) {
+				recs = append(recs, newRecorder())
+			}
+			for i := range workers {
+				recs[i%len(recs)].attempt(time.Duration(i)*time.Microsecond, lockimpl.OK)
+			}
+			s := newSeriesCollector(recs, nil)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				recs[i%len(recs)].attempt(time.Millisecond, lockimpl.OK)
+				s.tick(time.Second)
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryPerWorker reports what one worker costs the recorder, in
+// B/worker, at 1000 and 10000 workers: the shards are shared, so it falls
+// toward the size of a worker's own figures.
+func BenchmarkMemoryPerWorker(b *testing.B) {
+	for _, workers := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var perWorker float64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				recs := make([]*recorder, recorderShards(workers))
+				for i := range recs {
+					recs[i] = newRecorder()
+					for o := range numOps {
+						_ = recs[i].hist(op(o))
+					}
+				}
+				stats := make([]workerStats, workers)
+				runtime.ReadMemStats(&after)
+				perWorker = float64(after.TotalAlloc-before.TotalAlloc) / float64(workers)
+				runtime.KeepAlive(recs)
+				runtime.KeepAlive(stats)
+			}
+			b.ReportMetric(perWorker, "B/worker")
+		})
 	}
 }
