@@ -6,6 +6,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -20,6 +21,12 @@ type Measurement struct {
 	// BeforeWindow is true when the run was interrupted during its warm-up:
 	// nothing was measured.
 	BeforeWindow bool
+	// StartOffset is how late this process began after Options.StartAt.
+	StartOffset time.Duration
+	// Abandoned are the leases crashed holders left, still held when the run
+	// ended unless they expired: a run sharing its keys with other
+	// generators releases exactly these rather than every key of the run.
+	Abandoned []lockimpl.Lease
 	// Scheduled is the open-loop requests intended inside the window.
 	Scheduled int64
 	// Series has one point per second.
@@ -58,6 +65,7 @@ func (m *Measurement) merge(recs []*recorder, stats []workerStats) {
 	}
 	m.perWorker = make([]int64, len(stats))
 	for i := range stats {
+		m.Abandoned = append(m.Abandoned, stats[i].abandoned...)
 		m.perWorker[i] = stats[i].acquired
 		m.worstP99US = max(m.worstP99US, float64(stats[i].tta.quantile(0.99)))
 	}

@@ -24,11 +24,12 @@ const (
 	opHold
 	opBlocked
 	opOverrun
+	opResource
 	numOps
 )
 
 var opResultNames = [numOps]string{results.OpAcquire, results.OpAcquireFailed, results.OpTimeToAcquire,
-	results.OpRelease, results.OpReleaseFailed, results.OpRenew, results.OpRenewFailed, results.OpHold, results.OpBlocked, results.OpOverrun}
+	results.OpRelease, results.OpReleaseFailed, results.OpRenew, results.OpRenewFailed, results.OpHold, results.OpBlocked, results.OpOverrun, results.OpResource}
 
 // failedOp is where the failures of an operation go: a fast "connection
 // refused" recorded beside the answered attempts would make them look faster.

@@ -40,6 +40,14 @@ type Options struct {
 	// OnTick is called once a second of the window with the elapsed time, so
 	// scheduled faults can be fired and logged against the series.
 	OnTick func(elapsed time.Duration)
+	// Live, when set, is attached to the run so its figures can be read
+	// while it runs.
+	Live *Live
+	// Resource is the protected resource; nil keeps an exact one in process.
+	Resource Protected
+	// StartAt, when set, is when the warm-up starts, so generators of one
+	// run start together; the run waits for it. Zero starts at once.
+	StartAt time.Time
 	// NodeErrors, when set, reads the lock's per-master errors and timeouts
 	// so far, for the live line: a quorum lock can hide a failing master.
 	NodeErrors func() int64
@@ -120,7 +128,7 @@ type run struct {
 	locker   lockimpl.Locker
 	wl       workloads.Workload
 	opts     Options
-	resource *Resource
+	resource Protected
 	win      *windowClock
 	// recs are the recorder shards, a few per CPU, shared by the workers
 	// that map to them: memory and the per-second tick grow with CPUs, not
@@ -166,15 +174,32 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	wl = withDefaults(wl)
 	defer leanGC(opts.Concurrency)()
 	start := time.Now()
+	var offset time.Duration
+	if !opts.StartAt.IsZero() {
+		if !sleepUntil(ctx, opts.StartAt) {
+			m := &Measurement{Partial: true, BeforeWindow: true}
+			return m, nil
+		}
+		// The schedule counts from the instant given, however late this
+		// process woke; how late is recorded.
+		start, offset = opts.StartAt, time.Since(opts.StartAt)
+	}
 	win := &windowClock{start: start.Add(opts.Warmup)}
 	win.nominalEnd = win.start.Add(opts.Duration)
-	r := &run{locker: locker, wl: wl, opts: opts, resource: NewResource(), win: win}
+	resource := opts.Resource
+	if resource == nil {
+		resource = InProcess()
+	}
+	r := &run{locker: locker, wl: wl, opts: opts, resource: resource, win: win}
 	for range recorderShards(opts.Concurrency) {
 		r.recs = append(r.recs, newRecorder())
 	}
 	r.stats = make([]workerStats, opts.Concurrency)
 	r.series = newSeriesCollector(r.recs, opts.Progress)
 	r.series.nodeErrors = opts.NodeErrors
+	if opts.Live != nil {
+		opts.Live.attach(r)
+	}
 
 	// drainCtx outlives the window by at most DrainTimeout; Ctrl-C ends it at once.
 	drainCtx, stopDrain := context.WithCancel(ctx)
@@ -216,6 +241,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		<-drained
 	}
 	m.merge(r.recs, r.stats)
+	m.StartOffset = offset
 	m.Partial = m.Partial || ctx.Err() != nil
 	if r.sched != nil {
 		m.Scheduled = r.sched.inWindow()

@@ -482,7 +482,7 @@ func BenchmarkWorkerIteration(b *testing.B) {
 	wl := withDefaults(workloads.Workload{Keys: mustKeys(b, "unique"), TTL: time.Minute})
 	ctx := context.Background()
 	win := &windowClock{start: time.Now()}
-	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: NewResource(), win: win, windowCtx: ctx}
+	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: InProcess(), win: win, windowCtx: ctx}
 	r.recs, r.stats = []*recorder{newRecorder()}, make([]workerStats, 1)
 	w := &worker{run: r, id: 0, rec: r.recs[0], stats: &r.stats[0], rng: rand.New(rand.NewPCG(1, 1)), releaseCtx: ctx, drainCtx: ctx}
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)

@@ -176,7 +176,13 @@ func (s *section) latency(o op, d time.Duration, failed bool) {
 }
 
 func (s *section) run(keyIdx int) {
-	entry, overlap, blocked := s.resource.Enter(keyIdx, s.acquiredAt)
+	var entry Entry
+	var overlap bool
+	var blocked time.Duration
+	s.protected(func(ctx context.Context) (err error) {
+		entry, overlap, blocked, err = s.resource.Enter(ctx, keyIdx, s.acquiredAt)
+		return err
+	})
 	if overlap {
 		s.count(func(c *counters) { c.overlaps++ })
 	}
@@ -185,25 +191,50 @@ func (s *section) run(keyIdx int) {
 	}
 	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
 		// A dead client: it leaves the critical section and never releases.
-		s.resource.Abandon(entry, time.Now())
+		s.protected(func(ctx context.Context) error { return s.resource.Abandon(ctx, entry, time.Now()) })
 		s.count(func(c *counters) { c.crashed++ })
+		s.stats.abandoned = append(s.stats.abandoned, s.lease)
 		return
 	}
 	switch s.work() {
 	case workAborted:
-		s.resource.Exit(entry)
+		s.exit(entry)
 		s.count(func(c *counters) { c.aborted++ })
 		return
 	case workInterrupted:
-		s.resource.Exit(entry)
+		s.exit(entry)
 		s.count(func(c *counters) { c.unfinished++ })
 		s.releaseQuietly()
 		return
 	}
 	s.write(entry)
-	s.resource.Exit(entry)
+	s.exit(entry)
 	s.latency(opHold, time.Since(s.acquiredAt), false)
 	s.release()
+}
+
+// exit records the holder leaving the critical section.
+func (s *section) exit(e Entry) {
+	s.protected(func(ctx context.Context) error { return s.resource.Exit(ctx, e) })
+}
+
+// protected makes one call to the protected resource. A shared resource's
+// round trips are timed as op resource, apart from the lock's latencies, and
+// a failed one is counted as an error of kind resource: its verdict (no
+// overlap, write accepted) is then unknown, not safe.
+func (s *section) protected(call func(ctx context.Context) error) {
+	if !s.resource.Remote() {
+		_ = call(s.drainCtx)
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.releaseCtx, 2*time.Second)
+	start := time.Now()
+	err := call(ctx)
+	cancel()
+	s.latency(opResource, time.Since(start), false)
+	if err != nil && s.recorded {
+		s.rec.errorKind("resource")
+	}
 }
 
 // workEnd is how a holder's work ended.
@@ -271,7 +302,11 @@ func (s *section) renew(ctx context.Context) bool {
 func (s *section) write(entry Entry) {
 	now := time.Now()
 	expired := now.After(s.lease.ValidUntil())
-	verdict := s.resource.Write(entry, s.lease.Fence, expired)
+	var verdict WriteVerdict
+	s.protected(func(ctx context.Context) (err error) {
+		verdict, err = s.resource.Write(ctx, entry, s.lease.Fence, expired)
+		return err
+	})
 	if expired {
 		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
 	}

@@ -1,6 +1,10 @@
 package bench
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
 
 // workerStats is what one worker alone writes and only the end of the run
 // reads: its acquisitions and a compact histogram of its times to acquire,
@@ -9,6 +13,8 @@ import "math/bits"
 type workerStats struct {
 	acquired int64
 	tta      logHistogram
+	// abandoned are the leases this worker's crashed holders left.
+	abandoned []lockimpl.Lease
 }
 
 // logHistogram counts microsecond values in buckets of 1/8 of an octave

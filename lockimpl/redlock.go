@@ -176,9 +176,14 @@ const (
 	// waitDecided returns once the quorum is decided either way (fail-fast).
 	waitDecided
 	// waitDecidedOrBound returns once the quorum is decided or the bound
-	// passed, whichever comes first: a release must not hold its worker for
-	// as long as one paused master takes to time out.
+	// passed, whichever comes first (a fail-fast release).
 	waitDecidedOrBound
+	// waitAllOrBound returns once every master answered or the bound passed:
+	// a release must not hold its worker for as long as one paused master
+	// takes to time out, nor return while its DELs are still landing on
+	// healthy masters, where the worker's next SET would find its own old
+	// key and count itself as contended.
+	waitAllOrBound
 )
 
 // fanOut runs op on every master in parallel and gathers replies until its
@@ -214,13 +219,13 @@ func (r *Redlock) fanOut(ctx context.Context, timeout time.Duration, rule waitRu
 		answered[0] = true
 	}
 	var deadline <-chan time.Time
-	if rule == waitDecidedOrBound && bound < timeout {
+	if (rule == waitDecidedOrBound || rule == waitAllOrBound) && bound < timeout {
 		timer := time.NewTimer(bound)
 		defer timer.Stop()
 		deadline = timer.C
 	}
 wait:
-	for t.answered() < n && !(rule != waitAll && t.decided()) {
+	for t.answered() < n && !((rule == waitDecided || rule == waitDecidedOrBound) && t.decided()) {
 		select {
 		case reply := <-replies:
 			t.add(reply)
@@ -322,8 +327,9 @@ func (r *Redlock) acquireRule() waitRule {
 }
 
 // giveBack runs compare-and-delete on every master in parallel and returns
-// once a quorum is decided or bound (the node timeout) has passed, so one
-// slow or paused master does not hold the caller. The masters it did not
+// once every master answered (with fail-fast: once a quorum is decided) or
+// bound (the node timeout) has passed, so one slow or paused master does not
+// hold the caller. The masters it did not
 // wait for finish in the background, up to the release timeout; one whose
 // DEL went out unanswered is settled like an unanswered SET, so the delete
 // still happens once it resumes. Then the masters where a SET may land
@@ -336,7 +342,11 @@ func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token strin
 			r.settleOne(ctx, nil, time.Time{}, reply.node, key, token, horizon)
 		}
 	}
-	t, _ := r.fanOut(ctx, r.releaseTimeout(), waitDecidedOrBound, bound, onLate, func(nctx context.Context, i int) (Outcome, error) {
+	rule := waitAllOrBound
+	if r.opts.FailFast {
+		rule = waitDecidedOrBound
+	}
+	t, _ := r.fanOut(ctx, r.releaseTimeout(), rule, bound, onLate, func(nctx context.Context, i int) (Outcome, error) {
 		return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
 	})
 	if open != nil {
@@ -457,8 +467,9 @@ func (r *Redlock) takeOpen(token string) *openSets {
 }
 
 // Release runs compare-and-delete on every master in parallel and returns
-// once a quorum of them decided, or the node timeout passed; masters that
-// had not answered by then are settled in the background. An undecided
+// once all of them answered (with fail-fast, once a quorum decided), or the
+// node timeout passed; masters that had not answered by then are settled in
+// the background. An undecided
 // release is Failed: the holder cannot know it gave the key back.
 func (r *Redlock) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	// Taken before the DELs go out: a straggler that answers meanwhile must

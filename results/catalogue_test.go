@@ -14,7 +14,7 @@ func fullFixture(t *testing.T, id string, gen int) *Result {
 	t.Helper()
 	r := fixture(t, id, fixtureOpts{incidents: true, servers: true, series: true, generatorID: gen, generators: 2})
 	k := int64(gen + 1)
-	for i, op := range []string{OpAcquireFailed, OpReleaseFailed, OpRenew, OpRenewFailed, OpBlocked, OpOverrun} {
+	for i, op := range []string{OpAcquireFailed, OpReleaseFailed, OpRenew, OpRenewFailed, OpBlocked, OpOverrun, OpResource} {
 		r.Ops[op] = summaryOf(t, tailValues(200+gen*37, float64(50*(i+1)), 0.3), 0)
 	}
 	r.Ops[OpAcquire] = summaryOf(t, tailValues(5000, 180, 0.45), r.Ops[OpAcquireFailed].Count)

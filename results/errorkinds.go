@@ -11,7 +11,7 @@ import (
 // to meet. A reply not listed still appears under its first word.
 var errorKinds = []string{
 	"no_quorum", "validity_expired", "unreplicated", "timeout", "canceled",
-	"conn_refused", "conn_reset", "eof", "client_closed", "other",
+	"conn_refused", "conn_reset", "eof", "client_closed", "other", "resource",
 	"loading", "readonly", "noscript", "busy", "oom", "noauth", "wrongpass", "noperm",
 	"masterdown", "clusterdown", "moved", "ask", "tryagain", "crossslot", "err",
 }

@@ -35,10 +35,13 @@ const (
 	// OpOverrun is, for every protected write that came after its lease's
 	// validity, how long after: the blind window a stalled holder works in.
 	OpOverrun = "overrun"
+	// OpResource is a round trip to a shared protected resource (--resource):
+	// the safety check's own cost, never counted as lock latency.
+	OpResource = "resource"
 )
 
 // opNames lists the operations in the order reports show them.
-var opNames = []string{OpAcquire, OpAcquireFailed, OpTimeToAcquire, OpRelease, OpReleaseFailed, OpRenew, OpRenewFailed, OpHold, OpBlocked, OpOverrun}
+var opNames = []string{OpAcquire, OpAcquireFailed, OpTimeToAcquire, OpRelease, OpReleaseFailed, OpRenew, OpRenewFailed, OpHold, OpBlocked, OpOverrun, OpResource}
 
 // opOrder returns a fresh copy of opNames, so no caller can reorder another's.
 func opOrder() []string { return append([]string(nil), opNames...) }
@@ -66,6 +69,12 @@ type Result struct {
 	DurationS float64 `json:"duration_s"`
 	// Partial is true when the run was interrupted before its end.
 	Partial bool `json:"partial"`
+	// StartOffsetS is how late this generator began after the --start-at it
+	// was given, in seconds (absent without --start-at).
+	StartOffsetS float64 `json:"start_offset_s,omitempty"`
+	// Resource names where the protected resource was kept: "in-process",
+	// or a Redis URL (without its password) shared by the generators.
+	Resource string `json:"resource,omitempty"`
 	// Label is the user's name for the run (--label), shown in lists and
 	// report legends instead of its id.
 	Label string `json:"label,omitempty"`

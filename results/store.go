@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -131,6 +132,30 @@ func Find(dir, ref string) (*Result, error) {
 		return nil, fmt.Errorf("run %q is a group of %d runs; name one of them", ref, len(rs))
 	}
 	return rs[0], nil
+}
+
+// Generators returns every generator's result of run id in dir (the files
+// <id>-g<i>.json), by generator index.
+func Generators(dir, id string) ([]*Result, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, id+"-g*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	var out []*Result
+	for _, p := range paths {
+		if _, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), id+"-g"), ".json")); err != nil {
+			continue
+		}
+		r, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("run %s: no generator results (%s-g<i>.json) in %s", id, id, dir)
+	}
+	return out, nil
 }
 
 var errAmbiguous = errors.New("ambiguous id")

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/metrics"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
@@ -67,7 +69,13 @@ func interrupted(ctx context.Context, when string) error {
 // A run interrupted (ctx cancelled) in its window still returns its partial
 // result; one interrupted before returns ErrInterrupted.
 func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
-	id := NewRunID()
+	id, prefix := NewRunID(), ""
+	if pl.RunID != "" {
+		// Generators of one run share the keys, and each stores its own file.
+		id, prefix = fmt.Sprintf("%s-g%d", pl.RunID, pl.GeneratorID), KeyPrefix(pl.RunID)
+	} else {
+		prefix = KeyPrefix(id)
+	}
 	topo, err := up(ctx, pl, env)
 	if err != nil {
 		if ierr := interrupted(ctx, "while starting "+pl.Topology.String()); ierr != nil {
@@ -107,7 +115,38 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	var nodeBase []lockimpl.NodeCounts
 	rl, isRedlock := locker.(*lockimpl.Redlock)
 	opts := pl.Bench
-	opts.KeyPrefix = KeyPrefix(id)
+	opts.KeyPrefix = prefix
+	opts.StartAt = pl.StartAt
+	if pl.MetricsAddr != "" {
+		live := bench.NewLive()
+		runID := pl.RunID
+		if runID == "" {
+			runID = id
+		}
+		stopMetrics, err := metrics.Serve(pl.MetricsAddr, live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(pl.GeneratorID),
+			Lock: pl.Lock, Topology: pl.Topology.String()})
+		if err != nil {
+			return nil, err
+		}
+		defer stopMetrics()
+		opts.Live = live
+		env.logf("metrics: http://%s/metrics", pl.MetricsAddr)
+	}
+	r.Resource = "in-process"
+	if pl.Resource != "" {
+		rc, err := resourceClient(ctx, pl.Resource, pl.PoolSize)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		defer func() {
+			if pl.RunID == "" {
+				_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, prefix+"resource:")
+			}
+		}()
+		opts.Resource = bench.NewSharedResource(rc, prefix)
+		r.Resource = compose.RedactURL(pl.Resource)
+	}
 	opts.Progress = env.Progress
 	if isRedlock {
 		opts.NodeErrors = func() int64 {
@@ -142,7 +181,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		if isRedlock {
 			rl.Wait()
 		}
-		_, _ = cleanup(context.WithoutCancel(ctx), admin, opts.KeyPrefix)
+		cleanUp(context.WithoutCancel(ctx), pl, locker, m, admin, opts.KeyPrefix, Env{})
 		return nil, interrupted(ctx, "during the warm-up")
 	}
 	if isRedlock {
@@ -165,12 +204,68 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	r.Servers = meter.servers(r.Contention.Acquired, down)
 	r.Servers.SetShares(r.DurationS)
 	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
-	if n, err := cleanup(context.WithoutCancel(ctx), liveClients(admin, topo.Addrs(), down), opts.KeyPrefix); err != nil {
-		env.logf("cleanup of %s*: %v", opts.KeyPrefix, err)
-	} else {
-		env.logf("cleanup: deleted %d key(s) under %s", n, opts.KeyPrefix)
+	if !pl.StartAt.IsZero() {
+		r.StartOffsetS = m.StartOffset.Seconds()
 	}
+	cleanUp(context.WithoutCancel(ctx), pl, locker, m, liveClients(admin, topo.Addrs(), down), opts.KeyPrefix, env)
 	return r, nil
+}
+
+// cleanUp removes what the run left on the servers. A lone run deletes
+// every key under its own prefix. A generator of a shared run (--run-id)
+// must not delete keys another generator still holds: it releases only the
+// leases its own crashed holders left, by their tokens, and gives the
+// shared fencing counters an expiry long past the run's end instead.
+func cleanUp(ctx context.Context, pl Plan, locker lockimpl.Locker, m *bench.Measurement, admin []*redis.Client, prefix string, env Env) {
+	if pl.RunID == "" {
+		if n, err := cleanup(ctx, admin, prefix); err != nil {
+			env.logf("cleanup of %s*: %v", prefix, err)
+		} else {
+			env.logf("cleanup: deleted %d key(s) under %s", n, prefix)
+		}
+		return
+	}
+	released := 0
+	for _, lease := range m.Abandoned {
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		if out, _ := locker.Release(rctx, lease); out == lockimpl.OK {
+			released++
+		}
+		cancel()
+	}
+	if rl, ok := locker.(*lockimpl.Redlock); ok {
+		rl.Wait()
+	}
+	keep := max(time.Minute, 10*pl.Workload.TTL)
+	n, err := expireFences(ctx, admin, prefix, keep)
+	if err != nil {
+		env.logf("cleanup of %s*: %v", prefix, err)
+	}
+	env.logf("cleanup: released %d lease(s) left by crashed holders; %d fencing counter(s) under %s expire in %v", released, n, prefix, keep)
+}
+
+// expireFences gives the run's fencing counters that have no expiry one, so
+// they outlive every generator of the run and then go.
+func expireFences(ctx context.Context, clients []*redis.Client, prefix string, keep time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n := 0
+	var errs []error
+	for _, c := range clients {
+		iter := c.Scan(ctx, 0, prefix+"*"+lockimpl.FenceKey(""), 1000).Iterator()
+		for iter.Next(ctx) {
+			// NX: a counter another generator already set to expire keeps its expiry.
+			if set, err := c.Do(ctx, "PEXPIRE", iter.Val(), keep.Milliseconds(), "NX").Int(); err != nil {
+				errs = append(errs, err)
+			} else if set == 1 {
+				n++
+			}
+		}
+		if err := iter.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("scan %s: %w", c.Options().Addr, err))
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 // up brings the plan's topology up, with proxies and the clock shim only
@@ -196,6 +291,24 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		return nil, fmt.Errorf("bring up %s: %w", pl.Topology, err)
 	}
 	return topo, nil
+}
+
+// resourceClient connects to the Redis of a shared protected resource and
+// checks it answers.
+func resourceClient(ctx context.Context, url string, pool int) (*redis.Client, error) {
+	o, err := compose.ParseRedisURL(url)
+	if err != nil {
+		return nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--redis "))
+	}
+	o.MaxRetries, o.ContextTimeoutEnabled, o.DisableIdentity, o.DialTimeout, o.PoolSize = -1, true, true, time.Second, pool
+	c := redis.NewClient(o)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("--resource %s does not answer PING: %w", compose.RedactURL(url), err)
+	}
+	return c, nil
 }
 
 // lockNodes are what the lock sends its commands through: the clients, or

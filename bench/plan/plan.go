@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -46,9 +47,49 @@ type Plan struct {
 	PoolSize int
 	// Pipeline is "off" or "auto" (auto-pipelined commands).
 	Pipeline string
+	// RunID is the id shared by the generators of one run ("" for a lone
+	// run, which gets an id of its own); GeneratorID is this one's index.
+	RunID       string
+	GeneratorID int
+	// StartAt is when the warm-up starts (zero: as soon as the servers answer).
+	StartAt time.Time
+	// Resource is the URL of a Redis holding the protected resource; empty
+	// keeps it in process.
+	Resource string
+	// MetricsAddr is where Prometheus metrics are served during the run.
+	MetricsAddr string
 	// Label names the run in lists and legends; Tags mark it for filtering.
 	Label string
 	Tags  map[string]string
+}
+
+// validRunID reports whether id can name keys and files.
+func validRunID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseStartAt reads --start-at: an RFC 3339 time, or +DURATION from now.
+func ParseStartAt(s string, now time.Time) (time.Time, error) {
+	if d, ok := strings.CutPrefix(s, "+"); ok {
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur < 0 {
+			return time.Time{}, fmt.Errorf("%q: want +DURATION such as +30s, or an RFC 3339 time", s)
+		}
+		return now.Add(dur), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time such as 2026-12-02T10:00:00Z, or +DURATION such as +30s", s)
+	}
+	return t, nil
 }
 
 // MaxAutoPool bounds the automatic pool size: past it, a connection per
@@ -314,8 +355,35 @@ func Parse(v Values) (Plan, error) {
 	}
 	pl.Tags = tags
 	generators := p.integer("generators", 1, 1<<20)
-	if id := p.integer("generator-id", 0, 1<<20); p.err == nil && id >= generators {
-		p.fail("generator-id", "%d: want 0 to %d (one less than --generators)", id, generators-1)
+	pl.GeneratorID = p.integer("generator-id", 0, 1<<20)
+	if p.err == nil && pl.GeneratorID >= generators {
+		p.fail("generator-id", "%d: want 0 to %d (one less than --generators)", pl.GeneratorID, generators-1)
+	}
+	pl.RunID = v.Get("run-id")
+	if pl.RunID != "" && !validRunID(pl.RunID) {
+		p.fail("run-id", "%q: want 1 to 64 letters, digits, '.', '_' or '-'", pl.RunID)
+	}
+	if generators > 1 && pl.RunID == "" {
+		p.fail("generators", "%d generators need a shared --run-id, or they would never touch the same keys", generators)
+	}
+	if s := v.Get("start-at"); s != "" {
+		at, err := ParseStartAt(s, time.Now())
+		if err != nil {
+			p.fail("start-at", "%v", err)
+		}
+		pl.StartAt = at
+	}
+	if u := v.Get("resource"); u != "" {
+		if _, err := compose.ParseRedisURL(u); err != nil {
+			p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--redis "))
+		}
+		pl.Resource = u
+	}
+	pl.MetricsAddr = v.Get("metrics-addr")
+	if a := pl.MetricsAddr; a != "" {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			p.fail("metrics-addr", "%q: want HOST:PORT, e.g. :9464 or 127.0.0.1:9464", a)
+		}
 	}
 	if p.err != nil {
 		return Plan{}, p.err

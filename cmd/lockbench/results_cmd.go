@@ -28,8 +28,9 @@ func resultsCommand() *cli.Command {
 				Flags: []cli.Flag{outFlag}, Action: resultsShow},
 			{Name: "compare", Usage: "runs (or groups of repeats) side by side with ratios to the first", ArgsUsage: "A B [C…]",
 				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"}}, Action: resultsCompare},
-			{Name: "merge", Usage: "merge results of generators that ran together into one", ArgsUsage: "A B [C…]",
-				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Usage: "file to write the merged result to (default: <out>/merged-<id>.json)"}}, Action: resultsMerge},
+			{Name: "merge", Usage: "merge results of generators that ran together into one", ArgsUsage: "A B [C…]  (or --run-id ID)",
+				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Usage: "file to write the merged result to (default: <out>/merged-<id>.json)"},
+					&cli.StringFlag{Name: "run-id", Usage: "merge every generator of this run found in --out (<run-id>-g<i>.json)"}}, Action: resultsMerge},
 			{Name: "export", Usage: "write .hgrm percentile files, summary CSV or series CSV", ArgsUsage: "ID|FILE",
 				Flags: []cli.Flag{outFlag,
 					&cli.StringFlag{Name: "hgrm", Usage: "directory for one .hgrm file per operation"},
@@ -155,13 +156,24 @@ func resultsMerge(c *cli.Context) error {
 	if err := outSlip(c, ".json"); err != nil {
 		return err
 	}
-	groups, err := resolve(c, 1)
-	if err != nil {
-		return err
+	var runs []*results.Result
+	if id := c.String("run-id"); id != "" {
+		if c.NArg() > 0 {
+			return usageError{msg: "merge takes --run-id or run ids, not both"}
+		}
+		var err error
+		if runs, err = results.Generators(c.String("out"), id); err != nil {
+			return usageError{msg: err.Error()}
+		}
+	} else {
+		groups, err := resolve(c, 1)
+		if err != nil {
+			return err
+		}
+		runs = flatten(groups)
 	}
-	runs := flatten(groups)
 	if len(runs) < 2 {
-		return usageError{msg: "merge needs at least 2 results"}
+		return usageError{msg: fmt.Sprintf("merge needs at least 2 results, found %d", len(runs))}
 	}
 	merged, err := results.Merge(runs)
 	if err != nil {

@@ -35,7 +35,7 @@ func TestPasswordNeverWritten(t *testing.T) {
 	lb(append([]string{"run", "--redis", url, "--count", "2"}, common...)...)
 	gen := filepath.Join(dir, "gen")
 	for _, id := range []string{"0", "1"} {
-		lb("run", "--redis", url, "--generators", "2", "--generator-id", id, "-d", "300ms", "--warmup", "0", "--out", gen, "-q")
+		lb("run", "--redis", url, "--run-id", "secret-run", "--generators", "2", "--generator-id", id, "-d", "300ms", "--warmup", "0", "--out", gen, "-q")
 	}
 	gens, _ := filepath.Glob(filepath.Join(gen, "*.json"))
 	t.Setenv("LOCKBENCH_REDIS", url)
