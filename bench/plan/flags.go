@@ -116,7 +116,7 @@ var runFlags = []Flag{
 	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id"},
 	{Name: "tag", Multi: true, Category: catOutput, Usage: "key=value mark stored with the run, repeatable; results ls --tag key=value filters by it"},
 	{Name: "out", Default: "./runs", Category: catOutput, Usage: "directory for result files"},
-	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table or json"},
+	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table, json, or marked (the JSON between markers that results collect reads from logs)"},
 	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line"},
 }
 

@@ -331,7 +331,7 @@ func Parse(v Values) (Plan, error) {
 		}
 	}
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
-	pl.Format = p.oneOf("format", "table", "json")
+	pl.Format = p.oneOf("format", "table", "json", "marked")
 	pl.Quiet = p.boolean("quiet")
 	pl.Pipeline = p.oneOf("pipeline", "off", "auto")
 	if pl.Pipeline == "auto" && p.err == nil {

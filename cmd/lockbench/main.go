@@ -151,6 +151,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			scenarioCommand(),
 			lockCostCommand(),
 			redlockCostCommand(),
+			k8sCommand(),
 			versionCommand(),
 		},
 	}

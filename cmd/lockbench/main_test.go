@@ -211,6 +211,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"version", "extra"}, "version takes no arguments"},
 		{[]string{"workloads", "extra"}, "workloads takes no arguments"},
 		{[]string{"sweep", "-d", "1s"}, "no axis"},
+		{[]string{"k8s", "job", "--generators", "0"}, "--generators"},
+		{[]string{"k8s", "job", "--", "--run-id", "x"}, "--run-id"},
+		{[]string{"k8s", "job", "--", "--keys", "zipf:1,0.5"}, "--keys"},
+		{[]string{"k8s", "job", "--", "--redis", "redis://:pw123456@r:6379"}, "password"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errs := lockbench(t, tc.args...)

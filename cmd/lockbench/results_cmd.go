@@ -36,6 +36,8 @@ func resultsCommand() *cli.Command {
 					&cli.StringFlag{Name: "hgrm", Usage: "directory for one .hgrm file per operation"},
 					&cli.StringFlag{Name: "csv", Usage: "file for the summary CSV"},
 					&cli.StringFlag{Name: "series-csv", Usage: "file for the per-second series CSV"}}, Action: resultsExport},
+			{Name: "collect", Usage: "store the results generators printed to their logs (kubectl logs -l job-name=NAME | lockbench results collect)",
+				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "logs", Value: "-", Usage: "file of logs, - for standard input"}}, Action: resultsCollect},
 			{Name: "report", Usage: "one self-contained offline HTML report of one or more runs", ArgsUsage: "ID… ",
 				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Value: "report.html", Usage: "HTML file to write"}}, Action: resultsReport},
 		},
