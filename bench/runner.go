@@ -52,7 +52,7 @@ type Options struct {
 	// so far, for the live line: a quorum lock can hide a failing master.
 	NodeErrors func() int64
 	// LateThreshold is how far behind its intended start an open-loop request may
-	// begin before it counts as late (default 1 ms).
+	// begin before it counts as late (default DefaultLateThreshold).
 	LateThreshold time.Duration
 	// DrainTimeout bounds how long critical sections of the window may go on
 	// after it closed (default 30 s); those still unfinished are counted so.
@@ -143,6 +143,10 @@ type run struct {
 	windowCtx context.Context
 }
 
+// DefaultLateThreshold is how far behind its intended start an open-loop
+// request may begin before it counts as late, unless Options say otherwise.
+const DefaultLateThreshold = time.Millisecond
+
 // Run drives the workload against locker and returns what it measured. It
 // returns when the window ends and the critical sections begun in it have
 // finished, or when ctx is cancelled; then the result is marked partial.
@@ -166,7 +170,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		return nil, err
 	}
 	if opts.LateThreshold == 0 {
-		opts.LateThreshold = time.Millisecond
+		opts.LateThreshold = DefaultLateThreshold
 	}
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = 30 * time.Second

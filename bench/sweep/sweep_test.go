@@ -318,3 +318,35 @@ func TestSweepColumnsAreCatalogueFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenLoopStepToleratesOnlyEdgeDrops: a request intended in the window's
+// last millisecond and not started when it closed was not late, so it does
+// not prove the step saturated; one more drop does.
+func TestOpenLoopStepToleratesOnlyEdgeDrops(t *testing.T) {
+	ramp := Ramp{OpenLoop: true}
+	for _, tc := range []struct {
+		name                       string
+		scheduled, served, dropped int64
+		durationS                  float64
+		saturated                  bool
+	}{
+		{"none dropped", 2000, 2000, 0, 1, false},
+		{"one unstarted at the close of 2000/s", 2000, 1999, 1, 1, false},
+		{"two at 2000/s: both may be in the last ms", 2000, 1998, 2, 1, false},
+		{"three at 2000/s: one was already late", 2000, 1997, 3, 1, true},
+		{"one at 200/s over 1 s", 200, 199, 1, 1, false},
+		{"two at 200/s over 1 s", 200, 198, 2, 1, true},
+		{"served under 95%", 2000, 1800, 0, 1, true},
+		{"no duration recorded: every drop counts", 2000, 1999, 1, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &results.Result{ID: "r", DurationS: tc.durationS,
+				Counters: results.Counters{Scheduled: tc.scheduled, Served: tc.served, Dropped: tc.dropped},
+				Ops:      map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}
+			s := stepOf(float64(tc.scheduled), r, nil, ramp)
+			if s.MetSLO == tc.saturated {
+				t.Errorf("met SLO %v, broken %v: want saturated %v", s.MetSLO, s.Broken, tc.saturated)
+			}
+		})
+	}
+}
