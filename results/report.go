@@ -254,8 +254,8 @@ func latencyChart(op string, runs []*Result) (chart, error) {
 	for _, cv := range curves {
 		r := runs[cv.run]
 		c.Lines = append(c.Lines, svgPoly{p.points(cv.xs, cv.ys), runColor(cv.run),
-			fmt.Sprintf("%s %s: p50 %s, p99 %s, max %s", r.ID, op, FormatUS(r.Ops[op].LatencyUS.P50), FormatUS(r.Ops[op].LatencyUS.P99), FormatUS(r.Ops[op].LatencyUS.Max))})
-		c.Legend = append(c.Legend, legendItem{runColor(cv.run), r.ID})
+			fmt.Sprintf("%s %s: p50 %s, p99 %s, max %s", RunName(r), op, FormatUS(r.Ops[op].LatencyUS.P50), FormatUS(r.Ops[op].LatencyUS.P99), FormatUS(r.Ops[op].LatencyUS.Max))})
+		c.Legend = append(c.Legend, legendItem{runColor(cv.run), RunName(r)})
 	}
 	return c, nil
 }
@@ -343,10 +343,10 @@ func seriesChart(spec seriesSpec, runs []*Result) chart {
 	}
 	for i, r := range runs {
 		for _, seg := range segs[i] {
-			c.Lines = append(c.Lines, svgPoly{stepPoints(p, seg), runColor(i), r.ID})
+			c.Lines = append(c.Lines, svgPoly{stepPoints(p, seg), runColor(i), RunName(r)})
 		}
 		if len(segs[i]) > 0 {
-			c.Legend = append(c.Legend, legendItem{runColor(i), r.ID})
+			c.Legend = append(c.Legend, legendItem{runColor(i), RunName(r)})
 		}
 	}
 	markFaults(&c, p, runs)

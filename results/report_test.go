@@ -253,6 +253,13 @@ func TestReportUsesLabelsAndShowsChecks(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+	// Every chart's legend (percentile curves, series) names a labelled run
+	// by its label, never by its id.
+	for _, r := range runs {
+		if legend := "</svg> " + r.ID + "</li>"; strings.Contains(doc, legend) {
+			t.Errorf("a legend names run %s by its id, not its label %q", r.ID, r.Label)
+		}
+	}
 }
 
 func TestRunColorsStayDistinct(t *testing.T) {
