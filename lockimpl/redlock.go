@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,10 @@ type Redlock struct {
 	// settlers delete keys again on masters that did not answer, one per
 	// master, so a paused master gets one probe at a time, not one per key.
 	settlers []*settler
+	// raw reaches the masters by hand-spoken RESP for fan-outs that wait for
+	// every master (see rawFanOut); nil with fail-fast, or when a master is
+	// not a plain go-redis client.
+	raw []*rawNode
 }
 
 // NewRedlock returns Redlock over the given masters.
@@ -86,7 +91,19 @@ func NewRedlock(nodes []redis.Cmdable, opts RedlockOptions) (*Redlock, error) {
 	for i := range nodes {
 		r.settlers = append(r.settlers, &settler{r: r, node: i})
 	}
+	if !opts.FailFast && len(nodes) <= MaxRawMasters {
+		r.raw = rawNodes(nodes)
+	}
 	return r, nil
+}
+
+// Close closes the connections the lock keeps of its own (not the clients
+// it was given). Wait for background work first.
+func (r *Redlock) Close() error {
+	for _, n := range r.raw {
+		n.close()
+	}
+	return nil
 }
 
 // Info describes the lock.
@@ -273,9 +290,15 @@ type stragglers struct {
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	token := NewToken()
 	start := time.Now()
-	t, late := r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
-		return r.setOne(nctx, i, key, token, ttl)
-	})
+	var t tally
+	var late *stragglers
+	if r.raw != nil {
+		t, late = r.rawFanOut(ctx, r.nodeTimeout(ttl), 0, nil, r.rawSet(key, token, ttl))
+	} else {
+		t, late = r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
+			return r.setOne(nctx, i, key, token, ttl)
+		})
+	}
 	open := newOpenSets(t.unsure, late, start, ttl)
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 {
@@ -346,9 +369,14 @@ func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token strin
 	if r.opts.FailFast {
 		rule = waitDecidedOrBound
 	}
-	t, _ := r.fanOut(ctx, r.releaseTimeout(), rule, bound, onLate, func(nctx context.Context, i int) (Outcome, error) {
-		return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
-	})
+	var t tally
+	if r.raw != nil {
+		t, _ = r.rawFanOut(ctx, r.releaseTimeout(), bound, onLate, scriptCommand(r.scripts.release, releaseSrc, key, token))
+	} else {
+		t, _ = r.fanOut(ctx, r.releaseTimeout(), rule, bound, onLate, func(nctx context.Context, i int) (Outcome, error) {
+			return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
+		})
+	}
 	if open != nil {
 		r.settle(ctx, open, key, token)
 	}
@@ -399,8 +427,24 @@ func (r *Redlock) settleOne(_ context.Context, ready <-chan struct{}, notBefore 
 }
 
 func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time.Duration) (Outcome, error) {
-	c := &r.counters[i]
 	ok, err := r.nodes[i].SetNX(ctx, key, token, ttl).Result()
+	return r.countSet(i, ok, err)
+}
+
+// rawSet is SET key token NX PX ttl for rawFanOut, counted like setOne.
+func (r *Redlock) rawSet(key, token string, ttl time.Duration) rawCommand {
+	return rawCommand{
+		args: []string{"SET", key, token, "NX", "PX", strconv.FormatInt(ttl.Milliseconds(), 10)},
+		outcome: func(i int, rep rawReply, err error) (Outcome, error) {
+			return r.countSet(i, err == nil && !rep.isNil, err)
+		},
+	}
+}
+
+// countSet counts master i's answer to a SET NX: taken (ok), held by another
+// (!ok), timed out or failed.
+func (r *Redlock) countSet(i int, ok bool, err error) (Outcome, error) {
+	c := &r.counters[i]
 	switch {
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)):
 		c.timeouts.Add(1)
@@ -426,9 +470,15 @@ func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time
 func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
 	expired := !start.Before(lease.ValidUntil())
-	t, _ := r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
-		return runOwned(nctx, r.scripts.renew, r.nodes[i], lease.Key, lease.Token, ttl.Milliseconds())
-	})
+	var t tally
+	if r.raw != nil {
+		t, _ = r.rawFanOut(ctx, r.nodeTimeout(ttl), 0, nil,
+			scriptCommand(r.scripts.renew, renewSrc, lease.Key, lease.Token, strconv.FormatInt(ttl.Milliseconds(), 10)))
+	} else {
+		t, _ = r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
+			return runOwned(nctx, r.scripts.renew, r.nodes[i], lease.Key, lease.Token, ttl.Milliseconds())
+		})
+	}
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 && !expired {
 		lease.Start, lease.Validity = start, validity

@@ -137,12 +137,20 @@ func BenchmarkFanOutFloor(b *testing.B) {
 		}
 	}
 	p50 := make(map[string]float64, len(variants))
+	cpu := make(map[string]float64, len(variants))
 	for _, v := range variants {
 		p50[v.name] = float64(v.hist.ValueAtQuantile(50))
 		b.ReportMetric(p50[v.name]/1e3, v.name+"-p50-µs")
 		if full := v.cycles / block * block; full > 0 {
-			b.ReportMetric(float64(v.cpu.Microseconds())/float64(full), v.name+"-client-cpu-µs/cycle")
+			cpu[v.name] = float64(v.cpu.Microseconds()) / float64(full)
+			b.ReportMetric(cpu[v.name], v.name+"-client-cpu-µs/cycle")
 		}
+	}
+	// lockbench's Redlock against the floor: how far above a library-free,
+	// goroutine-free fan-out it is, in latency and in client CPU.
+	b.ReportMetric(p50["redlock-5"]/p50["raw-5"], "redlock-5/raw-5")
+	if cpu["raw-5"] > 0 {
+		b.ReportMetric(cpu["redlock-5"]/cpu["raw-5"], "redlock-5/raw-5-cpu")
 	}
 	b.ReportMetric(p50["redlock-5"]/p50["single"], "redlock-5/single")
 	b.ReportMetric(p50["redsync-5"]/p50["single"], "redsync-5/single")

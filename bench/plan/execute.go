@@ -104,6 +104,11 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	if err != nil {
 		return nil, badInput("lock", "%v", err)
 	}
+	if c, ok := locker.(io.Closer); ok {
+		// Connections a lock keeps of its own, apart from the topology's
+		// clients (Redlock's raw fan-out), close with the run.
+		defer c.Close()
+	}
 	r := newResult(ctx, id, pl, topo, clients, locker, env)
 
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.

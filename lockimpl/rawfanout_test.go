@@ -1,0 +1,126 @@
+package lockimpl_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// TestRedlockRawFanOutRunsScriptsAfterAFlush: a master that lost its script
+// cache (a restart without persistence) answers EVALSHA with NOSCRIPT; the
+// raw fan-out sends the script's source on the same connection and the
+// release and renewal still act.
+func TestRedlockRawFanOutRunsScriptsAfterAFlush(t *testing.T) {
+	clients := composetest.Clients(t, composetest.Servers(t, 3))
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second})
+	ctx := context.Background()
+	lease, out, err := rl.Acquire(ctx, "k", time.Minute)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire: %v %v", out, err)
+	}
+	flush := func() {
+		for _, c := range clients {
+			if err := c.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	flush()
+	if out, err := rl.Renew(ctx, &lease, 2*time.Minute); out != lockimpl.OK {
+		t.Fatalf("renew after SCRIPT FLUSH: %v %v", out, err)
+	}
+	for i, c := range clients {
+		if ttl := c.PTTL(ctx, "k").Val(); ttl < time.Minute {
+			t.Errorf("master %d: ttl %v after renewing to 2m", i, ttl)
+		}
+	}
+	flush()
+	if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+		t.Fatalf("release after SCRIPT FLUSH: %v %v", out, err)
+	}
+	if n := keysLeft(t, clients, []bool{true, true, true}, "k"); n != 0 {
+		t.Fatalf("%d masters still hold the key", n)
+	}
+}
+
+// TestRedlockRawFanOutAuthenticatesAndSelects: the raw connections are
+// dialled with the clients' credentials and database, and a wrong password is
+// an error kind of its own, not contention.
+func TestRedlockRawFanOutAuthenticatesAndSelects(t *testing.T) {
+	var servers []*compose.Server
+	for range 3 {
+		servers = append(servers, composetest.Server(t, compose.ServerOptions{Args: []string{"--requirepass", "s3cret"}}))
+	}
+	connect := func(password string) []*redis.Client {
+		var out []*redis.Client
+		for _, s := range servers {
+			c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: password, DB: 3, MaxRetries: -1, DialTimeout: time.Second})
+			t.Cleanup(func() { _ = c.Close() })
+			out = append(out, c)
+		}
+		return out
+	}
+	clients := connect("s3cret")
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second})
+	ctx := context.Background()
+	lease, out, err := rl.Acquire(ctx, "k", time.Minute)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire: %v %v", out, err)
+	}
+	for i, c := range clients {
+		if got := c.Get(ctx, "k").Val(); got != lease.Token {
+			t.Errorf("master %d: database 3 holds %q, want the lease's token", i, got)
+		}
+	}
+	if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+		t.Fatalf("release: %v %v", out, err)
+	}
+
+	wrong := newRedlock(t, connect("wrong"), lockimpl.RedlockOptions{NodeTimeout: time.Second})
+	_, out, err = wrong.Acquire(ctx, "k2", time.Minute)
+	if out != lockimpl.Failed || lockimpl.ErrorKind(err) != "no_quorum" {
+		t.Fatalf("acquire with a wrong password: %v %v (kind %s), want a failed, no-quorum acquire", out, err, lockimpl.ErrorKind(err))
+	}
+	for i, c := range wrong.NodeCounts() {
+		if c.Errors != 1 || c.Acquired+c.Contended != 0 {
+			t.Errorf("master %d counts %+v, want one error", i, c)
+		}
+	}
+}
+
+// TestRedlockRawFanOutTimesOutAPausedMajority: with most masters paused an
+// acquire ends at the node timeout as a failure, each paused master counted
+// as a timeout, and no key is left once they resume.
+func TestRedlockRawFanOutTimesOutAPausedMajority(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 30 * time.Millisecond})
+	ctx := context.Background()
+	// Warm connections, so the paused masters' SETs are written, not dialled.
+	if lease, out, err := rl.Acquire(ctx, "warm", time.Minute); out != lockimpl.OK {
+		t.Fatalf("acquire: %v %v", out, err)
+	} else if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+		t.Fatalf("release: %v %v", out, err)
+	}
+	resume1, resume2 := pausedMaster(t, servers[1]), pausedMaster(t, servers[2])
+	_, out, err := rl.Acquire(ctx, "k", time.Minute)
+	if out != lockimpl.Failed {
+		t.Fatalf("acquire with two of three masters paused: %v %v, want failed", out, err)
+	}
+	counts := rl.NodeCounts()
+	if counts[1].Timeouts != 1 || counts[2].Timeouts != 1 || counts[0].Acquired != 2 {
+		t.Fatalf("node counts %+v: want the paused masters' SETs counted as timeouts", counts)
+	}
+	resume1()
+	resume2()
+	rl.Wait()
+	if n := keysLeft(t, clients, []bool{true, true, true}, "k"); n != 0 {
+		t.Fatalf("%d masters hold the key after the failed acquire settled", n)
+	}
+}
