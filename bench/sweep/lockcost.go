@@ -189,45 +189,66 @@ type CostRuns struct {
 }
 
 // RunCost runs every lock Count times (and Count times under its fault),
-// in order, each lock's repeats one group. It stops at the first runtime
-// error or when ctx ends, returning what finished.
+// each lock's repeats one group. The locks take turns, repeat by repeat, so
+// that a noisy minute on a shared machine falls on every lock alike rather
+// than on one lock's whole group. It stops at the first runtime error or
+// when ctx ends, returning the locks with what finished of them.
 func RunCost(ctx context.Context, cp CostPlan, run Runner, progress Progress) ([]CostRuns, error) {
 	count := max(1, cp.Count)
 	total, done := len(cp.Locks)*count*len(cp.variants()), 0
 	id := plan.NewRunID()
-	var out []CostRuns
+	type cell struct {
+		li           int
+		faulted      bool
+		v            plan.Values
+		label, group string
+	}
+	out := make([]CostRuns, len(cp.Locks))
+	var cells []cell
 	for li, spec := range cp.Locks {
-		cr := CostRuns{Spec: spec}
+		out[li].Spec = spec
 		for _, faulted := range cp.variants() {
 			v, err := cp.values(spec, faulted)
 			if err != nil {
-				return out, err
+				return nil, err
 			}
-			label, group := spec.String(), fmt.Sprintf("%s-l%d", id, li)
+			c := cell{li: li, faulted: faulted, v: v, label: spec.String(), group: fmt.Sprintf("%s-l%d", id, li)}
 			if faulted {
-				cr.Fault = v.Get("fault")
-				label, group = label+" under "+cr.Fault, group+"-fault"
+				out[li].Fault = v.Get("fault")
+				c.label, c.group = c.label+" under "+out[li].Fault, c.group+"-fault"
 			}
-			for i := range count {
-				if ctx.Err() != nil {
-					return append(out, cr), ctx.Err()
-				}
-				if progress != nil {
-					progress(done, total, fmt.Sprintf("%s (run %d/%d)", label, i+1, count))
-				}
-				r, err := run(ctx, v.Clone(), group, i)
-				if err != nil {
-					return append(out, cr), fmt.Errorf("lock-cost %s: %w", label, err)
-				}
-				if faulted {
-					cr.Faulted = append(cr.Faulted, r)
-				} else {
-					cr.Runs = append(cr.Runs, r)
-				}
-				done++
+			cells = append(cells, c)
+		}
+	}
+	finished := func() []CostRuns {
+		var f []CostRuns
+		for _, cr := range out {
+			if len(cr.Runs)+len(cr.Faulted) > 0 {
+				f = append(f, cr)
 			}
 		}
-		out = append(out, cr)
+		return f
+	}
+	for i := range count {
+		for _, c := range cells {
+			if ctx.Err() != nil {
+				return finished(), ctx.Err()
+			}
+			if progress != nil {
+				progress(done, total, fmt.Sprintf("%s (run %d/%d)", c.label, i+1, count))
+			}
+			r, err := run(ctx, c.v.Clone(), c.group, i)
+			if err != nil {
+				return finished(), fmt.Errorf("lock-cost %s: %w", c.label, err)
+			}
+			cr := &out[c.li]
+			if c.faulted {
+				cr.Faulted = append(cr.Faulted, r)
+			} else {
+				cr.Runs = append(cr.Runs, r)
+			}
+			done++
+		}
 	}
 	return out, nil
 }

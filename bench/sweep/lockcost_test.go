@@ -110,7 +110,8 @@ func TestCostPlanValues(t *testing.T) {
 }
 
 // TestRunCostRunsEachLockAndFault: every lock runs Count times healthy and
-// Count times under its fault, each set its own group.
+// Count times under its fault, each set its own group, the locks taking
+// turns repeat by repeat.
 func TestRunCostRunsEachLockAndFault(t *testing.T) {
 	cp := CostPlan{Locks: []LockSpec{{"single", "single"}, {"redsync", "redlock:3"}}, Base: plan.Values{"duration": {"2s"}}, Count: 2, WithFault: true}
 	var calls []string
@@ -127,8 +128,11 @@ func TestRunCostRunsEachLockAndFault(t *testing.T) {
 	if len(calls) != 8 || len(groups) != 4 || len(rows) != 2 || len(rows[1].Faulted) != 2 || rows[1].Fault != "at=0s kill node=0" {
 		t.Fatalf("calls %q, groups %v, rows %+v", calls, groups, rows)
 	}
-	if calls[2] != "single@single 13s at=1s pause node=0 for=11s" {
-		t.Fatalf("single's fault run: %q", calls[2])
+	if calls[1] != "single@single 13s at=1s pause node=0 for=11s" {
+		t.Fatalf("single's fault run: %q", calls[1])
+	}
+	if want := []string{"single@single 2s ", "redsync@redlock:3 2s "}; calls[0] != want[0] || calls[2] != want[1] || calls[4] != want[0] || calls[6] != want[1] {
+		t.Fatalf("calls %q: want the locks taking turns, repeat by repeat", calls)
 	}
 }
 
