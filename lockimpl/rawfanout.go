@@ -286,7 +286,11 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 		conns[i] = c
 	}
 	var lateNodes []int
-	for i, c := range conns {
+	// The last master written to is read first: by the time its reply is
+	// in, the others' most likely are too, so the goroutine parks once
+	// rather than once per master still busy.
+	for i := n - 1; i >= 0; i-- {
+		c := conns[i]
 		if c == nil {
 			continue
 		}
