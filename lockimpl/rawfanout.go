@@ -25,9 +25,10 @@ import (
 // passed, either way. Fail-fast, which must return on the first deciding
 // replies whichever master sends them, keeps the goroutine fan-out.
 
-// rawLateGrace is how long a reply is waited for once the fan-out's bound has
-// passed: a master that answered meanwhile has its reply in the socket
-// already, and only one that did not costs this much more.
+// rawLateGrace is how long a reply is waited for once the fan-out's bound or
+// deadline has passed while another master's reply was awaited: a master
+// that answered meanwhile has its reply in the socket already, and only one
+// that did not costs this much more.
 const rawLateGrace = time.Millisecond
 
 // rawNode is one master reached by hand-spoken RESP over connections of its
@@ -294,12 +295,12 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 		if c == nil {
 			continue
 		}
+		// Once the wait is over, a reply already in the socket is still
+		// read, past the deadline too: the master answered in time, and
+		// only this goroutine's reading it came later.
 		readBy := wait
 		if now := time.Now(); !now.Before(wait) {
 			readBy = now.Add(rawLateGrace)
-		}
-		if readBy.After(deadline) {
-			readBy = deadline
 		}
 		keep := readBy.Before(deadline)
 		rep, err := r.rawRead(i, c, cmd, readBy, keep)
