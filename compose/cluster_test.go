@@ -271,3 +271,64 @@ func TestClusterStopsOnErrorAndCancel(t *testing.T) {
 		t.Fatalf("%d processes left running after the failed Up", left)
 	}
 }
+
+// A SET NX whose connection breaks after it was sent is handed back as a
+// SentError and never sent again: a resent SET NX would find its own key
+// and be miscounted as contended.
+func TestClusterClientNeverResends(t *testing.T) {
+	topo := composetest.Topology(t, compose.Spec{Kind: compose.KindCluster, Masters: 3, Replicas: 0}, compose.UpOptions{Proxy: true})
+	ctx := context.Background()
+	cc := topo.ClusterClient(compose.ClientOptions{PoolSize: 2})
+	const key = "lockbench:test:{resend}"
+	if err := cc.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	master, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := -1
+	for _, n := range topo.DataNodes() {
+		if n.Addr == master.Options().Addr || n.ProxyAddr == master.Options().Addr {
+			shard = topo.Shard(n)
+		}
+	}
+	if shard < 0 {
+		t.Fatalf("no node for %s", master.Options().Addr)
+	}
+	node, _ := topo.ShardMaster(ctx, shard)
+	admin := composetest.ClientAt(t, node.Addr)
+	// Replies from the shard's master are held back 400 ms; the SET itself
+	// reaches the server at once. The link is cut while the reply waits, and
+	// healed 100 ms later, in time for any resend.
+	undoLatency, err := topo.Apply(ctx, mustFault(t, fmt.Sprintf("at=0s latency master=%d 400ms for=1h", shard)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer undoLatency()
+	time.AfterFunc(150*time.Millisecond, func() {
+		undo, err := topo.Apply(ctx, mustFault(t, fmt.Sprintf("at=0s partition master=%d for=100ms", shard)))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		time.AfterFunc(100*time.Millisecond, func() { _ = undo() })
+	})
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := cc.SetNX(sctx, key, "token", time.Minute).Result()
+	var sent *compose.SentError
+	if !errors.As(err, &sent) {
+		t.Fatalf("SET NX across a cut link: %v, %v; want a SentError", ok, err)
+	}
+	stats, err := compose.ReadServerStats(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stats.Calls["set"]; n != 1 {
+		t.Fatalf("the server ran SET %d times, want once", n)
+	}
+	if v := admin.Get(ctx, key).Val(); v != "token" {
+		t.Fatalf("key holds %q: the SET did run", v)
+	}
+}
