@@ -161,7 +161,7 @@ func Expand(given Values) ([]Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	topologies := v["topology"]
+	topologies := joinClusterSpecs(v["topology"])
 	if len(topologies) == 0 {
 		topologies = []string{"single"}
 	}
