@@ -124,3 +124,24 @@ func TestClusterKillMasterRecordsPromotion(t *testing.T) {
 		t.Errorf("servers %+v: want master-0 named as down", r.Servers)
 	}
 }
+
+// The command line splits a repeatable flag at commas; cluster:M,R comes
+// back whole, and a bare number elsewhere is still refused.
+func TestClusterSpecSurvivesCommaSplit(t *testing.T) {
+	plans, err := Expand(Values{"topology": {"single", "cluster:3", "0", "cluster:4", "2", "cluster:5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range plans {
+		got = append(got, p.Topology.String())
+	}
+	if strings.Join(got, " ") != "single cluster:3,0 cluster:4,2 cluster:5" {
+		t.Fatalf("topologies %v", got)
+	}
+	for _, bad := range [][]string{{"single", "0"}, {"cluster:3,1", "2"}, {"redlock:3", "1"}} {
+		if _, err := Expand(Values{"topology": bad}); err == nil || !IsInputError(err) {
+			t.Errorf("%v: %v, want refused", bad, err)
+		}
+	}
+}
