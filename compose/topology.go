@@ -91,11 +91,12 @@ func (s Spec) String() string {
 // Node roles. A data node's Role is the one it had when the topology came up;
 // after a failover, ask Topology.Primary.
 const (
-	// RoleMaster is an independent master of single or redlock.
+	// RoleMaster is an independent master of single or redlock, or a
+	// cluster shard's master as the topology came up (ask ShardMaster now).
 	RoleMaster = "master"
 	// RolePrimary is the replicated topology's primary.
 	RolePrimary = "primary"
-	// RoleReplica is the replicated topology's replica.
+	// RoleReplica is the replicated topology's replica, or a cluster replica.
 	RoleReplica = "replica"
 	// RoleSentinel is a Redis Sentinel: it holds no data and must never be
 	// used for the lock.

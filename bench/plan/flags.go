@@ -84,7 +84,7 @@ var runFlags = []Flag{
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
 	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated or cluster topology)"},
 	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas"},
-	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'"},
+	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'; on a cluster 'at=1s kill master=0', 'at=1s failover shard=1', 'at=0s lag-replica shard=0 for=2s'"},
 	{Name: "restart-delay", Default: "0", Category: catTarget, Usage: "how long a restart fault keeps the node down"},
 
 	{Name: "workload", Category: catWorkload, Usage: "preset name (see: lockbench workloads); flags given override it"},
