@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/composetest"
 )
@@ -298,6 +300,12 @@ func TestClusterClientNeverResends(t *testing.T) {
 	}
 	node, _ := topo.ShardMaster(ctx, shard)
 	admin := composetest.ClientAt(t, node.Addr)
+	// A pooled connection to the key's master before the latency: a new one
+	// would still be in its handshake when the link is cut, and the SET
+	// never sent.
+	if err := cc.Get(ctx, key).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
 	// Replies from the shard's master are held back 400 ms; the SET itself
 	// reaches the server at once. The link is cut while the reply waits, and
 	// healed 100 ms later, in time for any resend.
