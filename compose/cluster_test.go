@@ -340,3 +340,43 @@ func TestClusterClientNeverResends(t *testing.T) {
 		t.Fatalf("key holds %q: the SET did run", v)
 	}
 }
+
+// pause and partition act on one node each, are logged with their actual
+// times, and the shard answers again once they end.
+func TestClusterPauseAndPartitionPerNode(t *testing.T) {
+	topo := composetest.Topology(t, compose.Spec{Kind: compose.KindCluster, Masters: 3, Replicas: 0}, compose.UpOptions{Proxy: true})
+	ctx := context.Background()
+	cc := topo.ClusterClient(compose.ClientOptions{PoolSize: 4})
+	// A key on shard 1.
+	key := ""
+	for i := 0; key == ""; i++ {
+		k := fmt.Sprintf("{p%d}", i)
+		if m, err := cc.MasterForKey(ctx, k); err == nil && m.Options().Addr == topo.DataNodes()[1].Addr {
+			key = k
+		}
+	}
+	for _, spec := range []string{"at=0s partition master=1 for=400ms", "at=0s pause node=1 for=400ms"} {
+		var log eventLog
+		start := time.Now()
+		stop := topo.Schedule(ctx, start, []compose.FaultSpec{mustFault(t, spec)}, log.add)
+		waitFor(t, 2*time.Second, spec+" to apply", func() bool { ev, _ := log.last(); return ev.Node != "" })
+		time.Sleep(50 * time.Millisecond)
+		wctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+		err := cc.Set(wctx, key, "v", 0).Err()
+		cancel()
+		if err == nil {
+			t.Errorf("%s: a write to shard 1 succeeded during the fault", spec)
+		}
+		waitFor(t, 3*time.Second, spec+" to end", func() bool { _, done := log.last(); return done })
+		stop()
+		ev, _ := log.last()
+		if ev.Err != nil || !strings.Contains(ev.Node, "master-1") || ev.End < ev.At+400*time.Millisecond {
+			t.Errorf("%s: event %+v", spec, ev)
+		}
+		waitFor(t, 3*time.Second, "shard 1 to answer after "+spec, func() bool {
+			wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			return cc.Set(wctx, key, "v", 0).Err() == nil
+		})
+	}
+}
