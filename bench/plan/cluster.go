@@ -29,12 +29,30 @@ func lockNodesFor(topo *compose.Topology, pl Plan, clients []*redis.Client) ([]r
 // for PING and the server version on a cluster (the lock's own traffic goes
 // through its ClusterClient).
 func masterClients(topo *compose.Topology) []*redis.Client {
-	idx, _ := topo.MasterIndexes(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	idx := masterIndexes(ctx, topo)
 	out := make([]*redis.Client, len(idx))
 	for i, n := range idx {
 		out[i] = topo.Client(n, compose.ClientOptions{PoolSize: 2})
 	}
 	return out
+}
+
+// masterIndexes are the current masters' DataNodes indexes, or if no node
+// answers, the nodes started (or discovered) as masters: the run then fails
+// on their PING with a clear message instead of having no server at all.
+func masterIndexes(ctx context.Context, topo *compose.Topology) []int {
+	if idx, err := topo.MasterIndexes(ctx); err == nil && len(idx) > 0 {
+		return idx
+	}
+	var idx []int
+	for i, n := range topo.DataNodes() {
+		if n.Role == compose.RoleMaster {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // adminFor are the clients INFO and cleanup use, with their addresses: one
@@ -47,7 +65,7 @@ func adminFor(topo *compose.Topology) ([]*redis.Client, []string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	idx, _ := topo.MasterIndexes(ctx)
+	idx := masterIndexes(ctx, topo)
 	data := topo.DataNodes()
 	clients, addrs := make([]*redis.Client, len(idx)), make([]string, len(idx))
 	for i, n := range idx {
