@@ -30,6 +30,10 @@ type Options struct {
 	Retry lockimpl.RetryPolicy
 	// KeyPrefix is put before every key; it names the run.
 	KeyPrefix string
+	// HashTag wraps each key's own part in braces (prefix{17}), so that a
+	// Redis Cluster hashes the key and its fencing counter (key:fence) to
+	// one slot, and the keys of a run still spread over every shard.
+	HashTag bool
 	// Seed seeds every worker's RNG (worker i uses Seed and i), so runs repeat.
 	Seed uint64
 	// Progress receives a live line once a second; nil for none.

@@ -96,7 +96,14 @@ const (
 )
 
 func (w *worker) key(idx int) string {
-	b := strconv.AppendInt(w.keyBuf[:len(w.opts.KeyPrefix)], int64(idx), 10)
+	b := w.keyBuf[:len(w.opts.KeyPrefix)]
+	if w.opts.HashTag {
+		b = append(b, '{')
+	}
+	b = strconv.AppendInt(b, int64(idx), 10)
+	if w.opts.HashTag {
+		b = append(b, '}')
+	}
 	w.keyBuf = b
 	return string(b)
 }

@@ -26,7 +26,15 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 	// The nodes the fault may hit: one by index, or every node that can hold
 	// the role, since a failover can move it before the fault applies.
 	var candidates []*Node
+	if t.cluster != nil && (f.Target == TargetPrimary || f.Target == TargetReplica) {
+		return bad("a cluster has a master and replicas per shard; use master=S, shard=S or node=N")
+	}
 	switch f.Target {
+	case TargetMaster, TargetShard:
+		var msg string
+		if candidates, msg = t.clusterCandidates(f); msg != "" {
+			return bad("%s", msg)
+		}
 	case TargetNode:
 		if f.Node < 0 || f.Node >= len(data) {
 			return bad("node=%d is out of range; data nodes are 0..%d", f.Node, len(data)-1)
@@ -65,9 +73,9 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 			if n.proxy == nil {
 				return bad("%s needs a proxy in front of %s (UpOptions.Proxy)", f.Kind, n.Name)
 			}
-		case FaultLagReplica:
-			// The replicated topology was checked above; CLIENT PAUSE works on
-			// any reachable server.
+		case FaultLagReplica, FaultFailover:
+			// The topology was checked above; CLIENT PAUSE and CLUSTER
+			// FAILOVER work on any reachable server.
 		default:
 			return bad("unknown fault kind %q", f.Kind)
 		}
@@ -81,29 +89,31 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 // node again, due after UpOptions.RestartDelay. Primary and replica targets
 // are resolved through the sentinels at this moment.
 func (t *Topology) Apply(ctx context.Context, f FaultSpec) (undo func() error, err error) {
-	_, undo, err = t.applyTo(ctx, f)
+	_, undo, _, err = t.applyTo(ctx, f)
 	return undo, err
 }
 
-// applyTo is Apply that also names the node the fault hit.
-func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func() error, err error) {
+// applyTo is Apply that also names the node the fault hit and, for a fault
+// that can fail a cluster shard over, the replicas that may be promoted.
+func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func() error, watch []*Node, err error) {
 	if err := t.CheckFault(f); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	n, err = t.target(ctx, f)
 	if err != nil {
-		return nil, nil, fmt.Errorf("fault %q: %w", f.String(), err)
+		return nil, nil, nil, fmt.Errorf("fault %q: %w", f.String(), err)
 	}
+	watch = t.promotionWatch(ctx, f, n)
 	undo, err = t.apply(ctx, f, n)
 	if err != nil {
-		return n, nil, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
+		return n, nil, nil, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
 	}
 	if t.undoAfter(f) <= 0 {
 		// A fault with no duration has nothing to undo, even if its
 		// mechanism could be reversed (a clock-jump without for= stays).
-		return n, nil, nil
+		return n, nil, watch, nil
 	}
-	return n, undo, nil
+	return n, undo, watch, nil
 }
 
 // undoAfter is how long after it was applied a fault is undone: its for=,
@@ -121,6 +131,10 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 		return t.CurrentPrimary(ctx)
 	case TargetReplica:
 		return t.CurrentReplica(ctx)
+	case TargetMaster:
+		return t.ShardMaster(ctx, f.Shard)
+	case TargetShard:
+		return t.ShardReplica(ctx, f.Shard)
 	}
 	return t.DataNodes()[f.Node], nil
 }
@@ -154,6 +168,8 @@ func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() erro
 		return func() error { return n.clock.setSpeed(1) }, nil
 	case FaultLagReplica:
 		return lagReplica(ctx, n.Addr, f.For)
+	case FaultFailover:
+		return nil, adminDo(ctx, n.Addr, "CLUSTER", "FAILOVER")
 	}
 	return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
 }
@@ -233,6 +249,10 @@ type FaultEvent struct {
 	Err error
 	// Done marks the fault's last report.
 	Done bool
+	// Promoted is the cluster replica that named itself master after a
+	// fault on its shard's master (or a failover), as seen in its own
+	// CLUSTER NODES view; nil when none was seen.
+	Promoted *Promotion
 }
 
 // Schedule runs the faults in the background, each at start+At, and undoes
@@ -275,21 +295,34 @@ func (t *Topology) runFault(ctx context.Context, start time.Time, i int, f Fault
 		emit(ev)
 		return
 	}
-	n, undo, err := t.applyTo(ctx, f)
+	applied := time.Now()
+	n, undo, watch, err := t.applyTo(ctx, f)
 	ev.At = time.Since(start)
 	if n != nil {
 		ev.Node = n.Name + " (" + n.Addr + ")"
 	}
-	if err != nil || undo == nil {
+	var promoted <-chan *Promotion
+	if err == nil && len(watch) > 0 {
+		// Promotion takes about a node timeout and a second more; a fault
+		// that ends first may still cause one shortly after.
+		promoted = t.watchPromotion(ctx, watch, applied, t.undoAfter(f)+4*ClusterNodeTimeout+5*time.Second)
+	}
+	if err != nil || (undo == nil && promoted == nil) {
 		ev.Err, ev.Done = err, true
 		emit(ev)
 		return
 	}
 	emit(ev)
-	_ = sleepCtx(ctx, time.Until(start.Add(ev.At+t.undoAfter(f))))
-	if err := undo(); err != nil {
-		ev.Err = fmt.Errorf("undo %q: %w", ev.Spec, err)
+	if undo != nil {
+		_ = sleepCtx(ctx, time.Until(start.Add(ev.At+t.undoAfter(f))))
+		if err := undo(); err != nil {
+			ev.Err = fmt.Errorf("undo %q: %w", ev.Spec, err)
+		}
+		ev.End = time.Since(start)
 	}
-	ev.End, ev.Done = time.Since(start), true
+	if promoted != nil {
+		ev.Promoted = <-promoted
+	}
+	ev.Done = true
 	emit(ev)
 }

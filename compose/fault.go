@@ -39,6 +39,9 @@ const (
 	// stream it held when its primary's link breaks, and is promoted once the
 	// pause is over.
 	FaultLagReplica FaultKind = "lag-replica"
+	// FaultFailover runs CLUSTER FAILOVER on a replica of a cluster shard: a
+	// graceful, coordinated promotion (no write is lost).
+	FaultFailover FaultKind = "failover"
 )
 
 // FaultTarget says how a fault picks its node.
@@ -51,12 +54,18 @@ const (
 	TargetPrimary FaultTarget = "primary"
 	// TargetReplica is the current replica, resolved when the fault applies.
 	TargetReplica FaultTarget = "replica"
+	// TargetMaster is the current master of cluster shard S (master=S).
+	TargetMaster FaultTarget = "master"
+	// TargetShard is a replica of cluster shard S (shard=S), for failover
+	// and lag-replica.
+	TargetShard FaultTarget = "shard"
 )
 
 // FaultHelp lists the accepted fault specs, for error messages and --help.
 const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
 	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
-	"clock-speed TARGET FACTOR for=DURATION · lag-replica for=DURATION; TARGET is node=N, primary or replica"
+	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S; " +
+	"TARGET is node=N, primary, replica, or master=S (cluster shard S)"
 
 // Bounds that keep a spec sensible and its arithmetic far from overflow.
 const (
@@ -76,6 +85,8 @@ type FaultSpec struct {
 	Target FaultTarget
 	// Node is the data node index when Target is TargetNode.
 	Node int
+	// Shard is the cluster shard when Target is TargetMaster or TargetShard.
+	Shard int
 	// For is how long the fault lasts before it is undone; 0 for kill and
 	// restart, and for a clock-jump that stays.
 	For time.Duration
@@ -136,6 +147,15 @@ func ParseFault(spec string) (FaultSpec, error) {
 					return bad("node=%q is not a data node index (0, 1, …)", val)
 				}
 				f.Target, f.Node = TargetNode, n
+			case "master", "shard":
+				if f.Target != "" {
+					return bad("more than one target")
+				}
+				n, err := strconv.Atoi(val)
+				if err != nil || n < 0 || n >= MaxMasters {
+					return bad("%s=%q is not a cluster shard index (0 to %d)", key, val, MaxMasters-1)
+				}
+				f.Target, f.Shard = FaultTarget(key), n
 			default:
 				return bad("unknown key %q", key)
 			}
@@ -171,19 +191,32 @@ func ParseFault(spec string) (FaultSpec, error) {
 	}
 	switch f.Kind {
 	case FaultLagReplica:
-		if f.Target == TargetNode || f.Target == TargetPrimary {
-			return bad("lag-replica always acts on the replica; drop the target")
+		if f.Target != "" && f.Target != TargetReplica && f.Target != TargetShard {
+			return bad("lag-replica always acts on a replica; drop the target, or name a cluster shard with shard=S")
 		}
-		f.Target = TargetReplica
+		if f.Target == "" {
+			f.Target = TargetReplica
+		}
+	case FaultFailover:
+		if f.Target != TargetShard {
+			return bad("failover needs shard=S (the cluster shard whose replica takes over)")
+		}
 	default:
 		if f.Target == "" {
 			return bad("%s needs a target", f.Kind)
+		}
+		if f.Target == TargetShard {
+			return bad("shard=S names a replica for failover and lag-replica; %s takes master=S or node=N", f.Kind)
 		}
 	}
 	switch f.Kind {
 	case FaultKill, FaultRestart:
 		if haveFor {
 			return bad("%s takes no for=; a killed node stays down, restart brings it back", f.Kind)
+		}
+	case FaultFailover:
+		if haveFor {
+			return bad("failover takes no for=; the promoted replica stays master")
 		}
 	case FaultClockJump:
 	default:
@@ -216,7 +249,8 @@ func ParseFault(spec string) (FaultSpec, error) {
 
 func knownFaultKind(k FaultKind) bool {
 	switch k {
-	case FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump, FaultClockSpeed, FaultLagReplica:
+	case FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump, FaultClockSpeed, FaultLagReplica,
+		FaultFailover:
 		return true
 	}
 	return false
@@ -226,7 +260,7 @@ func knownFaultKind(k FaultKind) bool {
 // same spec.
 func (f FaultSpec) String() string {
 	parts := []string{"at=" + f.At.String(), string(f.Kind)}
-	if f.Kind != FaultLagReplica {
+	if f.Kind != FaultLagReplica || f.Target != TargetReplica {
 		parts = append(parts, f.TargetString())
 	}
 	switch f.Kind {
@@ -247,10 +281,14 @@ func (f FaultSpec) String() string {
 	return strings.Join(parts, " ")
 }
 
-// TargetString renders the target: node=N, primary or replica.
+// TargetString renders the target: node=N, primary, replica, master=S or
+// shard=S.
 func (f FaultSpec) TargetString() string {
-	if f.Target == TargetNode {
+	switch f.Target {
+	case TargetNode:
 		return "node=" + strconv.Itoa(f.Node)
+	case TargetMaster, TargetShard:
+		return string(f.Target) + "=" + strconv.Itoa(f.Shard)
 	}
 	return string(f.Target)
 }

@@ -92,6 +92,7 @@ func FuzzParseFault(f *testing.F) {
 		"at=3s kill primary", "at=2s pause node=2 for=1500ms", "at=1s latency node=0 300ms for=2s",
 		"at=2s clock-jump node=2 -2s", "at=1s clock-speed node=1 2.0 for=2s", "at=1s lag-replica for=3s",
 		"at=1s clock-speed node=1 1e-300 for=1s", "node=99999999999999999999", "at==", "= = =",
+		"at=1s kill master=2", "at=1s failover shard=0", "at=0s lag-replica shard=1 for=2s", "at=0s lag-replica replica for=1s",
 	} {
 		f.Add(s)
 	}

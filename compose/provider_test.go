@@ -120,7 +120,7 @@ func TestParseSpec(t *testing.T) {
 		{in: "redlock:10", bad: true},
 		{in: "redlock:x", bad: true},
 		{in: "single:2", bad: true},
-		{in: "cluster", bad: true},
+		{in: "cluster:2", bad: true},
 		{in: "", bad: true},
 	} {
 		got, err := compose.ParseSpec(tc.in)
@@ -137,7 +137,7 @@ func TestParseSpec(t *testing.T) {
 }
 
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"single", "redlock:3", "redlock", "redlock:", ":"} {
+	for _, s := range []string{"single", "redlock:3", "redlock", "redlock:", ":", "cluster", "cluster:3", "cluster:9,3", "cluster:3,", "cluster:3,1,1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

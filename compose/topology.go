@@ -29,13 +29,15 @@ const (
 	// KindReplicated is a primary, one replica and three sentinels that fail
 	// over to the replica when the primary goes down.
 	KindReplicated Kind = "replicated"
+	// KindCluster is a Redis Cluster: M masters (shards), R replicas each.
+	KindCluster Kind = "cluster"
 )
 
 // MaxMasters bounds redlock:N.
 const MaxMasters = 9
 
 // SpecHelp lists the accepted topology specs.
-const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, or replicated"
+const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, replicated, or cluster:M[,R] with 3 ≤ M ≤ 9 masters and 0 ≤ R ≤ 3 replicas each (default 1)"
 
 // Spec is a parsed --topology value.
 type Spec struct {
@@ -43,11 +45,15 @@ type Spec struct {
 	Kind Kind
 	// Masters is the number of independent masters (1 for single and
 	// replicated; 0 for "redlock" without a count, which takes the count of
-	// --redis URLs or 5).
+	// --redis URLs or 5). For cluster it is the number of shards (0 for
+	// "cluster" without a count: discovered from --redis URLs).
 	Masters int
+	// Replicas is the number of replicas per cluster shard; 0 for the others.
+	Replicas int
 }
 
-// ParseSpec parses single, redlock, redlock:N or replicated.
+// ParseSpec parses single, redlock, redlock:N, replicated, cluster, cluster:M
+// or cluster:M,R.
 func ParseSpec(s string) (Spec, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
 	switch Kind(name) {
@@ -65,6 +71,8 @@ func ParseSpec(s string) (Spec, error) {
 			return Spec{}, fmt.Errorf("topology %q: master count must be a whole number from 1 to %d; want %s", s, MaxMasters, SpecHelp)
 		}
 		return Spec{Kind: KindRedlock, Masters: n}, nil
+	case KindCluster:
+		return parseClusterSpec(s, arg, hasArg)
 	}
 	return Spec{}, fmt.Errorf("topology %q: unknown; want %s", s, SpecHelp)
 }
@@ -74,17 +82,21 @@ func (s Spec) String() string {
 	if s.Kind == KindRedlock {
 		return fmt.Sprintf("redlock:%d", s.Masters)
 	}
+	if s.Kind == KindCluster {
+		return s.clusterString()
+	}
 	return string(s.Kind)
 }
 
 // Node roles. A data node's Role is the one it had when the topology came up;
 // after a failover, ask Topology.Primary.
 const (
-	// RoleMaster is an independent master of single or redlock.
+	// RoleMaster is an independent master of single or redlock, or a
+	// cluster shard's master as the topology came up (ask ShardMaster now).
 	RoleMaster = "master"
 	// RolePrimary is the replicated topology's primary.
 	RolePrimary = "primary"
-	// RoleReplica is the replicated topology's replica.
+	// RoleReplica is the replicated topology's replica, or a cluster replica.
 	RoleReplica = "replica"
 	// RoleSentinel is a Redis Sentinel: it holds no data and must never be
 	// used for the lock.
@@ -124,6 +136,8 @@ type Topology struct {
 	toxi *toxiproxy.ApiServer
 	// sentinels are the clients Primary asks, one per sentinel node.
 	sentinels []*redis.SentinelClient
+	// cluster knows each cluster node's id and shard (cluster topology only).
+	cluster *clusterInfo
 
 	mu      sync.Mutex // guards the fields below
 	clients []*redis.Client
@@ -177,6 +191,8 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 	}
 	t := &Topology{Spec: spec, Provider: ProviderLocal, opts: opts}
 	switch {
+	case spec.Kind == KindCluster:
+		err = t.upCluster(ctx, provider)
 	case provider == ProviderExternal:
 		err = t.upExternal()
 	case provider == ProviderDocker:
@@ -461,6 +477,7 @@ func (t *Topology) SentinelAddrs() []string {
 // Schedule first.
 func (t *Topology) Close() error {
 	var errs []error
+	t.closeClusterClients()
 	t.mu.Lock()
 	clients := t.clients
 	t.clients = nil

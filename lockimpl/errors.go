@@ -15,6 +15,16 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// causeOf is the Cause of an error in err's chain that has one (a network
+// error wrapped so that go-redis's cluster client does not retry it), or nil.
+func causeOf(err error) error {
+	var c interface{ Cause() error }
+	if errors.As(err, &c) {
+		return c.Cause()
+	}
+	return nil
+}
+
 func isConnRefused(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
 }

@@ -141,6 +141,9 @@ func ErrorKind(err error) string {
 		return "unreplicated"
 	case errors.Is(err, ErrForeignLease):
 		return "foreign_lease"
+	case causeOf(err) != nil:
+		// A network error kept from being retried (compose.SentError).
+		return ErrorKind(causeOf(err))
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timeout"
 	case errors.Is(err, context.Canceled):

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -96,7 +97,10 @@ func (s *Single) Info() Info {
 	return Info{Name: "single", Nodes: 1}
 }
 
-// FenceKey is the key holding the fencing counter of a lock key.
+// FenceKey is the key holding the fencing counter of a lock key. On a Redis
+// Cluster the lock key must carry a hash tag (prefix{17}, see bench's
+// Options.HashTag) so that its counter, which keeps the tag, lives in the
+// same slot and the fencing script may touch both.
 func FenceKey(key string) string { return key + ":fence" }
 
 // Acquire makes one attempt at key.
@@ -136,16 +140,32 @@ func errSuffix(what string, err error) string {
 
 // acquireReplicated sends SET NX PX and WAIT in one pipeline, so WAIT runs on
 // the connection that wrote the key and counts acks for that write.
+//
+// On a Redis Cluster the pipeline goes to the master of the key's slot
+// itself (a cluster pipeline would send the keyless WAIT to any node); a
+// MOVED reply then fails the attempt and has the client reread the slot map.
 func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Duration) (Lease, Outcome, error) {
 	var set *redis.BoolCmd
 	var wait *redis.Cmd
+	c := s.client
+	cc, isCluster := c.(*redis.ClusterClient)
+	if isCluster {
+		master, err := cc.MasterForKey(ctx, lease.Key)
+		if err != nil {
+			return Lease{}, Failed, fmt.Errorf("acquire %s: master of its slot: %w", lease.Key, err)
+		}
+		c = master
+	}
 	// Pipelined's error is the first command's own, read from set and wait below.
-	_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		set = p.SetNX(ctx, lease.Key, lease.Token, ttl)
 		wait = p.Do(ctx, "WAIT", s.wait.Replicas, s.wait.Timeout.Milliseconds())
 		return nil
 	})
 	if set.Err() != nil {
+		if isCluster && isMoved(set.Err()) {
+			cc.ReloadState(ctx)
+		}
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", lease.Key, set.Err())
 	}
 	if !set.Val() {
@@ -160,6 +180,16 @@ func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Du
 			errSuffix("WAIT", werr), errSuffix("give back", rerr))
 	}
 	return lease, OK, nil
+}
+
+// isMoved reports a cluster redirect reply (MOVED or ASK).
+func isMoved(err error) bool {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return false
+	}
+	msg := rerr.Error()
+	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
 }
 
 // Renew extends the lease while the caller owns it.

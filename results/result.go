@@ -457,6 +457,12 @@ type FaultEvent struct {
 	EndS float64 `json:"end_s,omitempty"`
 	// Error says why it could not be applied.
 	Error string `json:"error,omitempty"`
+	// Promoted names the cluster replica that became master after the
+	// fault, "name (host:port)", as its own CLUSTER NODES view said.
+	Promoted string `json:"promoted,omitempty"`
+	// PromotedAfterS is how long after the fault was applied the replica
+	// first called itself master, in seconds.
+	PromotedAfterS float64 `json:"promoted_after_s,omitempty"`
 }
 
 // Summarize computes an OpSummary from a histogram of microseconds.

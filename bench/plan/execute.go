@@ -96,7 +96,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		}
 		return nil, err
 	}
-	nodes, err := lockNodes(clients, pl.Pipeline)
+	nodes, err := lockNodesFor(topo, pl, clients)
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +112,8 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	r := newResult(ctx, id, pl, topo, clients, locker, env)
 
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
-	admin := topo.Clients(compose.ClientOptions{PoolSize: 2})
-	meter := newCostMeter(admin, topo.Addrs())
+	admin, adminAddrs := adminFor(topo)
+	meter := newCostMeter(admin, adminAddrs)
 	faults := newFaultLog(pl.Faults)
 	cpu := &cpuMeter{}
 	var stopFaults func()
@@ -121,6 +121,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	rl, isRedlock := locker.(*lockimpl.Redlock)
 	opts := pl.Bench
 	opts.KeyPrefix = prefix
+	opts.HashTag = isCluster(topo)
 	opts.StartAt = pl.StartAt
 	if pl.MetricsAddr != "" {
 		live := bench.NewLive()
@@ -212,7 +213,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	if !pl.StartAt.IsZero() {
 		r.StartOffsetS = m.StartOffset.Seconds()
 	}
-	cleanUp(context.WithoutCancel(ctx), pl, locker, m, liveClients(admin, topo.Addrs(), down), opts.KeyPrefix, env)
+	cleanUp(context.WithoutCancel(ctx), pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), opts.KeyPrefix, env)
 	return r, nil
 }
 
@@ -341,6 +342,9 @@ func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
 	if topo.Spec.Kind == compose.KindReplicated {
 		return []*redis.Client{topo.FailoverClient(co)}
 	}
+	if isCluster(topo) {
+		return masterClients(topo)
+	}
 	return topo.Clients(co)
 }
 
@@ -445,7 +449,7 @@ func cleanup(ctx context.Context, clients []*redis.Client, prefix string) (int, 
 			if len(batch) == 0 {
 				return
 			}
-			n, err := c.Unlink(ctx, batch...).Result()
+			n, err := unlinkEach(ctx, c, batch)
 			if err != nil {
 				errs = append(errs, err)
 			}

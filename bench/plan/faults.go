@@ -15,10 +15,13 @@ import (
 type faultLog struct {
 	mu  sync.Mutex
 	evs []results.FaultEvent
+	// applied marks faults whose application was logged, so a later report
+	// (a cluster promotion) is not logged as applied again.
+	applied map[int]bool
 }
 
 func newFaultLog(faults []compose.FaultSpec) *faultLog {
-	l := &faultLog{evs: make([]results.FaultEvent, len(faults))}
+	l := &faultLog{evs: make([]results.FaultEvent, len(faults)), applied: map[int]bool{}}
 	for i, f := range faults {
 		l.evs[i].Spec = f.String()
 	}
@@ -35,11 +38,22 @@ func (l *faultLog) record(env Env) func(compose.FaultEvent) {
 		if ev.End > 0 {
 			e.EndS = ev.End.Seconds()
 		}
+		if ev.Promoted != nil {
+			e.Promoted, e.PromotedAfterS = ev.Promoted.Node, ev.Promoted.After.Seconds()
+		}
 		switch {
 		case ev.Err != nil:
 			e.Error = ev.Err.Error()
 			env.logf("fault %s: %v", ev.Spec, ev.Err)
+		case ev.Done && ev.Promoted != nil:
+			if ev.End > 0 {
+				env.logf("fault %s undone at %.2fs", ev.Spec, ev.End.Seconds())
+			}
+			env.logf("fault %s: replica %s promoted %.2fs after the fault", ev.Spec, ev.Promoted.Node, ev.Promoted.After.Seconds())
+		case ev.Done && ev.End == 0 && l.applied[ev.Index]:
+			env.logf("fault %s: no replica promoted", ev.Spec)
 		case ev.End == 0:
+			l.applied[ev.Index] = true
 			env.logf("fault %s applied at %.2fs to %s", ev.Spec, ev.At.Seconds(), ev.Node)
 		default:
 			env.logf("fault %s undone at %.2fs", ev.Spec, ev.End.Seconds())

@@ -71,7 +71,7 @@ const (
 )
 
 var runFlags = []Flag{
-	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters) or replicated (primary, replica, 3 sentinels); repeat to compare side by side"},
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters), replicated (primary, replica, 3 sentinels) or cluster:M[,R] (Redis Cluster, 3-9 masters, R replicas each, default 1); repeat to compare side by side"},
 	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
 	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated) (default: redlock on redlock topologies, single otherwise)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
@@ -82,9 +82,9 @@ var runFlags = []Flag{
 	{Name: "peer-option", Multi: true, Category: catTarget, Usage: "a peer library's setting, repeatable: KEY=VALUE, or KEY for a switch; redsync: " +
 		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock)},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
-	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated topology)"},
+	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated or cluster topology)"},
 	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas"},
-	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'"},
+	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'; on a cluster 'at=1s kill master=0', 'at=1s failover shard=1', 'at=0s lag-replica shard=0 for=2s'"},
 	{Name: "restart-delay", Default: "0", Category: catTarget, Usage: "how long a restart fault keeps the node down"},
 
 	{Name: "workload", Category: catWorkload, Usage: "preset name (see: lockbench workloads); flags given override it"},

@@ -13,6 +13,8 @@ import (
 func lockTopologyMisfit(lock string, topo compose.Spec) string {
 	quorum := lock == "redlock" || lock == lockimpl.LockRedsync
 	switch {
+	case topo.Kind == compose.KindCluster:
+		return clusterLockMisfit(lock)
 	case !quorum && topo.Kind == compose.KindRedlock:
 		return fmt.Sprintf("%s is a single-instance lock and cannot run on %s; use --lock redlock or --lock redsync, or --topology single", lock, topo)
 	case quorum && topo.Kind == compose.KindReplicated:

@@ -161,7 +161,7 @@ func Expand(given Values) ([]Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	topologies := v["topology"]
+	topologies := joinClusterSpecs(v["topology"])
 	if len(topologies) == 0 {
 		topologies = []string{"single"}
 	}
@@ -307,8 +307,11 @@ func Parse(v Values) (Plan, error) {
 		},
 	}
 	pl.LockOptions.Peer = p.peerOptions(pl.Lock)
-	if pl.LockOptions.Wait.Replicas > 0 && topo.Kind != compose.KindReplicated {
-		p.fail("wait-replicas", "needs --topology replicated (there are no replicas to wait for on %s)", topo)
+	if pl.LockOptions.Wait.Replicas > 0 && topo.Kind != compose.KindReplicated && topo.Kind != compose.KindCluster {
+		p.fail("wait-replicas", "needs --topology replicated or cluster:M (there are no replicas to wait for on %s)", topo)
+	}
+	if topo.Kind == compose.KindCluster && topo.Masters > 0 && pl.LockOptions.Wait.Replicas > topo.Replicas && len(pl.URLs) == 0 {
+		p.fail("wait-replicas", "%d, but %s has %d replica(s) per shard; every acquisition would fail", pl.LockOptions.Wait.Replicas, topo, topo.Replicas)
 	}
 	pl.RestartDelay = p.duration("restart-delay", 0)
 	for _, spec := range v["fault"] {
@@ -342,6 +345,8 @@ func Parse(v Values) (Plan, error) {
 			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
 		case len(pl.Faults) > 0:
 			p.fail("pipeline", "auto does not keep per-command deadlines, so a fault would hang workers until the client's read timeout; measure faults without it")
+		case topo.Kind == compose.KindCluster:
+			p.fail("pipeline", "auto is not supported on --topology cluster (its auto-pipeliner may resend a command after a network error); drop --pipeline")
 		}
 	}
 	pl.PoolSize = p.integer("pool-size", 0, 100_000)
@@ -476,6 +481,12 @@ func (p *parser) benchOptions(ttl time.Duration) bench.Options {
 // faultMisfit refuses, before any server starts, faults the topology cannot
 // take; the topology's own CheckFault repeats the check once it is up.
 func faultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) string {
+	if topo.Kind == compose.KindCluster {
+		return clusterFaultMisfit(f, topo, external)
+	}
+	if msg := nonClusterFaultMisfit(f); msg != "" {
+		return msg
+	}
 	replicated := topo.Kind == compose.KindReplicated
 	switch {
 	case f.Kind == compose.FaultLagReplica && !replicated:

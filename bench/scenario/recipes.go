@@ -50,6 +50,31 @@ func failover() Scenario {
 	}
 }
 
+// clusterFailover: failover's hazard on one shard of a Redis Cluster. The
+// cluster promotes the replica itself (no sentinels), about a node timeout
+// (1.5 s) and a second after the master dies; the ClusterClient finds the
+// new master within its 0.5 s slot-map reload. Timings as in failover:
+// holders outlast the promotion, and the TTL is just above the longest hold.
+func clusterFailover() Scenario {
+	return Scenario{
+		Name: "cluster-failover",
+		Description: "Redis Cluster: shard 0's replica lags, locks are granted on its master, the master dies and the cluster " +
+			"promotes the replica that never saw them; WAIT 1 after SET on the shard's master prevents it, at a cost",
+		Base: vals("topology", "cluster:3", "lock", "single", "keys", "uniform:24", "concurrency", "48",
+			"hold", "uniform:4s,5500ms", "ttl", "6500ms", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"duration", "8s", "warmup", "4s",
+			// The lag ends just after the kill: the replica drops the stream
+			// it held when its master's link breaks.
+			"fault", "at=0s lag-replica shard=0 for=2500ms", "fault", "at=2300ms kill master=0"),
+		Violation: "overlaps: a second holder was granted a key whose first holder was still inside",
+		violated:  overlaps,
+		Variants: []Variant{
+			{Name: "no WAIT", TakesLock: true},
+			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
+		},
+	}
+}
+
 // redlockPartialQuorum is the shared shape of restart and clock-jump: two
 // masters are killed, so every lock meanwhile is held on exactly three of
 // five; one of those three then forgets it; the two come back empty (no

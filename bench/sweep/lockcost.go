@@ -128,6 +128,7 @@ func useURLs(v plan.Values, spec LockSpec, urls []string) error {
 // of a window lengthened by the pause, so the run shows the stall, the
 // server coming back with every lease expired, and the recovery.
 // Replicated: the primary killed a fifth into the window (a failover).
+// Cluster: shard 0's master killed a fifth into the window.
 func CanonicalFault(topology, ttl, duration string) (fault string, window time.Duration, err error) {
 	spec, err := compose.ParseSpec(topology)
 	if err != nil {
@@ -146,6 +147,10 @@ func CanonicalFault(topology, ttl, duration string) (fault string, window time.D
 		return fmt.Sprintf("at=%v pause node=0 for=%v", (d / 2).Round(time.Millisecond), pause), d + pause, nil
 	case compose.KindReplicated:
 		return fmt.Sprintf("at=%v kill primary", (d / 5).Round(time.Millisecond)), d, nil
+	case compose.KindCluster:
+		// A cluster: shard 0's master killed a fifth into the window (its
+		// replica is promoted by the cluster).
+		return fmt.Sprintf("at=%v kill master=0", (d / 5).Round(time.Millisecond)), d, nil
 	}
 	return "", 0, fmt.Errorf("no canonical fault for %s", topology)
 }

@@ -40,7 +40,7 @@ func lockCostCommand() *cli.Command {
 			withFaultFlag, countFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
 			var locks []sweep.LockSpec
-			for _, s := range c.StringSlice("lock") {
+			for _, s := range sweep.JoinLockSpecs(c.StringSlice("lock")) {
 				spec, err := sweep.ParseLockSpec(s)
 				if err != nil {
 					return usageError{msg: "--lock " + err.Error()}

@@ -175,7 +175,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--keys", "zipf:10,0.5"}, "--keys"},
 		{[]string{"run", "--hold", "gauss:1ms"}, "--hold"},
 		{[]string{"run", "--retry", "sometimes"}, "--retry"},
-		{[]string{"run", "--topology", "cluster"}, "--topology"},
+		{[]string{"run", "--topology", "cluster:2"}, "--topology"},
 		{[]string{"run", "--topology", "redlock:10"}, "--topology"},
 		{[]string{"run", "--lock", "zookeeper"}, "--lock"},
 		{[]string{"run", "--topology", "redlock:3", "--lock", "single"}, "--lock"},
