@@ -56,6 +56,7 @@ type dockerRun struct {
 	// restarts may come back on another.
 	fixedPorts bool
 	labels     map[string]string
+	pull       bool // the image was not on the engine when the run began
 }
 
 // dockerNode is the container behind a Node.
@@ -133,7 +134,8 @@ func (t *Topology) upDocker(ctx context.Context) error {
 		t.logf("docker: removed %d container(s) or network(s) left by lockbench processes that no longer run", n)
 	}
 	if _, err := cli.ImageInspect(ctx, d.image); err != nil {
-		t.logf("docker: image %s is not on the engine; it will be pulled (where no registry answers: lockbench image build, then --image %s)", d.image, LocalImage)
+		d.pull = true
+		t.logf("docker: image %s is not on the engine; it will be pulled", d.image)
 	}
 	if err := d.createNetwork(ctx); err != nil {
 		return err
@@ -304,6 +306,9 @@ func (d *dockerRun) startNode(ctx context.Context, name, role string, cmd []stri
 			continue
 		}
 		break
+	}
+	if err != nil && d.pull {
+		return nil, fmt.Errorf("start %s container: image %s is not on the engine and could not be pulled (%w); where no registry answers, build one from this machine's redis-server: lockbench image build, then --image %s", name, d.image, err, LocalImage)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s container (%s): %w", name, d.image, err)
@@ -506,4 +511,32 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// CheckDockerEngine reports, within a few seconds, whether a Docker engine
+// answers; its error wraps ErrNoDockerEngine. Call it before anything else
+// of testcontainers in the process: it also turns Ryuk off (see the README).
+func CheckDockerEngine(ctx context.Context) error { return checkDockerEngine(ctx) }
+
+// CountLabelled counts the containers (running or not) and the networks
+// that carry label, KEY or KEY=VALUE (e.g. LabelRun+"="+id).
+func CountLabelled(ctx context.Context, label string) (containers, networks int, err error) {
+	if err := checkDockerEngine(ctx); err != nil {
+		return 0, 0, err
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return 0, 0, noEngine(err)
+	}
+	defer cli.Close()
+	f := make(client.Filters).Add("label", label)
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, 0, fmt.Errorf("list containers labelled %s: %w", label, err)
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return 0, 0, fmt.Errorf("list networks labelled %s: %w", label, err)
+	}
+	return len(cs.Items), len(ns.Items), nil
 }
