@@ -251,8 +251,8 @@ func TestComposeFiles(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for n, s := range f.Services {
-			if s.Image != DefaultImage {
-				t.Errorf("%s: service %s image %q, want %q", name, n, s.Image, DefaultImage)
+			if want := "${LOCKBENCH_IMAGE:-" + DefaultImage + "}"; s.Image != want {
+				t.Errorf("%s: service %s image %q, want %q", name, n, s.Image, want)
 			}
 			for _, p := range s.Ports {
 				if !strings.HasPrefix(p, "127.0.0.1:") {
@@ -266,7 +266,12 @@ func TestComposeFiles(t *testing.T) {
 		var out []string
 		for _, s := range svcs {
 			for _, p := range s.Ports {
-				out = append(out, strings.Split(p, ":")[1])
+				// 127.0.0.1:${VAR:-DEFAULT}:6379: the default host port.
+				host := strings.TrimPrefix(p, "127.0.0.1:")
+				if _, def, ok := strings.Cut(host, ":-"); ok {
+					host = def
+				}
+				out = append(out, strings.Split(strings.TrimSuffix(strings.Split(host, "}")[0], ":"), ":")[0])
 			}
 		}
 		slices.Sort(out)
