@@ -135,7 +135,10 @@ func (t *Topology) upDocker(ctx context.Context) error {
 	}
 	if _, err := cli.ImageInspect(ctx, d.image); err != nil {
 		d.pull = true
-		t.logf("docker: image %s is not on the engine; it will be pulled", d.image)
+		t.logf("docker: image %s is not on the engine; pulling it", d.image)
+		if err := pullImage(ctx, d.image); err != nil {
+			return fmt.Errorf("image %s is not on the engine and could not be pulled (%w); where no registry answers, build one from this machine's redis-server: lockbench image build, then --image %s", d.image, err, LocalImage)
+		}
 	}
 	if err := d.createNetwork(ctx); err != nil {
 		return err
@@ -295,7 +298,10 @@ func (d *dockerRun) startNode(ctx context.Context, name, role string, cmd []stri
 		if file != nil {
 			opts = append(opts, testcontainers.WithFiles(*file))
 		}
-		c, err = testcontainers.Run(ctx, d.image, opts...)
+		c, err = d.create(ctx, opts)
+		if err == nil {
+			err = c.Start(ctx)
+		}
 		// A port taken between the probe and the engine's bind: the
 		// container is removed with the run; try another port, and only for
 		// a port the caller did not need announced.
@@ -306,9 +312,6 @@ func (d *dockerRun) startNode(ctx context.Context, name, role string, cmd []stri
 			continue
 		}
 		break
-	}
-	if err != nil && d.pull {
-		return nil, fmt.Errorf("start %s container: image %s is not on the engine and could not be pulled (%w); where no registry answers, build one from this machine's redis-server: lockbench image build, then --image %s", name, d.image, err, LocalImage)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s container (%s): %w", name, d.image, err)
@@ -329,6 +332,35 @@ func (d *dockerRun) startNode(ctx context.Context, name, role string, cmd []stri
 	}
 	return &Node{Name: name, Role: role, Addr: addr, opts: &redis.Options{Addr: addr},
 		ctr: &dockerNode{id: c.GetContainerID(), name: "lockbench-" + d.id + "-" + name, port: port}}, nil
+}
+
+// create creates the container without starting it. The request is not cut
+// short by ctx: the engine would finish creating a container whose request
+// was abandoned, after Close had looked for the run's containers, and leave
+// it behind. Once create returns, the container exists and carries the run's
+// label, so a cancelled start still leaves nothing Close cannot find.
+func (d *dockerRun) create(ctx context.Context, opts []testcontainers.ContainerCustomizer) (*testcontainers.DockerContainer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	noStart := testcontainers.CustomizeRequestOption(func(req *testcontainers.GenericContainerRequest) error {
+		req.Started = false
+		return nil
+	})
+	return testcontainers.Run(cctx, d.image, append(opts, noStart)...)
+}
+
+// pullImage pulls image through testcontainers (which knows the registry
+// credentials of the docker CLI's configuration).
+func pullImage(ctx context.Context, image string) error {
+	p, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.PullImage(ctx, image)
 }
 
 // portTaken reports whether the engine refused a host port already in use.
