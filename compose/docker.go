@@ -18,8 +18,8 @@ import (
 const (
 	// ProviderLocal starts redis-server processes on this machine (the default).
 	ProviderLocal = "local"
-	// ProviderDocker starts one redis container a master through the Docker
-	// engine (testcontainers-go).
+	// ProviderDocker starts the topology's servers as containers through the
+	// Docker engine (testcontainers-go), on a network of their own.
 	ProviderDocker = "docker"
 	// ProviderExternal reaches servers someone else runs; it is implied by
 	// --redis URLs and is not a --provider value.

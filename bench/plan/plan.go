@@ -326,6 +326,10 @@ func Parse(v Values) (Plan, error) {
 			p.fail("fault", "%q: %s", spec, msg)
 			continue
 		}
+		if (f.Kind == compose.FaultClockJump || f.Kind == compose.FaultClockSpeed) && prov == compose.ProviderDocker && len(pl.URLs) == 0 {
+			p.fail("fault", "%q: the docker provider cannot move a container's clock (the clock shim needs local servers); use the local provider", spec)
+			continue
+		}
 		pl.Faults = append(pl.Faults, f)
 	}
 	pl.Workload = p.workload()

@@ -98,3 +98,10 @@ func TestDockerRunAndInterrupt(t *testing.T) {
 		})
 	}
 }
+
+func TestDockerClockFaultIsBadInput(t *testing.T) {
+	code, _, errs := lockbench(t, "run", "--provider", "docker", "--topology", "redlock:3", "-d", "2s", "--fault", "at=1s clock-jump node=1 +5s")
+	if code != exitBadInput || !strings.Contains(errs, "--fault") || !strings.Contains(errs, "clock") {
+		t.Fatalf("exit %d (%s), want %d naming --fault and the clock", code, errs, exitBadInput)
+	}
+}
