@@ -80,18 +80,12 @@ func (t *Topology) applyDocker(ctx context.Context, f FaultSpec, n *Node) (undo 
 		if _, err := d.cli.NetworkDisconnect(ctx, d.netID, client.NetworkDisconnectOptions{Container: c.id, Force: true}); err != nil {
 			return nil, true, fmt.Errorf("docker network disconnect %s %s: %w", d.net, c.name, err)
 		}
-		c.mu.Lock()
-		c.parted = true
-		c.mu.Unlock()
 		return func() error {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 			defer cancel()
 			if _, err := d.cli.NetworkConnect(uctx, d.netID, client.NetworkConnectOptions{Container: c.id}); err != nil {
 				return fmt.Errorf("docker network connect %s %s: %w", d.net, c.name, err)
 			}
-			c.mu.Lock()
-			c.parted = false
-			c.mu.Unlock()
 			return nil
 		}, true, nil
 	}

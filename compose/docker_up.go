@@ -67,7 +67,6 @@ type dockerNode struct {
 
 	mu     sync.Mutex
 	killed bool // killed by a fault and not started again
-	parted bool // disconnected from the run's network by a partition fault
 }
 
 func (d *dockerNode) setKilled(v bool) {
