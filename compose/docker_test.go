@@ -251,7 +251,7 @@ func TestComposeFiles(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for n, s := range f.Services {
-			if want := "${LOCKBENCH_IMAGE:-" + DefaultImage + "}"; s.Image != want {
+			if want := "${LOCKBENCH_REDIS_IMAGE:-" + DefaultImage + "}"; s.Image != want {
 				t.Errorf("%s: service %s image %q, want %q", name, n, s.Image, want)
 			}
 			for _, p := range s.Ports {

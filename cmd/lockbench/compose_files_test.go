@@ -61,7 +61,7 @@ func TestComposeFilesEndToEnd(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			project := fmt.Sprintf("lockbench-test-%d-%s", os.Getpid(), strings.TrimSuffix(tc.file, ".yml"))
-			env := append(os.Environ(), "LOCKBENCH_IMAGE="+compose.LocalImage)
+			env := append(os.Environ(), "LOCKBENCH_REDIS_IMAGE="+compose.LocalImage)
 			ports := make([]int, len(tc.ports))
 			for i, v := range tc.ports {
 				ports[i] = freeLoopbackPort(t)
@@ -143,5 +143,17 @@ func TestComposeFilesEndToEnd(t *testing.T) {
 				t.Fatalf("after down -v: %d containers, %d networks of project %s (%v)", c, n, project, err)
 			}
 		})
+	}
+}
+
+// TestComposeImageVariableIsNotARunFlag keeps the compose files' image
+// variable apart from the environment form of a run flag: exported for
+// docker compose, it must not change (or break) a lockbench run on the
+// compose servers' --redis URLs.
+func TestComposeImageVariableIsNotARunFlag(t *testing.T) {
+	t.Setenv("LOCKBENCH_REDIS_IMAGE", compose.LocalImage)
+	code, _, errs := lockbench(t, "run", "-d", "1s", "--warmup", "0", "-q", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("a local run with LOCKBENCH_REDIS_IMAGE set: exit %d: %s", code, errs)
 	}
 }

@@ -39,7 +39,7 @@ func imageCommand() *cli.Command {
 					_, err = fmt.Fprintln(c.App.Writer, info.Tag)
 					return err
 				}
-				_, err = fmt.Fprintf(c.App.Writer, "built %s (%s, %.1f MB, %d files from this machine)\nuse it: lockbench run --provider docker --image %s …  or  LOCKBENCH_IMAGE=%s docker-compose -f compose/docker/single.yml up -d\n",
+				_, err = fmt.Fprintf(c.App.Writer, "built %s (%s, %.1f MB, %d files from this machine)\nuse it: lockbench run --provider docker --image %s …  or  LOCKBENCH_REDIS_IMAGE=%s docker-compose -f compose/docker/single.yml up -d\n",
 					info.Tag, shortImageID(info.ID), float64(info.Size)/1e6, len(info.Files), info.Tag, info.Tag)
 				return err
 			},
