@@ -364,3 +364,20 @@ func TestDockerReapsOrphans(t *testing.T) {
 		t.Fatalf("the orphan's %d containers and %d networks are still there", c, n)
 	}
 }
+
+// TestDockerSentinelLogTail checks that a replicated topology on containers
+// can quote its sentinel's output, as an error about sentinels that never
+// agreed does.
+func TestDockerSentinelLogTail(t *testing.T) {
+	image := dockerTestImage(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	topo, err := Up(ctx, Spec{Kind: KindReplicated, Masters: 1}, UpOptions{Provider: ProviderDocker, Image: image})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	if got := topo.sentinelLogTail(); !strings.Contains(got, "@ lockbench") {
+		t.Fatalf("sentinel log tail %q shows nothing of the monitored primary", got)
+	}
+}

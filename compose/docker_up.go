@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -61,6 +62,7 @@ type dockerRun struct {
 
 // dockerNode is the container behind a Node.
 type dockerNode struct {
+	c    *testcontainers.DockerContainer
 	id   string // container id
 	name string // container name
 	port string // container port, e.g. 6379/tcp
@@ -330,7 +332,7 @@ func (d *dockerRun) startNode(ctx context.Context, name, role string, cmd []stri
 		return nil, fmt.Errorf("%s container %s: %w", name, addr, err)
 	}
 	return &Node{Name: name, Role: role, Addr: addr, opts: &redis.Options{Addr: addr},
-		ctr: &dockerNode{id: c.GetContainerID(), name: "lockbench-" + d.id + "-" + name, port: port}}, nil
+		ctr: &dockerNode{c: c, id: c.GetContainerID(), name: "lockbench-" + d.id + "-" + name, port: port}}, nil
 }
 
 // create creates the container without starting it. The request is not cut
@@ -360,6 +362,19 @@ func pullImage(ctx context.Context, image string) error {
 	}
 	defer p.Close()
 	return p.PullImage(ctx, image)
+}
+
+// logTail is the end of the container's output, for error messages.
+func (d *dockerNode) logTail() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	rc, err := d.c.Logs(ctx)
+	if err != nil {
+		return fmt.Sprintf("(logs of %s: %v)", d.name, err)
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	return tail(b)
 }
 
 // portTaken reports whether the engine refused a host port already in use.
