@@ -4,7 +4,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test lint demo redis bench bench-redlock fuzz clean
+.PHONY: all build install test lint demo redis bench bench-redlock fuzz clean image
 
 all: build
 
@@ -60,6 +60,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseRedisURL -fuzztime 10s ./bench/plan/
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
+
+# lockbench/redis:local: a FROM scratch image of this machine's redis-server and
+# its libraries, for a Docker engine that cannot pull redis:7.0 (see README).
+image:
+	$(GO) run ./cmd/lockbench image build
 
 clean:
 	rm -rf bin runs

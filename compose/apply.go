@@ -59,7 +59,7 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 	for _, n := range candidates {
 		switch f.Kind {
 		case FaultKill, FaultRestart, FaultPause:
-			if n.Server == nil {
+			if n.Server == nil && !dockerFaultOK(n, f.Kind) {
 				return bad("%s needs a local server, and %s (%s) is external", f.Kind, n.Name, n.Addr)
 			}
 		case FaultClockJump, FaultClockSpeed:
@@ -70,7 +70,7 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 				return bad("%s needs the servers started with the clock shim (UpOptions.ClockShim)", f.Kind)
 			}
 		case FaultLatency, FaultPartition:
-			if n.proxy == nil {
+			if n.proxy == nil && !dockerFaultOK(n, f.Kind) {
 				return bad("%s needs a proxy in front of %s (UpOptions.Proxy)", f.Kind, n.Name)
 			}
 		case FaultLagReplica, FaultFailover:
@@ -140,6 +140,9 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 }
 
 func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() error, error) {
+	if undo, handled, err := t.applyDocker(ctx, f, n); handled {
+		return undo, err
+	}
 	switch f.Kind {
 	case FaultKill:
 		return nil, n.Server.Kill()
@@ -196,7 +199,7 @@ func (t *Topology) restart(ctx context.Context, n *Node) (func() error, error) {
 func (t *Topology) Down() []string {
 	var out []string
 	for _, n := range t.DataNodes() {
-		if n.Server != nil && n.Server.PID() == 0 {
+		if n.Server != nil && n.Server.PID() == 0 || n.ctr != nil && n.ctr.isKilled() {
 			out = append(out, n.Addr)
 		}
 	}

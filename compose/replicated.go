@@ -212,6 +212,9 @@ func healthy(flags string) bool {
 
 func (t *Topology) sentinelLogTail() string {
 	for _, n := range t.Nodes {
+		if n.Role == RoleSentinel && n.ctr != nil {
+			return strings.ReplaceAll(n.ctr.logTail(), "\n", " | ")
+		}
 		if n.Role == RoleSentinel && n.Server != nil {
 			b, _ := os.ReadFile(filepath.Join(n.Server.Dir(), "redis.log"))
 			return strings.ReplaceAll(tail(b), "\n", " | ")

@@ -121,6 +121,7 @@ type Node struct {
 	opts   *redis.Options
 	proxy  *nodeProxy
 	clock  *clockState
+	ctr    *dockerNode // the docker provider's container
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.
@@ -134,6 +135,8 @@ type Topology struct {
 
 	opts UpOptions
 	toxi *toxiproxy.ApiServer
+	// docker is the docker provider's engine client and network.
+	docker *dockerRun
 	// sentinels are the clients Primary asks, one per sentinel node.
 	sentinels []*redis.SentinelClient
 	// cluster knows each cluster node's id and shard (cluster topology only).

@@ -165,7 +165,7 @@ type Topology struct {
 	Kind string `json:"kind"`
 	// Spec is the --topology value, e.g. redlock:5.
 	Spec string `json:"spec"`
-	// Provider is local or external.
+	// Provider is local, docker or external.
 	Provider string `json:"provider"`
 	// Nodes are host:port of each server.
 	Nodes []string `json:"nodes"`

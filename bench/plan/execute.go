@@ -279,17 +279,20 @@ func expireFences(ctx context.Context, clients []*redis.Client, prefix string, k
 func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 	opts := compose.UpOptions{URLs: pl.URLs, Persistence: pl.Persistence, RestartDelay: pl.RestartDelay, Log: env.Log}
 	if len(pl.URLs) == 0 {
-		opts.Provider = pl.Provider
+		opts.Provider, opts.Image = pl.Provider, pl.Image
 	}
 	for _, f := range pl.Faults {
 		switch f.Kind {
-		case compose.FaultLatency, compose.FaultPartition:
+		case compose.FaultLatency:
 			opts.Proxy = true
+		case compose.FaultPartition:
+			// A container is partitioned by its network, not by a proxy.
+			opts.Proxy = opts.Proxy || opts.Provider != compose.ProviderDocker
 		case compose.FaultClockJump, compose.FaultClockSpeed:
 			opts.ClockShim = true
 		}
 	}
-	if len(pl.URLs) == 0 {
+	if len(pl.URLs) == 0 && opts.Provider != compose.ProviderDocker {
 		env.logf("starting local redis-server processes for %s", pl.Topology)
 	}
 	topo, err := compose.Up(ctx, pl.Topology, opts)

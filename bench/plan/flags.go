@@ -75,6 +75,7 @@ var runFlags = []Flag{
 	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
 	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated) (default: redlock on redlock topologies, single otherwise)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
+	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
 	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller)"},
 	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},

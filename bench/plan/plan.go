@@ -25,6 +25,8 @@ type Plan struct {
 	Persistence compose.Persistence
 	// Provider is local or docker (ignored with URLs).
 	Provider string
+	// Image is the docker provider's image ("" for compose.DefaultImage).
+	Image string
 	// Faults are injected during the window.
 	Faults []compose.FaultSpec
 	// RestartDelay keeps a restarted node down this long.
@@ -293,6 +295,9 @@ func Parse(v Values) (Plan, error) {
 		p.fail("provider", "%s", strings.TrimPrefix(err.Error(), "--provider "))
 	}
 	pl.Provider = prov
+	if pl.Image = v.Get("image"); pl.Image != "" && prov != compose.ProviderDocker {
+		p.fail("image", "%q: only --provider docker runs images; add --provider docker or drop --image", pl.Image)
+	}
 	pl.Lock = p.lockFor(topo)
 	pl.LockOptions = lockimpl.Options{
 		Redlock: lockimpl.RedlockOptions{
@@ -322,6 +327,10 @@ func Parse(v Values) (Plan, error) {
 		}
 		if msg := faultMisfit(f, topo, len(pl.URLs) > 0); msg != "" {
 			p.fail("fault", "%q: %s", spec, msg)
+			continue
+		}
+		if (f.Kind == compose.FaultClockJump || f.Kind == compose.FaultClockSpeed) && prov == compose.ProviderDocker && len(pl.URLs) == 0 {
+			p.fail("fault", "%q: the docker provider cannot move a container's clock (the clock shim needs local servers); use the local provider", spec)
 			continue
 		}
 		pl.Faults = append(pl.Faults, f)

@@ -152,6 +152,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			lockCostCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
+			imageCommand(),
 			versionCommand(),
 		},
 	}

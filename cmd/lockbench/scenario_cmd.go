@@ -46,6 +46,8 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
 			&cli.StringFlag{Name: "lock", Usage: "run the scenario's unmitigated variants (and those of its mitigations that are settings, not other locks) on this lock, e.g. redsync or redislock"},
 			&cli.StringSliceFlag{Name: "peer-option", Usage: "with a peer --lock: its library setting, repeatable (as run takes it)"},
+			&cli.StringFlag{Name: "provider", Usage: "where the servers come from: local (the default) or docker (containers; faults through the engine)"},
+			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default redis:7.0; without a registry: lockbench image build, then lockbench/redis:local)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -68,6 +70,11 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			store := storeRunner()
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
 				v.Set("out", c.String("out"))
+				for _, name := range []string{"provider", "image"} {
+					if c.IsSet(name) {
+						v.Set(name, c.String(name))
+					}
+				}
 				return store(ctx, v, "", 0)
 			}
 			v, err := scenario.Run(c.Context, s, trials, run, progress)
