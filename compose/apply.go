@@ -45,6 +45,11 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 			return bad("it has no replica; only the replicated topology does")
 		}
 		candidates = data
+	case TargetLeader:
+		if t.etcd == nil {
+			return bad("it has no leader; only etcd:N does (use primary on replicated, node=N otherwise)")
+		}
+		candidates = data
 	default:
 		return bad("unknown target %q", f.Target)
 	}
@@ -121,6 +126,8 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 		return t.CurrentPrimary(ctx)
 	case TargetReplica:
 		return t.CurrentReplica(ctx)
+	case TargetLeader:
+		return t.settledLeader(ctx)
 	}
 	return t.DataNodes()[f.Node], nil
 }

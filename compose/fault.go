@@ -56,7 +56,7 @@ const (
 // FaultHelp lists the accepted fault specs, for error messages and --help.
 const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
 	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
-	"clock-speed TARGET FACTOR for=DURATION · lag-replica for=DURATION; TARGET is node=N, primary or replica"
+	"clock-speed TARGET FACTOR for=DURATION · lag-replica for=DURATION; TARGET is node=N, primary or replica, or on etcd:N leader"
 
 // Bounds that keep a spec sensible and its arithmetic far from overflow.
 const (
@@ -142,7 +142,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 			continue
 		}
 		switch {
-		case tok == string(TargetPrimary) || tok == string(TargetReplica):
+		case tok == string(TargetPrimary) || tok == string(TargetReplica) || tok == string(TargetLeader):
 			if f.Target != "" {
 				return bad("more than one target")
 			}

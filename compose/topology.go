@@ -29,13 +29,15 @@ const (
 	// KindReplicated is a primary, one replica and three sentinels that fail
 	// over to the replica when the primary goes down.
 	KindReplicated Kind = "replicated"
+	// KindEtcd is an etcd cluster of N members (compose/etcd.go).
+	KindEtcd Kind = "etcd"
 )
 
 // MaxMasters bounds redlock:N.
 const MaxMasters = 9
 
 // SpecHelp lists the accepted topology specs.
-const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, or replicated"
+const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, replicated, or etcd:N with N = 1, 3 or 5"
 
 // Spec is a parsed --topology value.
 type Spec struct {
@@ -65,14 +67,16 @@ func ParseSpec(s string) (Spec, error) {
 			return Spec{}, fmt.Errorf("topology %q: master count must be a whole number from 1 to %d; want %s", s, MaxMasters, SpecHelp)
 		}
 		return Spec{Kind: KindRedlock, Masters: n}, nil
+	case KindEtcd:
+		return parseEtcdSpec(s, arg, hasArg)
 	}
 	return Spec{}, fmt.Errorf("topology %q: unknown; want %s", s, SpecHelp)
 }
 
 // String renders the spec in --topology form.
 func (s Spec) String() string {
-	if s.Kind == KindRedlock {
-		return fmt.Sprintf("redlock:%d", s.Masters)
+	if s.Kind == KindRedlock || s.Kind == KindEtcd {
+		return fmt.Sprintf("%s:%d", s.Kind, s.Masters)
 	}
 	return string(s.Kind)
 }
@@ -109,6 +113,7 @@ type Node struct {
 	opts   *redis.Options
 	proxy  *nodeProxy
 	clock  *clockState
+	member *etcdMember // etcd members only
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.
@@ -124,6 +129,7 @@ type Topology struct {
 	toxi *toxiproxy.ApiServer
 	// sentinels are the clients Primary asks, one per sentinel node.
 	sentinels []*redis.SentinelClient
+	etcd      *etcdCluster // etcd:N only
 
 	mu      sync.Mutex // guards the fields below
 	clients []*redis.Client
@@ -177,6 +183,12 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 	}
 	t := &Topology{Spec: spec, Provider: ProviderLocal, opts: opts}
 	switch {
+	case spec.Kind == KindEtcd && provider == ProviderExternal:
+		err = t.upEtcdExternal()
+	case spec.Kind == KindEtcd && provider == ProviderDocker:
+		err = errors.New("etcd:N runs as local etcd processes or --etcd URLs; the docker provider has no etcd image")
+	case spec.Kind == KindEtcd:
+		err = t.upEtcd(ctx)
 	case provider == ProviderExternal:
 		err = t.upExternal()
 	case provider == ProviderDocker:
