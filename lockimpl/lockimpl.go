@@ -147,6 +147,8 @@ func ErrorKind(err error) string {
 		return "canceled"
 	case isConnRefused(err):
 		return "conn_refused"
+	case etcdErrorKind(err) != "":
+		return etcdErrorKind(err)
 	}
 	return classifyRedisError(err)
 }
