@@ -29,21 +29,40 @@ const EtcdModule = "go.etcd.io/etcd/client/v3"
 // attached to that lease, so it can never delete another holder's key; the
 // same single RPC gives the lease's bookkeeping back to the server.
 type Etcd struct {
-	c     *clientv3.Client
-	nodes int
+	c       *clientv3.Client
+	nodes   int
+	timeout time.Duration
 }
+
+// DefaultEtcdTimeout bounds each request of the etcd lock unless told
+// otherwise. Without a bound, a request a member forwarded to a leader that
+// just died waits for the server's own request timeout (7 s with etcd's
+// default election timeout) and the worker with it.
+const DefaultEtcdTimeout = time.Second
 
 // etcdHandle is the lease behind one acquisition.
 type etcdHandle struct {
 	id clientv3.LeaseID
 }
 
-// NewEtcd returns the etcd lock over client, which talks to nodes members.
-func NewEtcd(c *clientv3.Client, nodes int) *Etcd { return &Etcd{c: c, nodes: nodes} }
+// NewEtcd returns the etcd lock over client, which talks to nodes members;
+// each request is bounded by timeout (0: DefaultEtcdTimeout).
+func NewEtcd(c *clientv3.Client, nodes int, timeout time.Duration) *Etcd {
+	if timeout <= 0 {
+		timeout = DefaultEtcdTimeout
+	}
+	return &Etcd{c: c, nodes: nodes, timeout: timeout}
+}
+
+// call bounds one request by the lock's timeout.
+func (e *Etcd) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.timeout)
+}
 
 // Info describes the lock: fenced by the key's create revision.
 func (e *Etcd) Info() Info {
-	return Info{Name: LockEtcd, Fencing: true, Nodes: e.nodes, Library: EtcdModule, Version: ModuleVersion(EtcdModule)}
+	return Info{Name: LockEtcd, Fencing: true, Nodes: e.nodes, Library: EtcdModule, Version: ModuleVersion(EtcdModule),
+		Settings: map[string]string{"request-timeout": e.timeout.String()}}
 }
 
 // EtcdTTLSeconds is ttl in etcd's whole seconds; a TTL etcd would round is
@@ -82,12 +101,16 @@ func (e *Etcd) Acquire(ctx context.Context, key string, ttl time.Duration) (Leas
 		return Lease{}, Failed, err
 	}
 	start := time.Now()
-	g, err := e.c.Grant(ctx, secs)
+	gctx, cancel := e.call(ctx)
+	g, err := e.c.Grant(gctx, secs)
+	cancel()
 	if err != nil {
 		return Lease{}, Failed, fmt.Errorf("acquire %s: grant lease: %w", key, err)
 	}
 	token := NewToken()
-	resp, err := e.c.Txn(ctx).
+	tctx, cancel := e.call(ctx)
+	defer cancel()
+	resp, err := e.c.Txn(tctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, token, clientv3.WithLease(g.ID))).
 		Commit()
@@ -95,7 +118,7 @@ func (e *Etcd) Acquire(ctx context.Context, key string, ttl time.Duration) (Leas
 		// The transaction may have been applied though its answer was lost:
 		// revoking the lease then deletes the key with it, so no orphan
 		// blocks the key for a TTL.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		rctx, cancel := e.call(context.WithoutCancel(ctx))
 		_, rerr := e.c.Revoke(rctx, g.ID)
 		cancel()
 		if err != nil {
@@ -131,7 +154,9 @@ func (e *Etcd) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outc
 		return Failed, err
 	}
 	start := time.Now()
-	resp, err := e.c.KeepAliveOnce(ctx, h.id)
+	kctx, cancel := e.call(ctx)
+	defer cancel()
+	resp, err := e.c.KeepAliveOnce(kctx, h.id)
 	switch {
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		return Lost, nil
@@ -150,14 +175,16 @@ func (e *Etcd) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	if err != nil {
 		return Failed, err
 	}
-	_, err = e.c.Revoke(ctx, h.id)
+	rctx, cancel := e.call(ctx)
+	defer cancel()
+	_, err = e.c.Revoke(rctx, h.id)
 	switch {
 	case err == nil:
 		return OK, nil
 	case !errors.Is(err, rpctypes.ErrLeaseNotFound):
 		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 	}
-	g, err := e.c.Get(ctx, lease.Key, clientv3.WithKeysOnly())
+	g, err := e.c.Get(rctx, lease.Key, clientv3.WithKeysOnly())
 	if err != nil {
 		return Lost, nil
 	}
@@ -183,6 +210,7 @@ func etcdErrorKind(err error) string {
 	var ee rpctypes.EtcdError
 	if errors.As(err, &ee) {
 		d := strings.TrimPrefix(ee.Error(), "etcdserver: ")
+		d, _, _ = strings.Cut(d, ",") // "request timed out, possibly due to …"
 		return strings.ReplaceAll(strings.ToLower(d), " ", "_")
 	}
 	if s, ok := status.FromError(err); ok && s.Code() != codes.OK && s.Code() != codes.Unknown {

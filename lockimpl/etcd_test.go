@@ -26,7 +26,7 @@ func etcdLock(t *testing.T) *lockimpl.Etcd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lockimpl.NewEtcd(c, 1)
+	return lockimpl.NewEtcd(c, 1, 0)
 }
 
 const etcdTTL = 2 * time.Second // the server's minimum with etcd's default timing

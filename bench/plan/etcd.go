@@ -56,11 +56,15 @@ func (p *parser) etcdChecks(pl *Plan) {
 		p.fail("ttl", "%v on %s: etcd leases count in whole seconds, and etcd would round it; want %v, 3s, …", ttl, pl.Topology, EtcdMinTTL)
 		return
 	}
+	if nt := pl.LockOptions.Redlock.NodeTimeout; nt >= ttl {
+		p.fail("node-timeout", "%v: on etcd it bounds each request, and must be less than the ttl %v (0 picks %v)", nt, ttl, lockimpl.DefaultEtcdTimeout)
+		return
+	}
 	if len(pl.URLs) == 0 && ttl < EtcdMinTTL {
 		p.fail("ttl", "%v on %s: local etcd members grant at least %v (etcd raises a shorter lease to ⌈1.5 × election timeout⌉); want %v or more", ttl, pl.Topology, EtcdMinTTL, EtcdMinTTL)
 		return
 	}
-	for _, name := range []string{"persistence", "provider", "pool-size", "node-timeout", "drift-factor", "fail-fast", "naive-gap", "peer-option", "wait-replicas"} {
+	for _, name := range []string{"persistence", "provider", "pool-size", "drift-factor", "fail-fast", "naive-gap", "peer-option", "wait-replicas"} {
 		f, _ := lookupFlag(name)
 		if p.v.Get(name) != f.Default && !(name == "provider" && p.v.Get(name) == compose.ProviderLocal) {
 			p.fail(name, "is a Redis setting, and %s would ignore it (etcd keeps an fsync'd WAL, its client multiplexes one gRPC connection per member, and runs as local processes or --etcd URLs)", pl.Topology)
@@ -120,7 +124,7 @@ func executeEtcd(ctx context.Context, pl Plan, env Env) (*results.Result, error)
 		}
 		return nil, err
 	}
-	locker := lockimpl.NewEtcd(client, len(topo.DataNodes()))
+	locker := lockimpl.NewEtcd(client, len(topo.DataNodes()), pl.LockOptions.Redlock.NodeTimeout)
 	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	err = locker.CheckTTL(tctx, pl.Workload.TTL)
 	cancel()
