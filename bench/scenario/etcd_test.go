@@ -2,9 +2,35 @@ package scenario
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// etcdChildren lists etcd processes whose parent is this test process.
+func etcdChildren() []string {
+	me := strconv.Itoa(os.Getpid())
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []string
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		fields := strings.Fields(s[close+1:])
+		if len(fields) > 1 && fields[1] == me && s[open+1:close] == "etcd" && fields[0] != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // TestEtcdScenarios runs both etcd recipes with 2 trials: the leader's death
 // grants nothing twice but opens a window without acquisitions; a holder
@@ -23,6 +49,9 @@ func TestEtcdScenarios(t *testing.T) {
 			v, err := Run(context.Background(), s, 2, execute, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if left := etcdChildren(); len(left) > 0 {
+				t.Fatalf("etcd processes left behind: %v", left)
 			}
 			var sb strings.Builder
 			_ = WriteVerdict(&sb, v)
