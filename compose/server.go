@@ -1,5 +1,6 @@
 // Package compose brings up the Redis topologies a run measures (local
-// redis-server processes or external servers) and the fault handles on them.
+// redis-server processes or external servers), etcd clusters (etcd.go), and
+// the fault handles on them.
 package compose
 
 import (
