@@ -4,7 +4,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test lint demo redis bench bench-redlock fuzz clean image
+.PHONY: all build install test lint demo redis etcd bench bench-redlock fuzz clean image
 
 all: build
 
@@ -34,13 +34,22 @@ redis:
 	@# Debian's package starts a system service; lockbench never uses it.
 	@command -v systemctl >/dev/null 2>&1 && systemctl stop redis-server >/dev/null 2>&1 || true
 
-demo: build redis
+# etcd must be on PATH for --topology etcd:N: Debian's etcd-server (3.4).
+etcd:
+	@command -v etcd >/dev/null 2>&1 || { \
+		echo "etcd not found; installing Debian's etcd-server (needs root)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client; }
+	@# Debian's package starts a system service; lockbench never uses it.
+	@command -v systemctl >/dev/null 2>&1 && systemctl stop etcd >/dev/null 2>&1 || true
+
+demo: build redis etcd
 	./$(BIN) run --label demo
 	@echo
 	@echo "next: ./$(BIN) results ls                      # the run just stored, and any before it"
 	@echo "      ./$(BIN) results show <id>               # its tables again"
 	@echo "      ./$(BIN) results report -o report.html <id>   # one offline HTML page"
 	@echo "      ./$(BIN) run --topology single --topology redlock:5 -d 5s   # Redlock's cost beside a single master"
+	@echo "      ./$(BIN) run --topology single --topology redlock:5 --topology etcd:3 -d 5s   # and consensus (etcd) beside both"
 
 # benchstat-ready: six samples of each (go run golang.org/x/perf/cmd/benchstat
 # on two such outputs compares them). The recorder, the tick at 1k and 10k
@@ -60,6 +69,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseRedisURL -fuzztime 10s ./bench/plan/
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
+	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
 
 # lockbench/redis:local: a FROM scratch image of this machine's redis-server and
 # its libraries, for a Docker engine that cannot pull redis:7.0 (see README).

@@ -86,6 +86,10 @@ func (c *counters) add(o *counters) {
 type interval struct {
 	acquire                               *hdr.Histogram
 	acquired, attempts, errors, incidents int64
+	// firstAcq and lastAcq are when this second's first and last
+	// acquisitions were recorded (Unix ns; 0 for none), so the series can
+	// place the gaps between acquisitions (see results.LongestGap).
+	firstAcq, lastAcq int64
 }
 
 // recorder is one shard of the run's recorder: one histogram per operation
@@ -163,9 +167,14 @@ func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
 // acquired records a successful acquisition and its time to acquire.
 func (r *recorder) acquired(timeToAcquire time.Duration) {
 	us := toMicros(timeToAcquire)
+	now := time.Now().UnixNano()
 	r.mu.Lock()
 	_ = r.hist(opTimeToAcquire).RecordValue(us)
 	r.c.acquired++
+	if r.iv.firstAcq == 0 {
+		r.iv.firstAcq = now
+	}
+	r.iv.lastAcq = max(r.iv.lastAcq, now)
 	r.mu.Unlock()
 }
 
@@ -222,4 +231,14 @@ func (r *recorder) foldInterval() {
 	}
 	r.hist(opAcquire).Merge(r.iv.acquire)
 	r.iv.acquire.Reset()
+}
+
+// drainAcquisitionTimes hands the tick when this shard's first and last
+// acquisitions since the last tick were recorded (Unix ns, 0 for none).
+func (r *recorder) drainAcquisitionTimes() (first, last int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first, last = r.iv.firstAcq, r.iv.lastAcq
+	r.iv.firstAcq, r.iv.lastAcq = 0, 0
+	return first, last
 }

@@ -23,6 +23,8 @@ type seriesCollector struct {
 	agg        *hdr.Histogram
 	// errors is the running total the live line shows.
 	errors int64
+	// start is the window's start, which acquisition times count from.
+	start time.Time
 }
 
 func newSeriesCollector(recs []*recorder, progress io.Writer) *seriesCollector {
@@ -31,6 +33,7 @@ func newSeriesCollector(recs []*recorder, progress io.Writer) *seriesCollector {
 
 // collect ticks until end; it reports true when ctx ended first (interrupted).
 func (s *seriesCollector) collect(ctx context.Context, start, end time.Time, onTick func(time.Duration)) (interrupted bool) {
+	s.start = start
 	for next := start.Add(time.Second); ; next = next.Add(time.Second) {
 		if next.After(end) {
 			next = end
@@ -61,6 +64,7 @@ func (s *seriesCollector) tick(elapsed time.Duration) {
 		p.Attempts += att
 		p.Errors += errs
 		p.Incidents += inc
+		s.acquisitionTimes(&p, r)
 	}
 	p.ElapsedS = elapsed.Seconds()
 	p.P99US = float64(s.agg.ValueAtQuantile(99))
@@ -167,4 +171,19 @@ func ceilDiv(d time.Duration, rate float64) int64 {
 		n++
 	}
 	return n
+}
+
+// acquisitionTimes folds a shard's first and last acquisition of the second
+// into p, in seconds from the window's start.
+func (s *seriesCollector) acquisitionTimes(p *results.SeriesPoint, r *recorder) {
+	first, last := r.drainAcquisitionTimes()
+	if first == 0 || s.start.IsZero() {
+		return
+	}
+	f := time.Duration(first - s.start.UnixNano()).Seconds()
+	l := time.Duration(last - s.start.UnixNano()).Seconds()
+	if p.FirstAcquiredS == 0 || f < p.FirstAcquiredS {
+		p.FirstAcquiredS = max(f, 1e-9)
+	}
+	p.LastAcquiredS = max(p.LastAcquiredS, l)
 }

@@ -53,6 +53,11 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 			return bad("it has no replica; only the replicated topology does")
 		}
 		candidates = data
+	case TargetLeader:
+		if t.etcd == nil {
+			return bad("it has no leader; only etcd:N does (use primary on replicated, node=N otherwise)")
+		}
+		candidates = data
 	default:
 		return bad("unknown target %q", f.Target)
 	}
@@ -135,6 +140,8 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 		return t.ShardMaster(ctx, f.Shard)
 	case TargetShard:
 		return t.ShardReplica(ctx, f.Shard)
+	case TargetLeader:
+		return t.settledLeader(ctx)
 	}
 	return t.DataNodes()[f.Node], nil
 }

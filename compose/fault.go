@@ -65,7 +65,7 @@ const (
 const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
 	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
 	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S; " +
-	"TARGET is node=N, primary, replica, or master=S (cluster shard S)"
+	"TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
 
 // Bounds that keep a spec sensible and its arithmetic far from overflow.
 const (
@@ -162,7 +162,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 			continue
 		}
 		switch {
-		case tok == string(TargetPrimary) || tok == string(TargetReplica):
+		case tok == string(TargetPrimary) || tok == string(TargetReplica) || tok == string(TargetLeader):
 			if f.Target != "" {
 				return bad("more than one target")
 			}

@@ -137,7 +137,7 @@ func TestParseSpec(t *testing.T) {
 }
 
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"single", "redlock:3", "redlock", "redlock:", ":", "cluster", "cluster:3", "cluster:9,3", "cluster:3,", "cluster:3,1,1"} {
+	for _, s := range []string{"single", "redlock:3", "redlock", "redlock:", ":", "cluster", "cluster:3", "cluster:9,3", "cluster:3,", "cluster:3,1,1", "etcd:3", "etcd"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -36,9 +36,11 @@ func (t *Topology) startProxies() error {
 		}
 		n.proxy = &nodeProxy{p: p}
 		n.ProxyAddr = p.Listen
-		o := *n.opts
-		o.Addr = p.Listen
-		n.opts = &o
+		if n.opts != nil {
+			o := *n.opts
+			o.Addr = p.Listen
+			n.opts = &o
+		}
 	}
 	return nil
 }

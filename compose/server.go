@@ -1,6 +1,6 @@
 // Package compose brings up the Redis topologies a run measures (local
-// redis-server processes, docker containers or external servers) and the
-// fault handles on them.
+// redis-server processes, docker containers or external servers), etcd
+// clusters (etcd.go), and the fault handles on them.
 package compose
 
 import (
@@ -61,6 +61,10 @@ type ServerOptions struct {
 	// rewrites it with what it learns (its id, the current primary, the other
 	// sentinels), and a restarted sentinel must keep that.
 	Sentinel []string
+
+	// etcd, when set, starts an etcd member instead of a redis-server
+	// (see compose/etcd.go): its arguments, readiness probe and log file.
+	etcd *memberProcess
 }
 
 // Server is one redis-server process that this program started and must stop.
@@ -82,9 +86,9 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if _, err := exec.LookPath(opts.Binary); err != nil {
 		return nil, ErrNoRedisServer
 	}
-	dir, err := os.MkdirTemp("", "lockbench-redis-")
+	dir, err := os.MkdirTemp("", "lockbench-"+opts.name()+"-")
 	if err != nil {
-		return nil, fmt.Errorf("temp dir for redis-server: %w", err)
+		return nil, fmt.Errorf("temp dir for %s: %w", opts.name(), err)
 	}
 	s := &Server{opts: opts, dir: dir, port: opts.Port}
 	// A free port can be taken between our probe and the server's bind: retry a few.
@@ -143,6 +147,9 @@ func (s *Server) exited() bool {
 }
 
 func (s *Server) args() []string {
+	if s.opts.etcd != nil {
+		return s.opts.etcd.args(s.port, s.dir)
+	}
 	if s.opts.Sentinel != nil {
 		// Persistence and the data options mean nothing to a sentinel.
 		return append([]string{s.sentinelConf(), "--sentinel",
@@ -181,7 +188,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.cmd != nil && !s.exited() {
 		s.mu.Unlock()
-		return fmt.Errorf("redis-server %s is already running", s.Addr())
+		return fmt.Errorf("%s %s is already running", s.opts.name(), s.Addr())
 	}
 	if s.opts.Sentinel != nil {
 		if _, err := os.Stat(s.sentinelConf()); errors.Is(err, os.ErrNotExist) {
@@ -201,7 +208,7 @@ func (s *Server) Start(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("start redis-server on %s: %w", s.Addr(), err)
+		return fmt.Errorf("start %s on %s: %w", s.opts.name(), s.Addr(), err)
 	}
 	done := make(chan struct{})
 	s.cmd, s.done = cmd, done
@@ -210,8 +217,8 @@ func (s *Server) Start(ctx context.Context) error {
 
 	if err := s.waitReady(ctx, done); err != nil {
 		_ = s.Kill()
-		logTail, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-		return fmt.Errorf("redis-server on %s did not become ready: %w; %s%s", s.Addr(), err, tail(stderr.Bytes()), tail(logTail))
+		logTail, _ := os.ReadFile(filepath.Join(s.dir, s.opts.logFile()))
+		return fmt.Errorf("%s on %s did not become ready: %w; %s%s", s.opts.name(), s.Addr(), err, tail(stderr.Bytes()), tail(logTail))
 	}
 	return nil
 }
@@ -227,8 +234,12 @@ func tail(b []byte) string {
 // waitReady polls PING until the server answers, it exits, or 10 s pass.
 func (s *Server) waitReady(ctx context.Context, done <-chan struct{}) error {
 	deadline := time.Now().Add(10 * time.Second)
+	probe := rawPing
+	if s.opts.etcd != nil {
+		probe = s.opts.etcd.ready
+	}
 	for {
-		if err := rawPing(s.Addr()); err == nil {
+		if err := probe(s.Addr()); err == nil {
 			return nil
 		} else if time.Now().After(deadline) {
 			return err
@@ -272,10 +283,10 @@ func (s *Server) signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil || s.exited() {
-		return fmt.Errorf("redis-server %s is not running", s.Addr())
+		return fmt.Errorf("%s %s is not running", s.opts.name(), s.Addr())
 	}
 	if err := s.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("signal %v to redis-server %s: %w", sig, s.Addr(), err)
+		return fmt.Errorf("signal %v to %s %s: %w", sig, s.opts.name(), s.Addr(), err)
 	}
 	return nil
 }

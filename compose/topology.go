@@ -31,13 +31,15 @@ const (
 	KindReplicated Kind = "replicated"
 	// KindCluster is a Redis Cluster: M masters (shards), R replicas each.
 	KindCluster Kind = "cluster"
+	// KindEtcd is an etcd cluster of N members (compose/etcd.go).
+	KindEtcd Kind = "etcd"
 )
 
 // MaxMasters bounds redlock:N.
 const MaxMasters = 9
 
 // SpecHelp lists the accepted topology specs.
-const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, replicated, or cluster:M[,R] with 3 ≤ M ≤ 9 masters and 0 ≤ R ≤ 3 replicas each (default 1)"
+const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, replicated, cluster:M[,R] with 3 ≤ M ≤ 9 masters and 0 ≤ R ≤ 3 replicas each (default 1), or etcd:N with N = 1, 3 or 5"
 
 // Spec is a parsed --topology value.
 type Spec struct {
@@ -73,14 +75,16 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{Kind: KindRedlock, Masters: n}, nil
 	case KindCluster:
 		return parseClusterSpec(s, arg, hasArg)
+	case KindEtcd:
+		return parseEtcdSpec(s, arg, hasArg)
 	}
 	return Spec{}, fmt.Errorf("topology %q: unknown; want %s", s, SpecHelp)
 }
 
 // String renders the spec in --topology form.
 func (s Spec) String() string {
-	if s.Kind == KindRedlock {
-		return fmt.Sprintf("redlock:%d", s.Masters)
+	if s.Kind == KindRedlock || s.Kind == KindEtcd {
+		return fmt.Sprintf("%s:%d", s.Kind, s.Masters)
 	}
 	if s.Kind == KindCluster {
 		return s.clusterString()
@@ -122,6 +126,7 @@ type Node struct {
 	proxy  *nodeProxy
 	clock  *clockState
 	ctr    *dockerNode // the docker provider's container
+	member *etcdMember // etcd members only
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.
@@ -141,6 +146,7 @@ type Topology struct {
 	sentinels []*redis.SentinelClient
 	// cluster knows each cluster node's id and shard (cluster topology only).
 	cluster *clusterInfo
+	etcd    *etcdCluster // etcd:N only
 
 	mu      sync.Mutex // guards the fields below
 	clients []*redis.Client
@@ -196,6 +202,12 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 	switch {
 	case spec.Kind == KindCluster:
 		err = t.upCluster(ctx, provider)
+	case spec.Kind == KindEtcd && provider == ProviderExternal:
+		err = t.upEtcdExternal()
+	case spec.Kind == KindEtcd && provider == ProviderDocker:
+		err = errors.New("etcd:N runs as local etcd processes or --etcd URLs; the docker provider has no etcd image")
+	case spec.Kind == KindEtcd:
+		err = t.upEtcd(ctx)
 	case provider == ProviderExternal:
 		err = t.upExternal()
 	case provider == ProviderDocker:

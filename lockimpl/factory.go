@@ -9,7 +9,7 @@ import (
 )
 
 // Names lists the locks New builds, in the order help text shows them.
-var names = []string{"single", "fenced", "redlock", "naive", LockRedsync, LockRedislock}
+var names = []string{"single", "fenced", "redlock", "naive", LockRedsync, LockRedislock, LockEtcd}
 
 // Names returns the lock names New accepts.
 func Names() []string { return append([]string(nil), names...) }
@@ -61,6 +61,8 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return NewRedlock(nodes, opts.Redlock)
 	case LockRedsync, LockRedislock:
 		return newPeer(name, nodes, opts.Peer)
+	case LockEtcd:
+		return nil, fmt.Errorf("lock %s needs an etcd topology (--topology etcd:N), not Redis servers; see NewEtcd", name)
 	}
 	return nil, fmt.Errorf("lock %q: unknown; want one of %s", name, strings.Join(names, ", "))
 }

@@ -2,7 +2,7 @@
 // the single-instance lease lock, the fenced lock, Redlock over N masters and
 // the deliberately unsafe naive lock kept to measure its hazard, and adapters
 // that drive the locks people deploy (redsync, redislock) through the same
-// contract.
+// contract, and the etcd lease lock (etcd.go) as the consensus baseline.
 package lockimpl
 
 import (
@@ -150,6 +150,8 @@ func ErrorKind(err error) string {
 		return "canceled"
 	case isConnRefused(err):
 		return "conn_refused"
+	case etcdErrorKind(err) != "":
+		return etcdErrorKind(err)
 	}
 	return classifyRedisError(err)
 }

@@ -336,6 +336,11 @@ type SeriesPoint struct {
 	Incidents int64 `json:"incidents"`
 	// Faults names faults that fired in this second.
 	Faults []string `json:"faults,omitempty"`
+	// FirstAcquiredS and LastAcquiredS are when this second's first and
+	// last acquisitions happened, in seconds from the window's start
+	// (absent for a second without any); see LongestGap.
+	FirstAcquiredS float64 `json:"first_acquired_s,omitempty"`
+	LastAcquiredS  float64 `json:"last_acquired_s,omitempty"`
 }
 
 // NodeOutcome is one master's acquire outcome counts.

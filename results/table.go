@@ -66,9 +66,13 @@ func Headline(r *Result) string {
 	if r.Lock.Library != "" {
 		lock += fmt.Sprintf(" (%s %s)", r.Lock.Library, r.Lock.Version)
 	}
-	return fmt.Sprintf("%s  %s  topology %s (%s, %s, redis %s)  lock %s%s  %s%s",
+	server := "redis " + r.Topology.ServerVersion
+	if strings.HasPrefix(r.Topology.ServerVersion, "etcd ") {
+		server = r.Topology.ServerVersion
+	}
+	return fmt.Sprintf("%s  %s  topology %s (%s, %s, %s)  lock %s%s  %s%s",
 		name, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, plural(len(r.Topology.Nodes), "node"),
-		r.Topology.ServerVersion, lock, unsafe, describeConfig(r), partial)
+		server, lock, unsafe, describeConfig(r), partial)
 }
 
 // plural renders "1 node", "3 nodes".

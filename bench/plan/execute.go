@@ -69,6 +69,9 @@ func interrupted(ctx context.Context, when string) error {
 // A run interrupted (ctx cancelled) in its window still returns its partial
 // result; one interrupted before returns ErrInterrupted.
 func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
+	if pl.Topology.Kind == compose.KindEtcd {
+		return executeEtcd(ctx, pl, env)
+	}
 	id, prefix := NewRunID(), ""
 	if pl.RunID != "" {
 		// Generators of one run share the keys, and each stores its own file.
@@ -293,7 +296,7 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		}
 	}
 	if len(pl.URLs) == 0 && opts.Provider != compose.ProviderDocker {
-		env.logf("starting local redis-server processes for %s", pl.Topology)
+		env.logf("starting local %s processes for %s", serverProgram(pl.Topology), pl.Topology)
 	}
 	topo, err := compose.Up(ctx, pl.Topology, opts)
 	if err != nil {

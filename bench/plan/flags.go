@@ -71,13 +71,14 @@ const (
 )
 
 var runFlags = []Flag{
-	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters), replicated (primary, replica, 3 sentinels) or cluster:M[,R] (Redis Cluster, 3-9 masters, R replicas each, default 1); repeat to compare side by side"},
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters), replicated (primary, replica, 3 sentinels), cluster:M[,R] (Redis Cluster, 3-9 masters, R replicas each, default 1) or etcd:N (1, 3 or 5 etcd members); repeat to compare side by side"},
 	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
-	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated) (default: redlock on redlock topologies, single otherwise)"},
+	{Name: "etcd", Multi: true, URL: true, Category: catTarget, Usage: "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)"},
+	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated); etcd (etcd:N) (default: redlock on redlock topologies, etcd on etcd:N, single otherwise)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
 	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
-	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller)"},
+	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller); on etcd:N each request's timeout (0: 1s)"},
 	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},
 	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered"},
 	{Name: "peer-option", Multi: true, Category: catTarget, Usage: "a peer library's setting, repeatable: KEY=VALUE, or KEY for a switch; redsync: " +

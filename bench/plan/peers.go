@@ -13,6 +13,10 @@ import (
 func lockTopologyMisfit(lock string, topo compose.Spec) string {
 	quorum := lock == "redlock" || lock == lockimpl.LockRedsync
 	switch {
+	case lock == lockimpl.LockEtcd && topo.Kind != compose.KindEtcd:
+		return fmt.Sprintf("etcd needs --topology etcd:N (1, 3 or 5 members), not %s", topo)
+	case lock != lockimpl.LockEtcd && topo.Kind == compose.KindEtcd:
+		return fmt.Sprintf("%s is a Redis lock and cannot run on %s; use --lock etcd (the default there)", lock, topo)
 	case topo.Kind == compose.KindCluster:
 		return clusterLockMisfit(lock)
 	case !quorum && topo.Kind == compose.KindRedlock:

@@ -280,7 +280,8 @@ func Parse(v Values) (Plan, error) {
 		topo.Masters = 5
 	}
 	pl.Topology = topo
-	for _, u := range pl.URLs {
+	p.etcdTarget(&pl)
+	for _, u := range v["redis"] {
 		if _, err := compose.ParseRedisURL(u); err != nil {
 			p.fail("redis", "%s", strings.TrimPrefix(err.Error(), "--redis "))
 		}
@@ -325,7 +326,7 @@ func Parse(v Values) (Plan, error) {
 			p.fail("fault", "%v", err)
 			continue
 		}
-		if msg := faultMisfit(f, topo, len(pl.URLs) > 0); msg != "" {
+		if msg := anyFaultMisfit(f, topo, len(pl.URLs) > 0); msg != "" {
 			p.fail("fault", "%q: %s", spec, msg)
 			continue
 		}
@@ -399,6 +400,7 @@ func Parse(v Values) (Plan, error) {
 			p.fail("metrics-addr", "%q: want HOST:PORT, e.g. :9464 or 127.0.0.1:9464", a)
 		}
 	}
+	p.etcdChecks(&pl)
 	if p.err != nil {
 		return Plan{}, p.err
 	}
@@ -412,6 +414,9 @@ func (p *parser) lockFor(topo compose.Spec) string {
 		lock = "single"
 		if topo.Kind == compose.KindRedlock {
 			lock = "redlock"
+		}
+		if topo.Kind == compose.KindEtcd {
+			lock = lockimpl.LockEtcd
 		}
 		p.v.Set("lock", lock)
 	}

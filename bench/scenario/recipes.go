@@ -41,8 +41,9 @@ func failover() Scenario {
 			// The lag must end soon after the kill: a replica paused for writes
 			// cannot answer the sentinels, and they will not promote it.
 			"fault", "at=0s lag-replica for=2500ms", "fault", "at=2300ms kill primary"),
-		Violation: "overlaps: a second holder was granted a key whose first holder was still inside",
-		violated:  overlaps,
+		Violation:    "overlaps: a second holder was granted a key whose first holder was still inside",
+		violated:     overlaps,
+		Availability: true,
 		Variants: []Variant{
 			{Name: "no WAIT", TakesLock: true},
 			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
@@ -171,6 +172,54 @@ func naiveRelease() Scenario {
 		Variants: []Variant{
 			{Name: "naive GET+DEL"},
 			{Name: "single (atomic script)", Mitigated: true, Flags: vals("lock", "single")},
+		},
+	}
+}
+
+// etcdLeaderFailover: the etcd leader is killed while holders are inside.
+// A new leader keeps every lease (etcd extends them across an election), so
+// no key is granted twice; what the failover costs is the window without
+// acquisitions while the members elect, and for keys whose release failed
+// during the election, until their lease expires: etcd refreshes every lease
+// to a full TTL when a new leader takes over, so the TTL is etcd's minimum.
+func etcdLeaderFailover() Scenario {
+	return Scenario{
+		Name: "etcd-leader-failover",
+		Description: "the etcd leader of three members is killed with holders inside; consensus keeps every lease, " +
+			"so nothing is granted twice: the cost is a window without acquisitions (compare failover on replicated Redis)",
+		Base: vals("topology", "etcd:3", "keys", "uniform:16", "concurrency", "32",
+			"hold", "uniform:200ms,800ms", "ttl", "2s", "retry", "fixed:10ms", "acquire-timeout", "10s",
+			"duration", "8s", "warmup", "1s"),
+		Violation:    "overlaps: a second holder was granted a key whose first holder was still inside",
+		violated:     overlaps,
+		Availability: true,
+		Variants: []Variant{
+			{Name: "kill leader at 2s", Mitigated: true, Flags: vals("fault", "at=2s kill leader")},
+			{Name: "no fault (control)", Mitigated: true},
+		},
+	}
+}
+
+// etcdGCPause is gc-pause on etcd: a holder stalls past its lease, etcd
+// expires it and grants the key to the next, and the stalled holder comes
+// back believing it still holds the lock (an overlap: a lease is still a
+// lease). Its write carries the old create revision and the fenced resource
+// rejects it. Redis single, unfenced, is the contrast. etcd grants at least
+// 2 s and revokes expired leases on a 500 ms tick, so the stall is 3.5 s.
+func etcdGCPause() Scenario {
+	return Scenario{
+		Name: "etcd-gc-pause",
+		Description: "gc-pause on etcd:3: holders stall 3.5 s past a 2 s lease; the overlap still happens, but the key's " +
+			"create revision fences the stale write (single on Redis, unfenced, for contrast)",
+		Base: vals("topology", "etcd:3", "keys", "uniform:4", "concurrency", "8", "ttl", "2s", "hold", "const:5ms",
+			"pause-prob", "0.2", "pause", "const:3500ms", "retry", "fixed:20ms", "acquire-timeout", "10s",
+			"duration", "6s", "warmup", "0"),
+		Violation: "a stale write accepted (an expired holder wrote after a newer one): silent corruption",
+		violated:  staleWrites,
+		Variants: []Variant{
+			{Name: "single on Redis (no fence)", Flags: vals("topology", "single", "lock", "single")},
+			{Name: "etcd (create-revision fence)", Mitigated: true},
+			{Name: "etcd + renewal ttl/2", Mitigated: true, Flags: vals("renew-every", "ttl/2")},
 		},
 	}
 }

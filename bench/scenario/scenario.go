@@ -40,6 +40,9 @@ type Scenario struct {
 	// empty when the scenario measures availability and latency only.
 	Violation string
 	violated  func(r *results.Result) bool
+	// Availability adds the unavailability window to the verdict: each
+	// variant's longest gap without an acquisition (see availability.go).
+	Availability bool
 }
 
 // vals builds plan.Values from name, value pairs.
@@ -56,7 +59,8 @@ func overlaps(r *results.Result) bool    { return r.Incidents.Overlaps > 0 }
 
 // All returns the scenarios in list order.
 func All() []Scenario {
-	return []Scenario{gcPause(), failover(), clusterFailover(), redlockRestart(), redlockClockJump(), redlockNodeDown(), redlockSlowNode(), naiveRelease()}
+	return []Scenario{gcPause(), failover(), clusterFailover(), redlockRestart(), redlockClockJump(), redlockNodeDown(), redlockSlowNode(), naiveRelease(),
+		etcdLeaderFailover(), etcdGCPause()}
 }
 
 // Lookup finds a scenario by name; the error lists the names.
@@ -93,6 +97,8 @@ type VariantVerdict struct {
 	AcquireP99US float64
 	// AcquiredPerS is the median over trials of acquisitions per second.
 	AcquiredPerS float64
+	// GapsS are each trial's longest gap without an acquisition, in seconds.
+	GapsS []float64
 }
 
 // Verdict is a scenario's outcome.
@@ -135,6 +141,9 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 			errs += r.TotalErrors()
 			p99s = append(p99s, r.Ops[results.OpAcquire].LatencyUS.P99)
 			tputs = append(tputs, r.Throughput.AcquiredPerS)
+			if gap, _, ok := results.LongestGap(r.Series, r.DurationS); ok {
+				vv.GapsS = append(vv.GapsS, gap)
+			}
 			if ctx.Err() != nil {
 				v.Variants = append(v.Variants, vv)
 				return v, ctx.Err()
@@ -170,5 +179,8 @@ func WriteVerdict(w io.Writer, v Verdict) error {
 		_ = t.Append(vv.Variant.Name, mit, violated, vv.Overlaps, vv.StaleAccepted, vv.FencingRejected,
 			fmt.Sprintf("%.1f%%", 100*vv.ErrorShare), fmt.Sprintf("%.0f", vv.AcquiredPerS), results.FormatUS(vv.AcquireP99US))
 	}
-	return t.Render()
+	if err := t.Render(); err != nil || !s.Availability {
+		return err
+	}
+	return writeAvailability(w, v)
 }

@@ -25,7 +25,7 @@ type LockSpec struct {
 func (s LockSpec) String() string { return s.Lock + "@" + s.Topology }
 
 // LockSpecHelp says what lock-cost's --lock accepts.
-const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated or redsync@redlock:5 (without @TOPOLOGY: single)"
+const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated, redsync@redlock:5 or etcd@etcd:3 (without @TOPOLOGY: single)"
 
 // DefaultLockSpecs are the locks lock-cost compares when none are given:
 // lockbench's own locks and the peer libraries, on one server and on five
@@ -74,7 +74,7 @@ func (cp CostPlan) values(spec LockSpec, faulted bool) (plan.Values, error) {
 	v := cp.Base.Clone()
 	v.Set("lock", spec.Lock)
 	v.Set("topology", spec.Topology)
-	if lockimpl.IsPeer(spec.Lock) {
+	if lockimpl.IsPeer(spec.Lock) || spec.Lock == lockimpl.LockEtcd {
 		for _, f := range ownLockFlags {
 			delete(v, f)
 		}
@@ -111,6 +111,8 @@ func useURLs(v plan.Values, spec LockSpec, urls []string) error {
 	}
 	n := len(urls)
 	switch {
+	case topo.Kind == compose.KindEtcd:
+		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s starts local etcd members, and would be compared with the --redis servers; drop one of the two", spec)}
 	case topo.Kind == compose.KindRedlock && topo.Masters > n:
 		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s needs %d servers and --redis gives %d", spec, topo.Masters, n)}
 	case topo.Kind == compose.KindRedlock && topo.Masters > 0:
@@ -151,6 +153,8 @@ func CanonicalFault(topology, ttl, duration string) (fault string, window time.D
 		// A cluster: shard 0's master killed a fifth into the window (its
 		// replica is promoted by the cluster).
 		return fmt.Sprintf("at=%v kill master=0", (d / 5).Round(time.Millisecond)), d, nil
+	case compose.KindEtcd:
+		return fmt.Sprintf("at=%v kill leader", (d / 5).Round(time.Millisecond)), d, nil
 	}
 	return "", 0, fmt.Errorf("no canonical fault for %s", topology)
 }

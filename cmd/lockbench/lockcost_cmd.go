@@ -26,7 +26,7 @@ func costRunFlags() []plan.Flag {
 }
 
 var withFaultFlag = &cli.BoolFlag{Name: "with-fault", Category: "output",
-	Usage: "also run each lock under its topology's canonical fault: one master killed on redlock:N, a pause past the ttl on single, the primary killed on replicated"}
+	Usage: "also run each lock under its topology's canonical fault: one master killed on redlock:N, a pause past the ttl on single, the primary killed on replicated, the leader killed on etcd:N"}
 
 func lockCostCommand() *cli.Command {
 	table := costRunFlags()

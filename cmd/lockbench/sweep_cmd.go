@@ -367,7 +367,7 @@ func tuneTTLCommand() *cli.Command {
 		Usage:     "sweep TTL × renewal interval for a workload and recommend the shortest-blocking safe cell",
 		UsageText: "lockbench tune-ttl --workload long-work [--ttls 1s,2s,4s] [--renews 0,ttl/2,ttl/3] [--max-incident-rate 1e-4]",
 		Flags: append(cliFlags(table),
-			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try", Category: "output"},
+			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try (on etcd:N: 2s,4s,8s)", Category: "output"},
 			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
 			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
 			countFlag, reportFlag, formatFlag("table", "json")),
@@ -402,7 +402,7 @@ func tuneTTLCommand() *cli.Command {
 				base.Set("retry", tuneRetry)
 			}
 			g := sweep.Grid{Base: base, Count: c.Int("count"), Axes: []sweep.Axis{
-				{Flag: "ttl", Values: sweep.ParseList(c.String("ttls"))},
+				{Flag: "ttl", Values: sweep.ParseList(ttlsOf(c, given["topology"]))},
 				{Flag: "renew-every", Values: sweep.ParseList(c.String("renews"))},
 			}}
 			cells, err := g.Cells()
@@ -476,3 +476,11 @@ func orDefault(v, d string) string {
 }
 
 var reportFlag = &cli.StringFlag{Name: "report", Usage: "also write the HTML report (with this command's chart) to FILE", Category: "output"}
+
+// ttlsOf is tune-ttl's --ttls, or its default for the topologies.
+func ttlsOf(c *cli.Context, topologies []string) string {
+	if c.IsSet("ttls") {
+		return c.String("ttls")
+	}
+	return sweep.DefaultTTLs(topologies)
+}

@@ -1,0 +1,318 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/metrics"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// EtcdMinTTL is the shortest lease local etcd members grant: etcd raises any
+// shorter one to ⌈1.5 × election timeout⌉ (2 s with its default 1 s).
+const EtcdMinTTL = 2 * time.Second
+
+// etcdTarget reads the servers of an etcd topology: --etcd URLs (or local
+// members), never --redis; and refuses --etcd on a Redis topology.
+func (p *parser) etcdTarget(pl *Plan) {
+	if pl.Topology.Kind != compose.KindEtcd {
+		if len(p.v["etcd"]) > 0 {
+			p.fail("etcd", "needs --topology etcd:N; %s is a Redis topology (use --redis)", pl.Topology)
+		}
+		return
+	}
+	if len(p.v["redis"]) > 0 {
+		p.fail("redis", "%s is an etcd topology; give its members with --etcd URL", pl.Topology)
+	}
+	pl.URLs = p.v["etcd"]
+	for _, u := range pl.URLs {
+		if _, err := compose.ParseEtcdURL(u); err != nil {
+			p.fail("etcd", "%s", strings.TrimPrefix(err.Error(), "--etcd "))
+		}
+	}
+	if n := len(pl.URLs); n > 0 && n != pl.Topology.Masters {
+		p.fail("etcd", "%s needs %d --etcd URLs, one per member, got %d", pl.Topology, pl.Topology.Masters, n)
+	}
+}
+
+// etcdChecks refuses, on an etcd topology, a TTL etcd would round or raise
+// and the Redis settings it would ignore.
+func (p *parser) etcdChecks(pl *Plan) {
+	if p.err != nil || pl.Topology.Kind != compose.KindEtcd {
+		return
+	}
+	ttl := pl.Workload.TTL
+	if _, err := lockimpl.EtcdTTLSeconds(ttl); err != nil {
+		p.fail("ttl", "%v on %s: etcd leases count in whole seconds, and etcd would round it; want %v, 3s, …", ttl, pl.Topology, EtcdMinTTL)
+		return
+	}
+	if nt := pl.LockOptions.Redlock.NodeTimeout; nt >= ttl {
+		p.fail("node-timeout", "%v: on etcd it bounds each request, and must be less than the ttl %v (0 picks %v)", nt, ttl, lockimpl.DefaultEtcdTimeout)
+		return
+	}
+	if len(pl.URLs) == 0 && ttl < EtcdMinTTL {
+		p.fail("ttl", "%v on %s: local etcd members grant at least %v (etcd raises a shorter lease to ⌈1.5 × election timeout⌉); want %v or more", ttl, pl.Topology, EtcdMinTTL, EtcdMinTTL)
+		return
+	}
+	for _, name := range []string{"persistence", "provider", "pool-size", "drift-factor", "fail-fast", "naive-gap", "peer-option", "wait-replicas"} {
+		f, _ := lookupFlag(name)
+		if p.v.Get(name) != f.Default && !(name == "provider" && p.v.Get(name) == compose.ProviderLocal) {
+			p.fail(name, "is a Redis setting, and %s would ignore it (etcd keeps an fsync'd WAL, its client multiplexes one gRPC connection per member, and runs as local processes or --etcd URLs)", pl.Topology)
+			return
+		}
+	}
+}
+
+// anyFaultMisfit is faultMisfit with etcd's own refusals first: the faults
+// an etcd topology cannot take, and the leader target elsewhere.
+func anyFaultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) string {
+	etcd := topo.Kind == compose.KindEtcd
+	switch {
+	case etcd && external && f.Kind != compose.FaultLatency && f.Kind != compose.FaultPartition:
+		return "external etcd members (--etcd) cannot be killed, paused or restarted; latency and partition act through proxies"
+	case f.Target == compose.TargetLeader && !etcd:
+		return "target leader needs --topology etcd:N (use primary on replicated)"
+	case etcd && (f.Kind == compose.FaultClockJump || f.Kind == compose.FaultClockSpeed):
+		return "the clock shim cannot move an etcd member's clock (Go reads the time without libc)"
+	case etcd && f.Target == compose.TargetPrimary:
+		return "etcd:N has a leader, not a primary; use leader"
+	}
+	return faultMisfit(f, topo, external)
+}
+
+// executeEtcd is Execute for an etcd topology: the same run, with the etcd
+// lock over one gRPC client, server cost from each member's /metrics, and a
+// cleanup that deletes the run's prefix.
+func executeEtcd(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
+	id, prefix := NewRunID(), ""
+	if pl.RunID != "" {
+		id, prefix = fmt.Sprintf("%s-g%d", pl.RunID, pl.GeneratorID), KeyPrefix(pl.RunID)
+	} else {
+		prefix = KeyPrefix(id)
+	}
+	topo, err := up(ctx, pl, env)
+	if err != nil {
+		if ierr := interrupted(ctx, "while starting "+pl.Topology.String()); ierr != nil {
+			return nil, ierr
+		}
+		return nil, err
+	}
+	defer topo.Close()
+	for _, f := range pl.Faults {
+		if err := topo.CheckFault(f); err != nil {
+			return nil, badInput("fault", "%v", err)
+		}
+	}
+	client, err := topo.EtcdClient()
+	if err != nil {
+		return nil, err
+	}
+	version, err := etcdReady(ctx, client, topo)
+	if err != nil {
+		if ierr := interrupted(ctx, "while reaching the servers"); ierr != nil {
+			return nil, ierr
+		}
+		return nil, err
+	}
+	locker := lockimpl.NewEtcd(client, len(topo.DataNodes()), pl.LockOptions.Redlock.NodeTimeout)
+	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	err = locker.CheckTTL(tctx, pl.Workload.TTL)
+	cancel()
+	if err != nil {
+		return nil, badInput("ttl", "%v", err)
+	}
+	r := newEtcdResult(id, pl, topo, locker, version, env)
+
+	meter := newEtcdMeter(topo)
+	faults := newFaultLog(pl.Faults)
+	cpu := &cpuMeter{}
+	var stopFaults func()
+	opts := pl.Bench
+	opts.KeyPrefix = prefix
+	opts.StartAt = pl.StartAt
+	if pl.MetricsAddr != "" {
+		live := bench.NewLive()
+		runID := pl.RunID
+		if runID == "" {
+			runID = id
+		}
+		stopMetrics, err := metrics.Serve(pl.MetricsAddr, live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(pl.GeneratorID),
+			Lock: pl.Lock, Topology: pl.Topology.String()})
+		if err != nil {
+			return nil, err
+		}
+		defer stopMetrics()
+		opts.Live = live
+		env.logf("metrics: http://%s/metrics", pl.MetricsAddr)
+	}
+	r.Resource = "in-process"
+	if pl.Resource != "" {
+		rc, err := resourceClient(ctx, pl.Resource, pl.PoolSize)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		defer func() {
+			if pl.RunID == "" {
+				_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, prefix+"resource:")
+			}
+		}()
+		opts.Resource = bench.NewSharedResource(rc, prefix)
+		r.Resource = compose.RedactURL(pl.Resource)
+	}
+	opts.Progress = env.Progress
+	opts.OnWindowStart = func(start time.Time) {
+		meter.before(ctx)
+		cpu.start()
+		if len(pl.Faults) > 0 {
+			stopFaults = topo.Schedule(ctx, start, pl.Faults, faults.record(env))
+		}
+	}
+	m, err := bench.Run(ctx, locker, pl.Workload, opts)
+	if stopFaults != nil {
+		stopFaults()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	if m.BeforeWindow {
+		cleanUpEtcd(context.WithoutCancel(ctx), pl, locker, m, prefix, Env{})
+		return nil, interrupted(ctx, "during the warm-up")
+	}
+	cpu.stop()
+	meter.after(context.WithoutCancel(ctx))
+	if err := m.Fill(r); err != nil {
+		return nil, err
+	}
+	r.Faults = faults.events()
+	markFaults(r)
+	down := map[string]string{}
+	for _, addr := range topo.Down() {
+		down[addr] = faults.downReason(addr)
+	}
+	r.Servers = meter.servers(r.Contention.Acquired, down)
+	r.Servers.SetShares(r.DurationS)
+	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
+	if !pl.StartAt.IsZero() {
+		r.StartOffsetS = m.StartOffset.Seconds()
+	}
+	cleanUpEtcd(context.WithoutCancel(ctx), pl, locker, m, prefix, env)
+	return r, nil
+}
+
+// etcdReady checks every member answers Status before the run, and returns
+// the server version the first one reports.
+func etcdReady(ctx context.Context, c *clientv3.Client, topo *compose.Topology) (string, error) {
+	var errs []error
+	version := ""
+	for i, ep := range c.Endpoints() {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		st, err := c.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			n := topo.DataNodes()[i]
+			errs = append(errs, fmt.Errorf("%s (%s) does not answer Status: %w", n.Name, n.Addr, err))
+			continue
+		}
+		if version == "" {
+			version = "etcd " + st.Version
+		}
+	}
+	return version, errors.Join(errs...)
+}
+
+// cleanUpEtcd deletes the run's keys (every one is leased, so a missed one
+// goes by itself within a TTL). A generator of a shared run releases only
+// the leases its own crashed holders left.
+func cleanUpEtcd(ctx context.Context, pl Plan, locker *lockimpl.Etcd, m *bench.Measurement, prefix string, env Env) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if pl.RunID == "" {
+		if n, err := locker.DeletePrefix(cctx, prefix); err != nil {
+			env.logf("cleanup of %s*: %v", prefix, err)
+		} else {
+			env.logf("cleanup: deleted %d key(s) under %s", n, prefix)
+		}
+		return
+	}
+	released := 0
+	for _, lease := range m.Abandoned {
+		if out, _ := locker.Release(cctx, lease); out == lockimpl.OK {
+			released++
+		}
+	}
+	env.logf("cleanup: released %d lease(s) left by crashed holders", released)
+}
+
+func newEtcdResult(id string, pl Plan, topo *compose.Topology, locker lockimpl.Locker, version string, env Env) *results.Result {
+	info := locker.Info()
+	cfg := resolvedConfig(pl, topo)
+	cfg["pool-size"] = "one gRPC connection per member"
+	if env.Group != "" {
+		cfg["group"] = env.Group
+		cfg["repeat"] = env.Repeat
+	}
+	host := ThisHost()
+	if env.Build != "" {
+		host.Build = env.Build
+	}
+	return &results.Result{
+		Schema: results.Schema,
+		ID:     id,
+		Config: cfg,
+		Lock: results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes,
+			Library: info.Library, Version: info.Version, Settings: info.Settings, LibraryDefaults: info.Defaults},
+		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
+			Nodes: topo.Addrs(), ServerVersion: version},
+		Hosts: []results.Host{host},
+		Label: pl.Label,
+		Tags:  pl.Tags,
+	}
+}
+
+// etcdMeter reads every member's /metrics around the measured window; its
+// readings feed the same per-acquisition cost as Redis's INFO.
+type etcdMeter struct {
+	topo *compose.Topology
+	cost *costMeter
+}
+
+func newEtcdMeter(topo *compose.Topology) *etcdMeter {
+	// The cost meter's clients are only counted, never used, for etcd.
+	return &etcdMeter{topo: topo, cost: newCostMeter(make([]*redis.Client, len(topo.DataNodes())), topo.Addrs())}
+}
+
+func (m *etcdMeter) read(ctx context.Context, into []compose.ServerStats, errs []error) {
+	for i := range into {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		into[i], errs[i] = m.topo.ReadEtcdStats(rctx, i)
+		cancel()
+	}
+}
+
+func (m *etcdMeter) before(ctx context.Context) { m.read(ctx, m.cost.start, m.cost.startErr) }
+func (m *etcdMeter) after(ctx context.Context)  { m.read(ctx, m.cost.end, m.cost.endErr) }
+
+func (m *etcdMeter) servers(acquired int64, down map[string]string) *results.Servers {
+	s := m.cost.servers(acquired, down)
+	s.Unavailable = strings.Replace(s.Unavailable, "INFO not available", "/metrics not available", 1)
+	return s
+}
+
+// serverProgram names the processes the local provider starts for topo.
+func serverProgram(topo compose.Spec) string {
+	if topo.Kind == compose.KindEtcd {
+		return "etcd"
+	}
+	return "redis-server"
+}

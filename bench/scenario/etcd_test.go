@@ -1,0 +1,83 @@
+package scenario
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// etcdChildren lists etcd processes whose parent is this test process.
+func etcdChildren() []string {
+	me := strconv.Itoa(os.Getpid())
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []string
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < open {
+			continue
+		}
+		fields := strings.Fields(s[close+1:])
+		if len(fields) > 1 && fields[1] == me && s[open+1:close] == "etcd" && fields[0] != "Z" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestEtcdScenarios runs both etcd recipes with 2 trials: the leader's death
+// grants nothing twice but opens a window without acquisitions; a holder
+// stalled past its etcd lease overlaps with the next, and the create
+// revision fences its write while unfenced Redis accepts it.
+func TestEtcdScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenarios take a minute; run without -short")
+	}
+	for _, name := range []string{"etcd-leader-failover", "etcd-gc-pause"} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := Run(context.Background(), s, 2, execute, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left := etcdChildren(); len(left) > 0 {
+				t.Fatalf("etcd processes left behind: %v", left)
+			}
+			var sb strings.Builder
+			_ = WriteVerdict(&sb, v)
+			t.Log("\n" + sb.String())
+			for _, vv := range v.Variants {
+				etcd := strings.HasPrefix(vv.Variant.Name, "etcd") || name == "etcd-leader-failover"
+				switch {
+				case etcd && vv.StaleAccepted != 0:
+					t.Errorf("%s: %d stale writes accepted despite the revision fence", vv.Variant.Name, vv.StaleAccepted)
+				case name == "etcd-gc-pause" && vv.Overlaps == 0:
+					t.Errorf("%s: no overlap; the stall did not outlast the lease", vv.Variant.Name)
+				case name == "etcd-gc-pause" && !etcd && vv.StaleAccepted == 0:
+					t.Errorf("%s: unfenced, yet no stale write accepted", vv.Variant.Name)
+				case name == "etcd-leader-failover" && vv.Overlaps != 0:
+					t.Errorf("%s: %d overlaps after a leader failover", vv.Variant.Name, vv.Overlaps)
+				case name == "etcd-leader-failover" && len(vv.GapsS) != 2:
+					t.Errorf("%s: gaps %v, want one per trial", vv.Variant.Name, vv.GapsS)
+				}
+			}
+			if name == "etcd-leader-failover" {
+				killed, control := v.Variants[0], v.Variants[1]
+				// Direction, not timing: the trials with a dead leader had the longer gap.
+				if max(killed.GapsS[0], killed.GapsS[1]) <= min(control.GapsS[0], control.GapsS[1]) {
+					t.Errorf("leader kill gaps %v not longer than the control's %v", killed.GapsS, control.GapsS)
+				}
+			}
+		})
+	}
+}
