@@ -799,3 +799,39 @@ func (t *Topology) clusterCandidates(f FaultSpec) (candidates []*Node, msg strin
 	}
 	return candidates, ""
 }
+
+// JoinClusterPieces puts cluster:M,R back together where a command line
+// split a repeatable flag's value at its comma: a piece that is a bare
+// number continues the piece before it when that one ends in a cluster spec
+// without a replica count, alone ("cluster:3", "0") or after a lock name
+// ("single@cluster:3", "0").
+func JoinClusterPieces(pieces []string) []string {
+	var out []string
+	for _, p := range pieces {
+		if n := len(out); n > 0 && isWholeNumber(p) {
+			prev := out[n-1]
+			if at := strings.LastIndexByte(prev, '@'); at >= 0 {
+				prev = prev[at+1:]
+			}
+			if strings.HasPrefix(prev, string(KindCluster)+":") && !strings.Contains(prev, ",") {
+				out[n-1] += "," + strings.TrimSpace(p)
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func isWholeNumber(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

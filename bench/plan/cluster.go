@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -149,33 +148,4 @@ func clusterLockMisfit(lock string) string {
 		return fmt.Sprintf("%s needs independent masters, and one Redis Cluster is not N independent masters (a key lives on one shard); use --lock single or fenced, or --topology redlock:N", lock)
 	}
 	return fmt.Sprintf("%s has not been measured on a Redis Cluster; use --lock single or fenced", lock)
-}
-
-// joinClusterSpecs puts cluster:M,R back together where the command line
-// split a repeatable flag's value at its comma ("cluster:3", "0"): a piece
-// that is a bare number continues a cluster spec without replica count.
-func joinClusterSpecs(topologies []string) []string {
-	var out []string
-	for _, t := range topologies {
-		if n := len(out); n > 0 && isReplicaCount(t) && strings.HasPrefix(out[n-1], string(compose.KindCluster)+":") &&
-			!strings.Contains(out[n-1], ",") {
-			out[n-1] += "," + strings.TrimSpace(t)
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
-}
-
-func isReplicaCount(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockbench/lockbench/bench"
-	"github.com/lockbench/lockbench/bench/metrics"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
@@ -90,124 +88,33 @@ func anyFaultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) strin
 	return faultMisfit(f, topo, external)
 }
 
-// executeEtcd is Execute for an etcd topology: the same run, with the etcd
-// lock over one gRPC client, server cost from each member's /metrics, and a
+// armEtcd reaches an etcd topology's members and builds the etcd lock over
+// one gRPC client, with server cost from each member's /metrics and a
 // cleanup that deletes the run's prefix.
-func executeEtcd(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
-	id, prefix := NewRunID(), ""
-	if pl.RunID != "" {
-		id, prefix = fmt.Sprintf("%s-g%d", pl.RunID, pl.GeneratorID), KeyPrefix(pl.RunID)
-	} else {
-		prefix = KeyPrefix(id)
-	}
-	topo, err := up(ctx, pl, env)
-	if err != nil {
-		if ierr := interrupted(ctx, "while starting "+pl.Topology.String()); ierr != nil {
-			return nil, ierr
-		}
-		return nil, err
-	}
-	defer topo.Close()
-	for _, f := range pl.Faults {
-		if err := topo.CheckFault(f); err != nil {
-			return nil, badInput("fault", "%v", err)
-		}
-	}
+func armEtcd(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error) {
 	client, err := topo.EtcdClient()
 	if err != nil {
-		return nil, err
+		return armed{}, nil, err
 	}
 	version, err := etcdReady(ctx, client, topo)
 	if err != nil {
 		if ierr := interrupted(ctx, "while reaching the servers"); ierr != nil {
-			return nil, ierr
+			return armed{}, nil, ierr
 		}
-		return nil, err
+		return armed{}, nil, err
 	}
 	locker := lockimpl.NewEtcd(client, len(topo.DataNodes()), pl.LockOptions.Redlock.NodeTimeout)
 	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	err = locker.CheckTTL(tctx, pl.Workload.TTL)
 	cancel()
 	if err != nil {
-		return nil, badInput("ttl", "%v", err)
+		return armed{}, nil, badInput("ttl", "%v", err)
 	}
-	r := newEtcdResult(id, pl, topo, locker, version, env)
-
-	meter := newEtcdMeter(topo)
-	faults := newFaultLog(pl.Faults)
-	cpu := &cpuMeter{}
-	var stopFaults func()
-	opts := pl.Bench
-	opts.KeyPrefix = prefix
-	opts.StartAt = pl.StartAt
-	if pl.MetricsAddr != "" {
-		live := bench.NewLive()
-		runID := pl.RunID
-		if runID == "" {
-			runID = id
-		}
-		stopMetrics, err := metrics.Serve(pl.MetricsAddr, live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(pl.GeneratorID),
-			Lock: pl.Lock, Topology: pl.Topology.String()})
-		if err != nil {
-			return nil, err
-		}
-		defer stopMetrics()
-		opts.Live = live
-		env.logf("metrics: http://%s/metrics", pl.MetricsAddr)
-	}
-	r.Resource = "in-process"
-	if pl.Resource != "" {
-		rc, err := resourceClient(ctx, pl.Resource, pl.PoolSize)
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		defer func() {
-			if pl.RunID == "" {
-				_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, prefix+"resource:")
-			}
-		}()
-		opts.Resource = bench.NewSharedResource(rc, prefix)
-		r.Resource = compose.RedactURL(pl.Resource)
-	}
-	opts.Progress = env.Progress
-	opts.OnWindowStart = func(start time.Time) {
-		meter.before(ctx)
-		cpu.start()
-		if len(pl.Faults) > 0 {
-			stopFaults = topo.Schedule(ctx, start, pl.Faults, faults.record(env))
-		}
-	}
-	m, err := bench.Run(ctx, locker, pl.Workload, opts)
-	if stopFaults != nil {
-		stopFaults()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
-	}
-	if m.BeforeWindow {
-		cleanUpEtcd(context.WithoutCancel(ctx), pl, locker, m, prefix, Env{})
-		return nil, interrupted(ctx, "during the warm-up")
-	}
-	cpu.stop()
-	meter.after(context.WithoutCancel(ctx))
-	if err := m.Fill(r); err != nil {
-		return nil, err
-	}
-	r.Faults = faults.events()
-	markFaults(r)
-	down := map[string]string{}
-	for _, addr := range topo.Down() {
-		down[addr] = faults.downReason(addr)
-	}
-	r.Servers = meter.servers(r.Contention.Acquired, down)
-	r.Servers.SetShares(r.DurationS)
-	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
-	if !pl.StartAt.IsZero() {
-		r.StartOffsetS = m.StartOffset.Seconds()
-	}
-	cleanUpEtcd(context.WithoutCancel(ctx), pl, locker, m, prefix, env)
-	return r, nil
+	a := armed{locker: locker, meter: newEtcdMeter(topo),
+		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
+			cleanUpEtcd(ctx, pl, locker, m, prefix, env)
+		}}
+	return a, newEtcdResult(id, pl, topo, locker, version, env), nil
 }
 
 // etcdReady checks every member answers Status before the run, and returns

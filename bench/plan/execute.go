@@ -69,9 +69,6 @@ func interrupted(ctx context.Context, when string) error {
 // A run interrupted (ctx cancelled) in its window still returns its partial
 // result; one interrupted before returns ErrInterrupted.
 func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
-	if pl.Topology.Kind == compose.KindEtcd {
-		return executeEtcd(ctx, pl, env)
-	}
 	id, prefix := NewRunID(), ""
 	if pl.RunID != "" {
 		// Generators of one run share the keys, and each stores its own file.
@@ -92,39 +89,86 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 			return nil, badInput("fault", "%v", err)
 		}
 	}
+	arm := armRedis
+	if pl.Topology.Kind == compose.KindEtcd {
+		arm = armEtcd
+	}
+	a, r, err := arm(ctx, pl, env, id, prefix, topo)
+	if err != nil {
+		return nil, err
+	}
+	if a.close != nil {
+		defer a.close()
+	}
+	return measure(ctx, pl, env, id, prefix, topo, r, a)
+}
+
+// serverMeter reads the servers' counters before and after the window and
+// turns them into per-acquisition cost.
+type serverMeter interface {
+	before(ctx context.Context)
+	after(ctx context.Context)
+	servers(acquired int64, down map[string]string) *results.Servers
+}
+
+// armed is a run's lock with what differs between kinds of server around
+// it: how their cost is read and how the run's keys are removed.
+type armed struct {
+	locker lockimpl.Locker
+	meter  serverMeter
+	// hashTag puts the key number in a Redis Cluster hash tag.
+	hashTag bool
+	// cleanUp removes what the run left; down names the nodes a fault
+	// left down (nil when the run ended before its window).
+	cleanUp func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env)
+	// close, when set, releases what the lock keeps of its own.
+	close func()
+}
+
+// armRedis reaches a Redis topology's servers and builds the lock over them.
+func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error) {
 	clients := lockClients(topo, pl)
 	if err := ping(ctx, clients, topo); err != nil {
 		if ierr := interrupted(ctx, "while reaching the servers"); ierr != nil {
-			return nil, ierr
+			return armed{}, nil, ierr
 		}
-		return nil, err
+		return armed{}, nil, err
 	}
 	nodes, err := lockNodesFor(topo, pl, clients)
 	if err != nil {
-		return nil, err
+		return armed{}, nil, err
 	}
 	locker, err := lockimpl.New(pl.Lock, nodes, pl.LockOptions)
 	if err != nil {
-		return nil, badInput("lock", "%v", err)
+		return armed{}, nil, badInput("lock", "%v", err)
 	}
+	r := newResult(ctx, id, pl, topo, clients, locker, env)
+	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
+	admin, adminAddrs := adminFor(topo)
+	a := armed{locker: locker, meter: newCostMeter(admin, adminAddrs), hashTag: isCluster(topo),
+		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
+			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
+		}}
 	if c, ok := locker.(io.Closer); ok {
 		// Connections a lock keeps of its own, apart from the topology's
 		// clients (Redlock's raw fan-out), close with the run.
-		defer c.Close()
+		a.close = func() { _ = c.Close() }
 	}
-	r := newResult(ctx, id, pl, topo, clients, locker, env)
+	return a, r, nil
+}
 
-	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
-	admin, adminAddrs := adminFor(topo)
-	meter := newCostMeter(admin, adminAddrs)
+// measure runs the armed lock through the plan's workload and window, with
+// its faults, live metrics and shared resource, and fills r with what was
+// measured: the part of a run that is the same whatever the servers are.
+func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) (*results.Result, error) {
 	faults := newFaultLog(pl.Faults)
 	cpu := &cpuMeter{}
 	var stopFaults func()
 	var nodeBase []lockimpl.NodeCounts
-	rl, isRedlock := locker.(*lockimpl.Redlock)
+	rl, isRedlock := a.locker.(*lockimpl.Redlock)
 	opts := pl.Bench
 	opts.KeyPrefix = prefix
-	opts.HashTag = isCluster(topo)
+	opts.HashTag = a.hashTag
 	opts.StartAt = pl.StartAt
 	if pl.MetricsAddr != "" {
 		live := bench.NewLive()
@@ -170,7 +214,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		}
 	}
 	opts.OnWindowStart = func(start time.Time) {
-		meter.before(ctx)
+		a.meter.before(ctx)
 		cpu.start()
 		if isRedlock {
 			nodeBase = rl.NodeCounts()
@@ -179,7 +223,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 			stopFaults = topo.Schedule(ctx, start, pl.Faults, faults.record(env))
 		}
 	}
-	m, err := bench.Run(ctx, locker, pl.Workload, opts)
+	m, err := bench.Run(ctx, a.locker, pl.Workload, opts)
 	if stopFaults != nil {
 		stopFaults()
 	}
@@ -190,7 +234,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		if isRedlock {
 			rl.Wait()
 		}
-		cleanUp(context.WithoutCancel(ctx), pl, locker, m, admin, opts.KeyPrefix, Env{})
+		a.cleanUp(context.WithoutCancel(ctx), m, nil, Env{})
 		return nil, interrupted(ctx, "during the warm-up")
 	}
 	if isRedlock {
@@ -200,7 +244,7 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		r.NodeOutcomes = nodeOutcomes(topo, nodeBase, rl.NodeCounts())
 	}
 	cpu.stop()
-	meter.after(context.WithoutCancel(ctx))
+	a.meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
 	}
@@ -210,13 +254,13 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	for _, addr := range topo.Down() {
 		down[addr] = faults.downReason(addr)
 	}
-	r.Servers = meter.servers(r.Contention.Acquired, down)
+	r.Servers = a.meter.servers(r.Contention.Acquired, down)
 	r.Servers.SetShares(r.DurationS)
 	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
 	if !pl.StartAt.IsZero() {
 		r.StartOffsetS = m.StartOffset.Seconds()
 	}
-	cleanUp(context.WithoutCancel(ctx), pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), opts.KeyPrefix, env)
+	a.cleanUp(context.WithoutCancel(ctx), m, down, env)
 	return r, nil
 }
 

@@ -163,7 +163,7 @@ func Expand(given Values) ([]Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	topologies := joinClusterSpecs(v["topology"])
+	topologies := compose.JoinClusterPieces(v["topology"])
 	if len(topologies) == 0 {
 		topologies = []string{"single"}
 	}

@@ -2,34 +2,13 @@ package scenario
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
 
-// etcdChildren lists etcd processes whose parent is this test process.
-func etcdChildren() []string {
-	me := strconv.Itoa(os.Getpid())
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		fields := strings.Fields(s[close+1:])
-		if len(fields) > 1 && fields[1] == me && s[open+1:close] == "etcd" && fields[0] != "Z" {
-			out = append(out, p)
-		}
-	}
-	return out
+// etcdChildren are this test's etcd members.
+func etcdChildren() []int {
+	return children(func(comm string) bool { return comm == "etcd" })
 }
 
 // TestEtcdScenarios runs both etcd recipes with 2 trials: the leader's death

@@ -21,9 +21,9 @@ func execute(ctx context.Context, v plan.Values) (*results.Result, error) {
 	return plan.Execute(ctx, plans[0], plan.Env{})
 }
 
-// children lists redis-server processes whose parent is this test process.
-func children(t *testing.T) []int {
-	t.Helper()
+// children lists the processes of this test process whose command name
+// matches, zombies left out (they hold no port).
+func children(match func(comm string) bool) []int {
 	me := strconv.Itoa(os.Getpid())
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
@@ -38,12 +38,17 @@ func children(t *testing.T) []int {
 			continue
 		}
 		fields := strings.Fields(s[close+1:])
-		if len(fields) > 1 && fields[1] == me && strings.HasPrefix(s[open+1:close], "redis-") && fields[0] != "Z" {
+		if len(fields) > 1 && fields[1] == me && match(s[open+1:close]) && fields[0] != "Z" {
 			pid, _ := strconv.Atoi(strings.Fields(s)[0])
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// redisChildren are this test's redis-server and sentinel processes.
+func redisChildren() []int {
+	return children(func(comm string) bool { return strings.HasPrefix(comm, "redis-") })
 }
 
 // TestScenariosShowTheirDirection runs every scenario briefly: the violation
@@ -63,7 +68,7 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if left := children(t); len(left) > 0 {
+			if left := redisChildren(); len(left) > 0 {
 				t.Fatalf("redis processes left behind: %v", left)
 			}
 			var sb strings.Builder
@@ -129,7 +134,7 @@ func TestCancelledScenarioLeavesNothing(t *testing.T) {
 	defer cancel()
 	s, _ := Lookup("failover")
 	_, _ = Run(ctx, s, 1, execute, nil)
-	if left := children(t); len(left) > 0 {
+	if left := redisChildren(); len(left) > 0 {
 		t.Fatalf("redis processes left behind after cancel: %v", left)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/compose"
 )
 
 // costRunFlags are the run flags lock-cost takes: not --lock and --topology,
@@ -40,7 +41,7 @@ func lockCostCommand() *cli.Command {
 			withFaultFlag, countFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
 			var locks []sweep.LockSpec
-			for _, s := range sweep.JoinLockSpecs(c.StringSlice("lock")) {
+			for _, s := range compose.JoinClusterPieces(c.StringSlice("lock")) {
 				spec, err := sweep.ParseLockSpec(s)
 				if err != nil {
 					return usageError{msg: "--lock " + err.Error()}
