@@ -94,31 +94,34 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 // node again, due after UpOptions.RestartDelay. Primary and replica targets
 // are resolved through the sentinels at this moment.
 func (t *Topology) Apply(ctx context.Context, f FaultSpec) (undo func() error, err error) {
-	_, undo, _, err = t.applyTo(ctx, f)
+	_, undo, _, _, err = t.applyTo(ctx, f)
 	return undo, err
 }
 
 // applyTo is Apply that also names the node the fault hit and, for a fault
 // that can fail a cluster shard over, the replicas that may be promoted.
-func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func() error, watch []*Node, err error) {
+// applied is when the fault itself went out, after its target was resolved:
+// a promotion is timed from there.
+func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func() error, watch []*Node, applied time.Time, err error) {
 	if err := t.CheckFault(f); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, applied, err
 	}
 	n, err = t.target(ctx, f)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("fault %q: %w", f.String(), err)
+		return nil, nil, nil, applied, fmt.Errorf("fault %q: %w", f.String(), err)
 	}
 	watch = t.promotionWatch(ctx, f, n)
+	applied = time.Now()
 	undo, err = t.apply(ctx, f, n)
 	if err != nil {
-		return n, nil, nil, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
+		return n, nil, nil, applied, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
 	}
 	if t.undoAfter(f) <= 0 {
 		// A fault with no duration has nothing to undo, even if its
 		// mechanism could be reversed (a clock-jump without for= stays).
-		return n, nil, watch, nil
+		return n, nil, watch, applied, nil
 	}
-	return n, undo, watch, nil
+	return n, undo, watch, applied, nil
 }
 
 // undoAfter is how long after it was applied a fault is undone: its for=,
@@ -305,8 +308,7 @@ func (t *Topology) runFault(ctx context.Context, start time.Time, i int, f Fault
 		emit(ev)
 		return
 	}
-	applied := time.Now()
-	n, undo, watch, err := t.applyTo(ctx, f)
+	n, undo, watch, applied, err := t.applyTo(ctx, f)
 	ev.At = time.Since(start)
 	if n != nil {
 		ev.Node = n.Name + " (" + n.Addr + ")"

@@ -525,8 +525,22 @@ func (noReplayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// ProcessPipelineHook does for each command of a pipeline what ProcessHook
+// does for one: the cluster client follows an ASK redirect with a pipeline
+// (ASKING and the command), and retries a pipeline's commands by their own
+// errors.
 func (noReplayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if e := c.Err(); e != nil {
+				if w := unreplayable(e); w != e {
+					c.SetErr(w)
+				}
+			}
+		}
+		return unreplayable(err)
+	}
 }
 
 // unreplayable wraps err into a SentError unless it is nil, a server reply

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,9 +36,9 @@ const TargetLeader FaultTarget = "leader"
 // ErrNoEtcd is returned when the etcd binary is not on PATH.
 var ErrNoEtcd = errors.New("etcd not found on PATH; install it (Debian/Ubuntu: apt-get install etcd-server; macOS: brew install etcd) or pass --etcd URL")
 
-// EtcdSizes are the member counts etcd:N accepts: odd, so a majority
+// EtcdSizes returns the member counts etcd:N accepts: odd, so a majority
 // survives the loss of (N-1)/2 members.
-var EtcdSizes = []int{1, 3, 5}
+func EtcdSizes() []int { return []int{1, 3, 5} }
 
 // etcd's own timing, kept at its defaults: a leader is suspected after the
 // election timeout, and the server's minimum lease TTL follows from it
@@ -176,7 +177,9 @@ func ParseEtcdURL(raw string) (EtcdURL, error) {
 // etcdMember is what a node of an etcd topology knows besides its address.
 type etcdMember struct {
 	url EtcdURL
-	id  uint64 // the member id, learnt from Status once the cluster is up
+	// id is the member id, learnt from Status; two faults resolving the
+	// leader at once may both write it.
+	id atomic.Uint64
 }
 
 // etcdCluster is the etcd side of a Topology.
@@ -419,7 +422,7 @@ func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
 			continue
 		}
 		answered++
-		data[i].member.id = s.id
+		data[i].member.id.Store(s.id)
 		switch {
 		case s.leader == 0:
 			return nil, fmt.Errorf("%s sees no leader", data[i].Name)
@@ -432,7 +435,7 @@ func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
 		return nil, errors.New("no member answered Status")
 	}
 	for i, n := range data {
-		if n.member.id == leader {
+		if n.member.id.Load() == leader {
 			if got[i] == nil {
 				// The others have not noticed yet that it is gone.
 				return nil, fmt.Errorf("leader %s does not answer", n.Name)
@@ -525,7 +528,7 @@ func parseEtcdSpec(s, arg string, hasArg bool) (Spec, error) {
 		return Spec{}, fmt.Errorf("topology %q: etcd needs its member count; want %s", s, SpecHelp)
 	}
 	n, err := strconv.Atoi(arg)
-	if err != nil || !slices.Contains(EtcdSizes, n) {
+	if err != nil || !slices.Contains(EtcdSizes(), n) {
 		return Spec{}, fmt.Errorf("topology %q: etcd member count must be 1, 3 or 5; want %s", s, SpecHelp)
 	}
 	return Spec{Kind: KindEtcd, Masters: n}, nil

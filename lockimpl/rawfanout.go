@@ -8,6 +8,9 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,16 +37,27 @@ const rawLateGrace = time.Millisecond
 // rawNode is one master reached by hand-spoken RESP over connections of its
 // own, dialled with its client's options (address, dialer, TLS, credentials,
 // database), so proxies and faults act on them as on the client's.
+//
+// A call never dials: one that finds no idle connection for some master
+// falls back to the goroutine fan-out and asks for one more connection in
+// the background, so a master that is slow to accept (paused, blackholed,
+// in a TLS handshake) can never hold up the writes to the others.
 type rawNode struct {
 	opts *redis.Options
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// idle holds connections between calls; one that does not fit is closed.
+	// idle holds connections between calls.
 	idle chan *rawConn
-	// hello is what a new connection sends before its first command (AUTH,
-	// SELECT), pipelined with it so a paused master costs no extra wait.
-	hello []byte
-	// helloReplies is how many replies hello draws.
+	// hello is what a new connection sends before it is used (AUTH,
+	// SELECT), and helloReplies how many replies that draws.
+	hello        []byte
 	helloReplies int
+	// max bounds the connections open at once (the client's pool size);
+	// open counts them, idle, in use and being dialled.
+	max  int32
+	open atomic.Int32
+	// dialing lets one background dial run at a time.
+	dialing atomic.Bool
+	closed  atomic.Bool
 }
 
 // rawConn is one connection with its reader and a reusable write buffer.
@@ -51,8 +65,6 @@ type rawConn struct {
 	conn net.Conn
 	r    *bufio.Reader
 	buf  []byte
-	// pending is how many handshake replies precede the next command's.
-	pending int
 }
 
 // rawNodes returns a rawNode per master when every master is a plain
@@ -71,7 +83,8 @@ func rawNodes(nodes []redis.Cmdable) []*rawNode {
 }
 
 func newRawNode(o *redis.Options) *rawNode {
-	n := &rawNode{opts: o, dial: o.Dialer, idle: make(chan *rawConn, max(o.PoolSize, 8))}
+	size := max(o.PoolSize, 1)
+	n := &rawNode{opts: o, dial: o.Dialer, idle: make(chan *rawConn, size), max: int32(size)}
 	if n.dial == nil {
 		n.dial = redis.NewDialer(o)
 	}
@@ -90,51 +103,134 @@ func newRawNode(o *redis.Options) *rawNode {
 	return n
 }
 
-// get takes an idle connection or dials a new one, bounded by deadline.
-func (n *rawNode) get(ctx context.Context, deadline time.Time) (*rawConn, error) {
-	select {
-	case c := <-n.idle:
-		return c, nil
-	default:
+// take returns an idle connection that is still open, or nil, having then
+// asked for another in the background (tracked by wg).
+func (n *rawNode) take(wg *sync.WaitGroup) *rawConn {
+	for {
+		select {
+		case c := <-n.idle:
+			if c.alive() {
+				return c
+			}
+			n.discard(c)
+		default:
+			n.grow(wg)
+			return nil
+		}
 	}
-	dctx, cancel := context.WithDeadline(ctx, deadline)
+}
+
+// grow dials one more connection in the background, unless one is being
+// dialled already or the node has its pool's worth.
+func (n *rawNode) grow(wg *sync.WaitGroup) {
+	if n.closed.Load() || n.open.Load() >= n.max || !n.dialing.CompareAndSwap(false, true) {
+		return
+	}
+	n.open.Add(1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer n.dialing.Store(false)
+		c, err := n.connect()
+		if err != nil {
+			n.open.Add(-1)
+			return
+		}
+		n.put(c)
+	}()
+}
+
+// connect dials the master and completes the handshake, so a connection in
+// the pool is always ready for a command; a refused AUTH or SELECT closes it.
+func (n *rawNode) connect() (*rawConn, error) {
+	timeout := n.opts.DialTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	conn, err := n.dial(dctx, n.network(), n.opts.Addr)
+	network := n.opts.Network
+	if network == "" {
+		network = "tcp"
+	}
+	conn, err := n.dial(ctx, network, n.opts.Addr)
 	if err != nil {
 		return nil, err
 	}
 	c := &rawConn{conn: conn, r: bufio.NewReaderSize(conn, 512), buf: make([]byte, 0, 256)}
-	c.buf = append(c.buf, n.hello...)
-	c.pending = n.helloReplies
-	return c, nil
-}
-
-func (n *rawNode) network() string {
-	if n.opts.Network != "" {
-		return n.opts.Network
+	if len(n.hello) > 0 {
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+		_, err = conn.Write(n.hello)
+		for i := 0; err == nil && i < n.helloReplies; i++ {
+			_, err = c.read()
+		}
+		if err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("connection handshake with %s: %w", n.opts.Addr, err)
+		}
 	}
-	return "tcp"
+	return c, nil
 }
 
 // put keeps a connection whose last reply was read whole, or closes it.
 func (n *rawNode) put(c *rawConn) {
+	if n.closed.Load() {
+		n.discard(c)
+		return
+	}
 	select {
 	case n.idle <- c:
 	default:
-		_ = c.conn.Close()
+		n.discard(c)
 	}
 }
 
-// close closes every idle connection.
+// discard closes a connection that will not be used again.
+func (n *rawNode) discard(c *rawConn) {
+	_ = c.conn.Close()
+	n.open.Add(-1)
+}
+
+// close closes every idle connection, and any put back later.
 func (n *rawNode) close() {
+	n.closed.Store(true)
 	for {
 		select {
 		case c := <-n.idle:
-			_ = c.conn.Close()
+			n.discard(c)
 		default:
 			return
 		}
 	}
+}
+
+// alive reports whether an idle connection is still open and in step: a
+// server that restarted left its connections closed, and their first use
+// would fail a command the master would have answered. The socket is
+// peeked without blocking (as go-redis checks its pooled connections); a
+// TLS connection, whose socket may carry records of its own, is trusted.
+func (c *rawConn) alive() bool {
+	if c.r.Buffered() > 0 {
+		return false
+	}
+	sc, ok := c.conn.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	var b [1]byte
+	err = raw.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// Nothing to read is the healthy case; a byte is a reply no one
+		// asked for, and 0 bytes without an error is the peer's close.
+		alive = n < 0 && (rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK)
+		return true
+	})
+	return err == nil && alive
 }
 
 // rawError is a server's error reply. It is a redis.Error, so error kinds
@@ -153,20 +249,9 @@ type rawReply struct {
 	s     string
 }
 
-// read reads one reply (after any handshake replies still owed). A server
-// error reply comes back as a rawError with the connection still usable.
+// read reads one reply. A server error reply comes back as a rawError with
+// the connection still usable.
 func (c *rawConn) read() (rawReply, error) {
-	for c.pending > 0 {
-		rep, err := c.readOne()
-		if err != nil {
-			return rep, fmt.Errorf("connection handshake: %w", err)
-		}
-		c.pending--
-	}
-	return c.readOne()
-}
-
-func (c *rawConn) readOne() (rawReply, error) {
 	line, err := c.r.ReadSlice('\n')
 	if err != nil {
 		return rawReply{}, err
@@ -250,11 +335,46 @@ func scriptCommand(script *redis.Script, src, key string, args ...string) rawCom
 	}
 }
 
-// rawFanOut sends cmd to every master, then reads the replies: every one
-// within timeout, or with bound > 0 and shorter, those that came within
-// bound, leaving the rest to be read in the background, where onLate sees
-// them. Its tally and stragglers mean what fanOut's do.
-func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, onLate func(nodeReply), cmd rawCommand) (tally, *stragglers) {
+// fanOutCmd runs a fan-out the raw way when every master has an idle raw
+// connection, and through fanOut (op on goroutines) otherwise: with
+// --fail-fast, for a lock over other Cmdables, while the raw pools fill, or
+// while a master's connections are being replaced. raw builds the command
+// only when it is used.
+func (r *Redlock) fanOutCmd(ctx context.Context, timeout time.Duration, rule waitRule, bound time.Duration, onLate func(nodeReply),
+	raw func() rawCommand, op func(ctx context.Context, node int) (Outcome, error)) (tally, *stragglers) {
+	if r.raw != nil {
+		if conns, ok := r.takeRaw(); ok {
+			return r.rawFanOut(ctx, timeout, bound, onLate, raw(), conns)
+		}
+	}
+	return r.fanOut(ctx, timeout, rule, bound, onLate, op)
+}
+
+// takeRaw takes an idle raw connection for every master, or none: the
+// ones it took go back when some master has none.
+func (r *Redlock) takeRaw() (conns [MaxRawMasters]*rawConn, ok bool) {
+	ok = true
+	for i, node := range r.raw {
+		conns[i] = node.take(&r.cleanup)
+		ok = ok && conns[i] != nil
+	}
+	if !ok {
+		for i, c := range conns[:len(r.raw)] {
+			if c != nil {
+				r.raw[i].put(c)
+			}
+		}
+	}
+	return conns, ok
+}
+
+// rawFanOut writes cmd to every master on the connections given, then reads
+// the replies: every one within timeout, or with bound > 0 and shorter,
+// those that came within bound, leaving the rest to be read in the
+// background, where onLate sees them. Its tally and stragglers mean what
+// fanOut's do.
+func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, onLate func(nodeReply), cmd rawCommand,
+	connsArr [MaxRawMasters]*rawConn) (tally, *stragglers) {
 	n := len(r.raw)
 	start := time.Now()
 	deadline := start.Add(timeout)
@@ -262,29 +382,22 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 		deadline = d
 	}
 	wait := deadline
-	if bound > 0 && bound < timeout {
+	if bound > 0 && start.Add(bound).Before(deadline) {
 		wait = start.Add(bound)
 	}
-	var connsArr [MaxRawMasters]*rawConn
 	conns := connsArr[:n]
+	r.rawCalls.Add(1)
 	t := tally{n: n, quorum: Quorum(n)}
-	for i, node := range r.raw {
-		c, err := node.get(ctx, deadline)
-		if err == nil {
-			c.buf = appendCommand(c.buf, cmd.args...)
-			_ = c.conn.SetWriteDeadline(deadline)
-			_, err = c.conn.Write(c.buf)
-			c.buf = c.buf[:0]
-			if err != nil {
-				_ = c.conn.Close()
-			}
-		}
+	for i, c := range conns {
+		c.buf = appendCommand(c.buf[:0], cmd.args...)
+		_ = c.conn.SetWriteDeadline(deadline)
+		_, err := c.conn.Write(c.buf)
 		if err != nil {
+			r.raw[i].discard(c)
+			conns[i] = nil
 			out, oerr := cmd.outcome(i, rawReply{}, err)
 			t.add(nodeReply{node: i, out: out, err: oerr})
-			continue
 		}
-		conns[i] = c
 	}
 	var lateNodes []int
 	// The last master written to is read first: by the time its reply is
@@ -362,7 +475,7 @@ func (r *Redlock) rawRead(i int, c *rawConn, cmd rawCommand, readBy time.Time, k
 		r.raw[i].put(c)
 	case keep && isTimeout(err):
 	default:
-		_ = c.conn.Close()
+		r.raw[i].discard(c)
 	}
 	return rep, err
 }

@@ -2,6 +2,7 @@ package lockimpl_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -12,6 +13,28 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
+// warmRaw cycles the lock until its fan-outs go the raw way (the raw pools
+// fill in the background), so a test exercises that path.
+func warmRaw(t *testing.T, rl *lockimpl.Redlock) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		before := rl.RawCalls()
+		lease, out, err := rl.Acquire(ctx, "warm", time.Minute)
+		if out != lockimpl.OK {
+			t.Fatalf("warm-up acquire: %v %v", out, err)
+		}
+		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+			t.Fatalf("warm-up release: %v %v", out, err)
+		}
+		if rl.RawCalls() == before+2 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the raw fan-out never took over from the goroutine one")
+}
+
 // TestRedlockRawFanOutRunsScriptsAfterAFlush: a master that lost its script
 // cache (a restart without persistence) answers EVALSHA with NOSCRIPT; the
 // raw fan-out sends the script's source on the same connection and the
@@ -19,6 +42,8 @@ import (
 func TestRedlockRawFanOutRunsScriptsAfterAFlush(t *testing.T) {
 	clients := composetest.Clients(t, composetest.Servers(t, 3))
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second})
+	warmRaw(t, rl)
+	raw := rl.RawCalls()
 	ctx := context.Background()
 	lease, out, err := rl.Acquire(ctx, "k", time.Minute)
 	if out != lockimpl.OK {
@@ -47,6 +72,9 @@ func TestRedlockRawFanOutRunsScriptsAfterAFlush(t *testing.T) {
 	if n := keysLeft(t, clients, []bool{true, true, true}, "k"); n != 0 {
 		t.Fatalf("%d masters still hold the key", n)
 	}
+	if got := rl.RawCalls() - raw; got != 3 {
+		t.Fatalf("%d of 3 fan-outs went the raw way", got)
+	}
 }
 
 // TestRedlockRawFanOutAuthenticatesAndSelects: the raw connections are
@@ -68,6 +96,7 @@ func TestRedlockRawFanOutAuthenticatesAndSelects(t *testing.T) {
 	}
 	clients := connect("s3cret")
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second})
+	warmRaw(t, rl)
 	ctx := context.Background()
 	lease, out, err := rl.Acquire(ctx, "k", time.Minute)
 	if out != lockimpl.OK {
@@ -102,19 +131,19 @@ func TestRedlockRawFanOutTimesOutAPausedMajority(t *testing.T) {
 	clients := composetest.Clients(t, servers)
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 30 * time.Millisecond})
 	ctx := context.Background()
-	// Warm connections, so the paused masters' SETs are written, not dialled.
-	if lease, out, err := rl.Acquire(ctx, "warm", time.Minute); out != lockimpl.OK {
-		t.Fatalf("acquire: %v %v", out, err)
-	} else if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
-		t.Fatalf("release: %v %v", out, err)
-	}
+	// Warm raw connections, so the paused masters' SETs are written on them.
+	warmRaw(t, rl)
+	raw := rl.RawCalls()
 	resume1, resume2 := pausedMaster(t, servers[1]), pausedMaster(t, servers[2])
 	_, out, err := rl.Acquire(ctx, "k", time.Minute)
 	if out != lockimpl.Failed {
 		t.Fatalf("acquire with two of three masters paused: %v %v, want failed", out, err)
 	}
+	if rl.RawCalls() == raw {
+		t.Fatal("the acquire did not go the raw way")
+	}
 	counts := rl.NodeCounts()
-	if counts[1].Timeouts != 1 || counts[2].Timeouts != 1 || counts[0].Acquired != 2 {
+	if counts[1].Timeouts != 1 || counts[2].Timeouts != 1 || counts[0].Acquired < 2 {
 		t.Fatalf("node counts %+v: want the paused masters' SETs counted as timeouts", counts)
 	}
 	resume1()
@@ -122,5 +151,73 @@ func TestRedlockRawFanOutTimesOutAPausedMajority(t *testing.T) {
 	rl.Wait()
 	if n := keysLeft(t, clients, []bool{true, true, true}, "k"); n != 0 {
 		t.Fatalf("%d masters hold the key after the failed acquire settled", n)
+	}
+}
+
+// TestRedlockSlowDialHoldsUpNoOtherMaster: a master whose connections take
+// the whole node timeout to open (a full accept queue, a blackholed host, a
+// slow TLS handshake) must not keep the others from being asked: the
+// acquire still reaches a quorum of the rest, every time, and the other
+// masters see no failure.
+func TestRedlockSlowDialHoldsUpNoOtherMaster(t *testing.T) {
+	servers := composetest.Servers(t, 5)
+	var clients []*redis.Client
+	for i, s := range servers {
+		o := &redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond, ContextTimeoutEnabled: true,
+			DisableIdentity: true, PoolSize: 8}
+		if i == 1 {
+			// As net.Dialer fails a connect that never completes.
+			o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+				<-ctx.Done()
+				return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+			}
+		}
+		c := redis.NewClient(o)
+		t.Cleanup(func() { _ = c.Close() })
+		clients = append(clients, c)
+	}
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 50 * time.Millisecond})
+	ctx := context.Background()
+	for i := range 10 {
+		lease, out, err := rl.Acquire(ctx, "k", time.Minute)
+		if out != lockimpl.OK {
+			t.Fatalf("acquire %d with master 1 never connecting: %v %v", i, out, err)
+		}
+		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+			t.Fatalf("release %d: %v %v", i, out, err)
+		}
+	}
+	for i, c := range rl.NodeCounts() {
+		if i != 1 && (c.Errors+c.Timeouts != 0 || c.Acquired != 10) {
+			t.Errorf("master %d: %+v, want 10 acquired and nothing failed", i, c)
+		}
+	}
+}
+
+// TestRedlockRawFanOutSurvivesARestart: idle raw connections to a master
+// that restarted are closed; the next acquire must not fail on them.
+func TestRedlockRawFanOutSurvivesARestart(t *testing.T) {
+	servers := composetest.Servers(t, 3)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second})
+	warmRaw(t, rl)
+	if err := servers[2].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := servers[2].Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 5 {
+		lease, out, err := rl.Acquire(ctx, "k", time.Minute)
+		if out != lockimpl.OK {
+			t.Fatalf("acquire %d after a restart: %v %v", i, out, err)
+		}
+		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+			t.Fatalf("release %d after a restart: %v %v", i, out, err)
+		}
+	}
+	if c := rl.NodeCounts()[2]; c.Errors+c.Timeouts != 0 {
+		t.Fatalf("restarted master: %+v, want no failure (its old connections were closed, not used)", c)
 	}
 }

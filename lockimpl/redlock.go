@@ -74,6 +74,8 @@ type Redlock struct {
 	// every master (see rawFanOut); nil with fail-fast, or when a master is
 	// not a plain go-redis client.
 	raw []*rawNode
+	// rawCalls counts the fan-outs that went the raw way.
+	rawCalls atomic.Int64
 }
 
 // NewRedlock returns Redlock over the given masters.
@@ -97,9 +99,11 @@ func NewRedlock(nodes []redis.Cmdable, opts RedlockOptions) (*Redlock, error) {
 	return r, nil
 }
 
-// Close closes the connections the lock keeps of its own (not the clients
-// it was given). Wait for background work first.
+// Close waits for the lock's background work (settling, late replies,
+// connections being dialled) and closes the connections it keeps of its
+// own; the clients it was given stay open.
 func (r *Redlock) Close() error {
+	r.cleanup.Wait()
 	for _, n := range r.raw {
 		n.close()
 	}
@@ -290,15 +294,9 @@ type stragglers struct {
 func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	token := NewToken()
 	start := time.Now()
-	var t tally
-	var late *stragglers
-	if r.raw != nil {
-		t, late = r.rawFanOut(ctx, r.nodeTimeout(ttl), 0, nil, r.rawSet(key, token, ttl))
-	} else {
-		t, late = r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
-			return r.setOne(nctx, i, key, token, ttl)
-		})
-	}
+	t, late := r.fanOutCmd(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil,
+		func() rawCommand { return r.rawSet(key, token, ttl) },
+		func(nctx context.Context, i int) (Outcome, error) { return r.setOne(nctx, i, key, token, ttl) })
 	open := newOpenSets(t.unsure, late, start, ttl)
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 {
@@ -369,14 +367,11 @@ func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token strin
 	if r.opts.FailFast {
 		rule = waitDecidedOrBound
 	}
-	var t tally
-	if r.raw != nil {
-		t, _ = r.rawFanOut(ctx, r.releaseTimeout(), bound, onLate, scriptCommand(r.scripts.release, releaseSrc, key, token))
-	} else {
-		t, _ = r.fanOut(ctx, r.releaseTimeout(), rule, bound, onLate, func(nctx context.Context, i int) (Outcome, error) {
+	t, _ := r.fanOutCmd(ctx, r.releaseTimeout(), rule, bound, onLate,
+		func() rawCommand { return scriptCommand(r.scripts.release, releaseSrc, key, token) },
+		func(nctx context.Context, i int) (Outcome, error) {
 			return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
 		})
-	}
 	if open != nil {
 		r.settle(ctx, open, key, token)
 	}
@@ -470,15 +465,13 @@ func (r *Redlock) countSet(i int, ok bool, err error) (Outcome, error) {
 func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
 	expired := !start.Before(lease.ValidUntil())
-	var t tally
-	if r.raw != nil {
-		t, _ = r.rawFanOut(ctx, r.nodeTimeout(ttl), 0, nil,
-			scriptCommand(r.scripts.renew, renewSrc, lease.Key, lease.Token, strconv.FormatInt(ttl.Milliseconds(), 10)))
-	} else {
-		t, _ = r.fanOut(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil, func(nctx context.Context, i int) (Outcome, error) {
+	t, _ := r.fanOutCmd(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil,
+		func() rawCommand {
+			return scriptCommand(r.scripts.renew, renewSrc, lease.Key, lease.Token, strconv.FormatInt(ttl.Milliseconds(), 10))
+		},
+		func(nctx context.Context, i int) (Outcome, error) {
 			return runOwned(nctx, r.scripts.renew, r.nodes[i], lease.Key, lease.Token, ttl.Milliseconds())
 		})
-	}
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
 	if t.ok >= t.quorum && validity > 0 && !expired {
 		lease.Start, lease.Validity = start, validity

@@ -105,3 +105,14 @@ func TestDockerClockFaultIsBadInput(t *testing.T) {
 		t.Fatalf("exit %d (%s), want %d naming --fault and the clock", code, errs, exitBadInput)
 	}
 }
+
+// TestImageBuildRefusesAMissingBinary: a --redis-server that is not an
+// executable is bad input, named in one line, before any engine is asked.
+func TestImageBuildRefusesAMissingBinary(t *testing.T) {
+	for _, p := range []string{"/no/such/redis-server", t.TempDir()} {
+		code, _, errs := lockbench(t, "image", "build", "--redis-server", p)
+		if code != exitBadInput || !strings.Contains(errs, "--redis-server") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%s: exit %d (%q), want %d and one line naming --redis-server", p, code, errs, exitBadInput)
+		}
+	}
+}

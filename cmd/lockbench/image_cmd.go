@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,6 +27,11 @@ func imageCommand() *cli.Command {
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
 					return usageError{msg: fmt.Sprintf("image build takes no arguments, got %q", c.Args().First())}
+				}
+				if p := c.String("redis-server"); p != "" {
+					if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+						return usageError{msg: fmt.Sprintf("--redis-server %q: want the path of an executable redis-server binary", p)}
+					}
 				}
 				opts := compose.ImageOptions{Tag: c.String("tag"), RedisServer: c.String("redis-server")}
 				if !c.Bool("quiet") {

@@ -1,0 +1,5 @@
+package lockimpl
+
+// RawCalls counts the fan-outs that went the raw way, for tests that must
+// know which path they exercised.
+func (r *Redlock) RawCalls() int64 { return r.rawCalls.Load() }
