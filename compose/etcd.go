@@ -453,7 +453,10 @@ func (t *Topology) ReadEtcdStats(ctx context.Context, i int) (ServerStats, error
 	n := t.DataNodes()[i]
 	hc := &http.Client{Timeout: 2 * time.Second}
 	if n.member.url.Scheme == "https" {
-		hc.Transport = &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
+		tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
+		// Two readings a run: nothing to keep a connection open for.
+		defer tr.CloseIdleConnections()
+		hc.Transport = tr
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.member.url.Endpoint()+"/metrics", nil)
 	if err != nil {
