@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -26,11 +27,28 @@ func newCostMeter(clients []*redis.Client, addrs []string) *costMeter {
 }
 
 func (m *costMeter) read(ctx context.Context, into []compose.ServerStats, errs []error) {
-	for i, c := range m.clients {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		into[i], errs[i] = compose.ReadServerStats(rctx, c)
-		cancel()
+	readEach(ctx, len(m.clients), into, errs, func(ctx context.Context, i int) (compose.ServerStats, error) {
+		return compose.ReadServerStats(ctx, m.clients[i])
+	})
+}
+
+// readEach takes every node's reading at once rather than one after another:
+// the window is running, and each node's reading should be of the same
+// instant, or the commands a node ran while the ones before it were read
+// would fall outside the window although their acquisitions fall inside.
+func readEach(ctx context.Context, n int, into []compose.ServerStats, errs []error,
+	read func(ctx context.Context, i int) (compose.ServerStats, error)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			into[i], errs[i] = read(rctx, i)
+		}()
 	}
+	wg.Wait()
 }
 
 func (m *costMeter) before(ctx context.Context) { m.read(ctx, m.start, m.startErr) }

@@ -200,11 +200,7 @@ func newEtcdMeter(topo *compose.Topology) *etcdMeter {
 }
 
 func (m *etcdMeter) read(ctx context.Context, into []compose.ServerStats, errs []error) {
-	for i := range into {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		into[i], errs[i] = m.topo.ReadEtcdStats(rctx, i)
-		cancel()
-	}
+	readEach(ctx, len(into), into, errs, m.topo.ReadEtcdStats)
 }
 
 func (m *etcdMeter) before(ctx context.Context) { m.read(ctx, m.cost.start, m.cost.startErr) }
