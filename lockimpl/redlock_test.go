@@ -366,7 +366,9 @@ func TestRedlockSettlingASlowMasterEnds(t *testing.T) {
 	clients := throughProxy(t, servers, []int{2}, func(addr string) string {
 		return composetest.DelayProxy(t, addr, 600*time.Millisecond)
 	})
-	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
+	// 300 ms: well under the slow master's 600 ms, and room enough for the
+	// fast ones to answer on a loaded machine.
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
 	const ttl = 30 * time.Second
 	lease, out, err := rl.Acquire(ctx, "k", ttl)
@@ -424,7 +426,7 @@ func TestRedlockReleaseDoesNotWaitForAPausedMaster(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			servers := composetest.Servers(t, 3)
 			clients := composetest.Clients(t, servers)
-			rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 20 * time.Millisecond})
+			rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 100 * time.Millisecond})
 			ctx := context.Background()
 			lease, out, err := rl.Acquire(ctx, "k", time.Minute)
 			if out != lockimpl.OK {
@@ -440,9 +442,9 @@ func TestRedlockReleaseDoesNotWaitForAPausedMaster(t *testing.T) {
 			if out != tc.want {
 				t.Fatalf("release: %v %v, want %v", out, err, tc.want)
 			}
-			// 20 ms node timeout against a 500 ms release timeout: far apart
-			// enough for a loaded machine.
-			if took > 300*time.Millisecond {
+			// 100 ms node timeout against a 500 ms release timeout: far
+			// apart enough for a loaded machine.
+			if took > 400*time.Millisecond {
 				t.Fatalf("release took %v with masters %v paused; want about the node timeout", took, tc.paused)
 			}
 			for _, resume := range resumes {
