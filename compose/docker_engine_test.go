@@ -55,22 +55,11 @@ func dockerTestImage(t *testing.T) string {
 // the label filter (KEY=VALUE).
 func labelled(t *testing.T, label string) (containers, networks int) {
 	t.Helper()
-	ctx := context.Background()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	c, n, err := CountLabelled(context.Background(), label)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
-	f := make(client.Filters).Add("label", label)
-	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(cs.Items), len(ns.Items)
+	return c, n
 }
 
 func ours() string { return LabelPID + "=" + strconv.Itoa(os.Getpid()) }

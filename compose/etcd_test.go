@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/composetest"
 )
 
 func upEtcd(t *testing.T, n int, opts compose.UpOptions) *compose.Topology {
@@ -30,11 +29,7 @@ func TestEtcdMembersUpWithLeaderAndStopOnClose(t *testing.T) {
 		if len(ps) != n {
 			t.Fatalf("etcd:%d: %d members, want %d", n, len(ps), n)
 		}
-		for _, p := range ps {
-			if !composetest.Alive(p) {
-				t.Fatalf("pid %d not running after Up", p)
-			}
-		}
+		requireRunning(t, ps)
 		leader, err := topo.EtcdLeader(context.Background())
 		if err != nil || leader.Role != compose.RoleMember {
 			t.Fatalf("etcd:%d leader %v, %v", n, leader, err)
@@ -48,11 +43,7 @@ func TestEtcdMembersUpWithLeaderAndStopOnClose(t *testing.T) {
 		if err := topo.Close(); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range ps {
-			if composetest.Alive(p) {
-				t.Errorf("pid %d still running after Close", p)
-			}
-		}
+		requireGone(t, ps, "Close")
 	}
 }
 
@@ -75,11 +66,7 @@ func TestEtcdStopsOnErrorAndCancel(t *testing.T) {
 		ps := pids(topo)
 		cancel()
 		_ = topo.Close()
-		for _, p := range ps {
-			if composetest.Alive(p) {
-				t.Errorf("pid %d still running after cancel and Close", p)
-			}
-		}
+		requireGone(t, ps, "cancel and Close")
 	}
 	if left := len(children(t)) - before; left > 0 {
 		t.Fatalf("%d processes left running after a cancelled Up", left)

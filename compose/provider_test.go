@@ -21,6 +21,26 @@ func pids(t *compose.Topology) []int {
 	return out
 }
 
+// requireRunning fails t unless every process in ps runs.
+func requireRunning(t *testing.T, ps []int) {
+	t.Helper()
+	for _, p := range ps {
+		if !composetest.Alive(p) {
+			t.Fatalf("pid %d not running after Up", p)
+		}
+	}
+}
+
+// requireGone reports every process in ps that still runs after when.
+func requireGone(t *testing.T, ps []int, when string) {
+	t.Helper()
+	for _, p := range ps {
+		if composetest.Alive(p) {
+			t.Errorf("pid %d still running after %s", p, when)
+		}
+	}
+}
+
 func TestLocalProviderStopsOnSuccess(t *testing.T) {
 	topo, err := compose.Up(context.Background(), compose.Spec{Kind: compose.KindRedlock, Masters: 3}, compose.UpOptions{})
 	if err != nil {
@@ -30,19 +50,11 @@ func TestLocalProviderStopsOnSuccess(t *testing.T) {
 	if len(ps) != 3 {
 		t.Fatalf("%d servers, want 3", len(ps))
 	}
-	for _, p := range ps {
-		if !composetest.Alive(p) {
-			t.Fatalf("pid %d not running after Up", p)
-		}
-	}
+	requireRunning(t, ps)
 	if err := topo.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range ps {
-		if composetest.Alive(p) {
-			t.Errorf("pid %d still running after Close", p)
-		}
-	}
+	requireGone(t, ps, "Close")
 }
 
 func TestLocalProviderStopsOnError(t *testing.T) {
@@ -69,11 +81,7 @@ func TestLocalProviderStopsOnCancel(t *testing.T) {
 	if err := topo.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range ps {
-		if composetest.Alive(p) {
-			t.Errorf("pid %d still running after cancel and Close", p)
-		}
-	}
+	requireGone(t, ps, "cancel and Close")
 	// A cancelled context makes Up fail fast and leave nothing running.
 	before := len(children(t))
 	if _, err := compose.Up(ctx, compose.Spec{Kind: compose.KindSingle, Masters: 1}, compose.UpOptions{}); err == nil {

@@ -13,20 +13,29 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
+// cycles acquires and releases key n times, failing t on any that does not
+// succeed; when says under what conditions.
+func cycles(t *testing.T, rl *lockimpl.Redlock, key string, n int, when string) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range n {
+		lease, out, err := rl.Acquire(ctx, key, time.Minute)
+		if out != lockimpl.OK {
+			t.Fatalf("acquire %d %s: %v %v", i, when, out, err)
+		}
+		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
+			t.Fatalf("release %d %s: %v %v", i, when, out, err)
+		}
+	}
+}
+
 // warmRaw cycles the lock until its fan-outs go the raw way (the raw pools
 // fill in the background), so a test exercises that path.
 func warmRaw(t *testing.T, rl *lockimpl.Redlock) {
 	t.Helper()
-	ctx := context.Background()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		before := rl.RawCalls()
-		lease, out, err := rl.Acquire(ctx, "warm", time.Minute)
-		if out != lockimpl.OK {
-			t.Fatalf("warm-up acquire: %v %v", out, err)
-		}
-		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
-			t.Fatalf("warm-up release: %v %v", out, err)
-		}
+		cycles(t, rl, "warm", 1, "warming up")
 		if rl.RawCalls() == before+2 {
 			return
 		}
@@ -177,16 +186,7 @@ func TestRedlockSlowDialHoldsUpNoOtherMaster(t *testing.T) {
 		clients = append(clients, c)
 	}
 	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 50 * time.Millisecond})
-	ctx := context.Background()
-	for i := range 10 {
-		lease, out, err := rl.Acquire(ctx, "k", time.Minute)
-		if out != lockimpl.OK {
-			t.Fatalf("acquire %d with master 1 never connecting: %v %v", i, out, err)
-		}
-		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
-			t.Fatalf("release %d: %v %v", i, out, err)
-		}
-	}
+	cycles(t, rl, "k", 10, "with master 1 never connecting")
 	for i, c := range rl.NodeCounts() {
 		if i != 1 && (c.Errors+c.Timeouts != 0 || c.Acquired != 10) {
 			t.Errorf("master %d: %+v, want 10 acquired and nothing failed", i, c)
@@ -207,16 +207,7 @@ func TestRedlockRawFanOutSurvivesARestart(t *testing.T) {
 	if err := servers[2].Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for i := range 5 {
-		lease, out, err := rl.Acquire(ctx, "k", time.Minute)
-		if out != lockimpl.OK {
-			t.Fatalf("acquire %d after a restart: %v %v", i, out, err)
-		}
-		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
-			t.Fatalf("release %d after a restart: %v %v", i, out, err)
-		}
-	}
+	cycles(t, rl, "k", 5, "after a restart")
 	if c := rl.NodeCounts()[2]; c.Errors+c.Timeouts != 0 {
 		t.Fatalf("restarted master: %+v, want no failure (its old connections were closed, not used)", c)
 	}

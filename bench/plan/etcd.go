@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockbench/lockbench/bench"
@@ -110,11 +109,13 @@ func armEtcd(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	if err != nil {
 		return armed{}, nil, badInput("ttl", "%v", err)
 	}
-	a := armed{locker: locker, meter: newEtcdMeter(topo),
+	a := armed{locker: locker, meter: newCostMeter(topo.Addrs(), "/metrics", topo.ReadEtcdStats),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
 			cleanUpEtcd(ctx, pl, locker, m, prefix, env)
 		}}
-	return a, newEtcdResult(id, pl, topo, locker, version, env), nil
+	r := newResult(id, pl, topo, locker, version, env)
+	r.Config["pool-size"] = "one gRPC connection per member"
+	return a, r, nil
 }
 
 // etcdReady checks every member answers Status before the run, and returns
@@ -159,57 +160,6 @@ func cleanUpEtcd(ctx context.Context, pl Plan, locker *lockimpl.Etcd, m *bench.M
 		}
 	}
 	env.logf("cleanup: released %d lease(s) left by crashed holders", released)
-}
-
-func newEtcdResult(id string, pl Plan, topo *compose.Topology, locker lockimpl.Locker, version string, env Env) *results.Result {
-	info := locker.Info()
-	cfg := resolvedConfig(pl, topo)
-	cfg["pool-size"] = "one gRPC connection per member"
-	if env.Group != "" {
-		cfg["group"] = env.Group
-		cfg["repeat"] = env.Repeat
-	}
-	host := ThisHost()
-	if env.Build != "" {
-		host.Build = env.Build
-	}
-	return &results.Result{
-		Schema: results.Schema,
-		ID:     id,
-		Config: cfg,
-		Lock: results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes,
-			Library: info.Library, Version: info.Version, Settings: info.Settings, LibraryDefaults: info.Defaults},
-		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
-			Nodes: topo.Addrs(), ServerVersion: version},
-		Hosts: []results.Host{host},
-		Label: pl.Label,
-		Tags:  pl.Tags,
-	}
-}
-
-// etcdMeter reads every member's /metrics around the measured window; its
-// readings feed the same per-acquisition cost as Redis's INFO.
-type etcdMeter struct {
-	topo *compose.Topology
-	cost *costMeter
-}
-
-func newEtcdMeter(topo *compose.Topology) *etcdMeter {
-	// The cost meter's clients are only counted, never used, for etcd.
-	return &etcdMeter{topo: topo, cost: newCostMeter(make([]*redis.Client, len(topo.DataNodes())), topo.Addrs())}
-}
-
-func (m *etcdMeter) read(ctx context.Context, into []compose.ServerStats, errs []error) {
-	readEach(ctx, len(into), into, errs, m.topo.ReadEtcdStats)
-}
-
-func (m *etcdMeter) before(ctx context.Context) { m.read(ctx, m.cost.start, m.cost.startErr) }
-func (m *etcdMeter) after(ctx context.Context)  { m.read(ctx, m.cost.end, m.cost.endErr) }
-
-func (m *etcdMeter) servers(acquired int64, down map[string]string) *results.Servers {
-	s := m.cost.servers(acquired, down)
-	s.Unavailable = strings.Replace(s.Unavailable, "INFO not available", "/metrics not available", 1)
-	return s
 }
 
 // serverProgram names the processes the local provider starts for topo.

@@ -103,19 +103,11 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	return measure(ctx, pl, env, id, prefix, topo, r, a)
 }
 
-// serverMeter reads the servers' counters before and after the window and
-// turns them into per-acquisition cost.
-type serverMeter interface {
-	before(ctx context.Context)
-	after(ctx context.Context)
-	servers(acquired int64, down map[string]string) *results.Servers
-}
-
 // armed is a run's lock with what differs between kinds of server around
 // it: how their cost is read and how the run's keys are removed.
 type armed struct {
 	locker lockimpl.Locker
-	meter  serverMeter
+	meter  *costMeter
 	// hashTag puts the key number in a Redis Cluster hash tag.
 	hashTag bool
 	// cleanUp removes what the run left; down names the nodes a fault
@@ -142,10 +134,10 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
 	}
-	r := newResult(ctx, id, pl, topo, clients, locker, env)
+	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
 	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: newCostMeter(admin, adminAddrs), hashTag: isCluster(topo),
+	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), hashTag: isCluster(topo),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
 			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
 		}}
@@ -398,7 +390,9 @@ func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
 	return topo.Clients(co)
 }
 
-func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, clients []*redis.Client, locker lockimpl.Locker, env Env) *results.Result {
+// newResult is a run's result before anything was measured: what ran, on
+// which servers (version as they report it), from which host.
+func newResult(id string, pl Plan, topo *compose.Topology, locker lockimpl.Locker, version string, env Env) *results.Result {
 	info := locker.Info()
 	cfg := resolvedConfig(pl, topo)
 	if env.Group != "" {
@@ -408,10 +402,6 @@ func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, 
 	host := ThisHost()
 	if env.Build != "" {
 		host.Build = env.Build
-	}
-	version, err := compose.ServerVersion(ctx, clients[0])
-	if err != nil {
-		version = "unknown (" + lockimpl.ErrorKind(err) + ")"
 	}
 	return &results.Result{
 		Schema: results.Schema,
@@ -425,6 +415,15 @@ func newResult(ctx context.Context, id string, pl Plan, topo *compose.Topology, 
 		Label: pl.Label,
 		Tags:  pl.Tags,
 	}
+}
+
+// redisVersion is the version a Redis server reports, or why it is unknown.
+func redisVersion(ctx context.Context, c *redis.Client) string {
+	version, err := compose.ServerVersion(ctx, c)
+	if err != nil {
+		return "unknown (" + lockimpl.ErrorKind(err) + ")"
+	}
+	return version
 }
 
 // resolvedConfig is the config as it ran, not as it was typed: the key
