@@ -164,10 +164,11 @@ func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
 	r.mu.Unlock()
 }
 
-// acquired records a successful acquisition and its time to acquire.
-func (r *recorder) acquired(timeToAcquire time.Duration) {
+// acquired records a successful acquisition, made at at, and its time to
+// acquire.
+func (r *recorder) acquired(at time.Time, timeToAcquire time.Duration) {
 	us := toMicros(timeToAcquire)
-	now := time.Now().UnixNano()
+	now := at.UnixNano()
 	r.mu.Lock()
 	_ = r.hist(opTimeToAcquire).RecordValue(us)
 	r.c.acquired++
@@ -206,7 +207,15 @@ func (r *recorder) errorKind(kind string) {
 }
 
 // drainInterval hands the tick this worker's last second and starts a new one.
-func (r *recorder) drainInterval(into *hdr.Histogram) (acquired, attempts, errors, incidents int64) {
+// tickCounts are what a shard recorded since the last tick.
+type tickCounts struct {
+	acquired, attempts, errors, incidents int64
+	// firstAcq and lastAcq are when the first and last acquisitions were
+	// recorded (Unix ns, 0 for none).
+	firstAcq, lastAcq int64
+}
+
+func (r *recorder) drainInterval(into *hdr.Histogram) tickCounts {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	into.Merge(r.iv.acquire)
@@ -215,12 +224,14 @@ func (r *recorder) drainInterval(into *hdr.Histogram) (acquired, attempts, error
 	for _, v := range r.c.errs {
 		errs += v
 	}
-	acquired, r.iv.acquired = r.c.acquired-r.iv.acquired, r.c.acquired
-	attempts, r.iv.attempts = r.c.attempts-r.iv.attempts, r.c.attempts
-	errors, r.iv.errors = errs-r.iv.errors, errs
+	t := tickCounts{firstAcq: r.iv.firstAcq, lastAcq: r.iv.lastAcq}
+	r.iv.firstAcq, r.iv.lastAcq = 0, 0
+	t.acquired, r.iv.acquired = r.c.acquired-r.iv.acquired, r.c.acquired
+	t.attempts, r.iv.attempts = r.c.attempts-r.iv.attempts, r.c.attempts
+	t.errors, r.iv.errors = errs-r.iv.errors, errs
 	inc := r.c.incidents()
-	incidents, r.iv.incidents = inc-r.iv.incidents, inc
-	return acquired, attempts, errors, incidents
+	t.incidents, r.iv.incidents = inc-r.iv.incidents, inc
+	return t
 }
 
 // foldInterval moves the interval's acquire latencies into the run's
@@ -231,14 +242,4 @@ func (r *recorder) foldInterval() {
 	}
 	r.hist(opAcquire).Merge(r.iv.acquire)
 	r.iv.acquire.Reset()
-}
-
-// drainAcquisitionTimes hands the tick when this shard's first and last
-// acquisitions since the last tick were recorded (Unix ns, 0 for none).
-func (r *recorder) drainAcquisitionTimes() (first, last int64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	first, last = r.iv.firstAcq, r.iv.lastAcq
-	r.iv.firstAcq, r.iv.lastAcq = 0, 0
-	return first, last
 }

@@ -59,12 +59,12 @@ func (s *seriesCollector) tick(elapsed time.Duration) {
 	s.agg.Reset()
 	var p results.SeriesPoint
 	for _, r := range s.recs {
-		acq, att, errs, inc := r.drainInterval(s.agg)
-		p.Acquired += acq
-		p.Attempts += att
-		p.Errors += errs
-		p.Incidents += inc
-		s.acquisitionTimes(&p, r)
+		t := r.drainInterval(s.agg)
+		p.Acquired += t.acquired
+		p.Attempts += t.attempts
+		p.Errors += t.errors
+		p.Incidents += t.incidents
+		s.acquisitionTimes(&p, t.firstAcq, t.lastAcq)
 	}
 	p.ElapsedS = elapsed.Seconds()
 	p.P99US = float64(s.agg.ValueAtQuantile(99))
@@ -175,8 +175,7 @@ func ceilDiv(d time.Duration, rate float64) int64 {
 
 // acquisitionTimes folds a shard's first and last acquisition of the second
 // into p, in seconds from the window's start.
-func (s *seriesCollector) acquisitionTimes(p *results.SeriesPoint, r *recorder) {
-	first, last := r.drainAcquisitionTimes()
+func (s *seriesCollector) acquisitionTimes(p *results.SeriesPoint, first, last int64) {
 	if first == 0 || s.start.IsZero() {
 		return
 	}

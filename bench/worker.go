@@ -153,7 +153,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec}
 	if rec {
 		tta := now.Sub(wantAt)
-		w.rec.acquired(tta)
+		w.rec.acquired(now, tta)
 		w.stats.acquired++
 		w.stats.tta.record(toMicros(tta))
 	}
