@@ -86,6 +86,8 @@ func (e *Etcd) CheckTTL(ctx context.Context, ttl time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("grant a %ds lease: %w", secs, err)
 	}
+	// A probe lease that cannot be revoked expires by itself within secs:
+	// nothing is held by it, so its revoke's failure is not the run's.
 	_, _ = e.c.Revoke(ctx, g.ID)
 	if g.TTL != secs {
 		return fmt.Errorf("ttl %v: the etcd server grants at least %ds (its minimum lease TTL follows its election timeout); want --ttl %ds or more", ttl, g.TTL, g.TTL)
@@ -184,9 +186,11 @@ func (e *Etcd) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	case !errors.Is(err, rpctypes.ErrLeaseNotFound):
 		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 	}
+	// The lease is gone, so the release is lost whatever the look-up says;
+	// it only tells a key now held by another owner (taken) from none.
 	g, err := e.c.Get(rctx, lease.Key, clientv3.WithKeysOnly())
 	if err != nil {
-		return Lost, nil
+		return Lost, fmt.Errorf("release %s: lease gone; whether another owner holds the key is unknown: %w", lease.Key, err)
 	}
 	if len(g.Kvs) > 0 {
 		return Taken, nil

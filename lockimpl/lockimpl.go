@@ -130,9 +130,11 @@ func NewToken() string {
 // ErrorKind names an error for the errors-by-kind counters, so that results
 // group failures by cause without keeping every message.
 func ErrorKind(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
+	}
+	cause, etcdKind := causeOf(err), etcdErrorKind(err)
+	switch {
 	case errors.Is(err, ErrNoQuorum):
 		return "no_quorum"
 	case errors.Is(err, ErrValidityExpired):
@@ -141,17 +143,17 @@ func ErrorKind(err error) string {
 		return "unreplicated"
 	case errors.Is(err, ErrForeignLease):
 		return "foreign_lease"
-	case causeOf(err) != nil:
+	case cause != nil:
 		// A network error kept from being retried (compose.SentError).
-		return ErrorKind(causeOf(err))
+		return ErrorKind(cause)
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timeout"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	case isConnRefused(err):
 		return "conn_refused"
-	case etcdErrorKind(err) != "":
-		return etcdErrorKind(err)
+	case etcdKind != "":
+		return etcdKind
 	}
 	return classifyRedisError(err)
 }

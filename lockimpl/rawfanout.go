@@ -320,8 +320,7 @@ func scriptCommand(script *redis.Script, src, key string, args ...string) rawCom
 	return rawCommand{
 		args: sha,
 		retry: func(err error) []string {
-			var rerr rawError
-			if errors.As(err, &rerr) && len(rerr) >= 8 && rerr[:8] == "NOSCRIPT" {
+			if redis.HasErrorPrefix(err, "NOSCRIPT") {
 				return append([]string{"EVAL", src, "1", key}, args...)
 			}
 			return nil
@@ -461,7 +460,6 @@ func (r *Redlock) rawRead(i int, c *rawConn, cmd rawCommand, readBy time.Time, k
 			c.buf = appendCommand(c.buf[:0], again...)
 			_ = c.conn.SetWriteDeadline(readBy)
 			_, werr := c.conn.Write(c.buf)
-			c.buf = c.buf[:0]
 			if werr != nil {
 				err = werr
 			} else {

@@ -120,8 +120,13 @@ func TestRedlockRawFanOutAuthenticatesAndSelects(t *testing.T) {
 		t.Fatalf("release: %v %v", out, err)
 	}
 
+	// A wrong password never gets a raw connection into the pool (its
+	// handshake is refused at dial), so the acquire goes the goroutine way.
 	wrong := newRedlock(t, connect("wrong"), lockimpl.RedlockOptions{NodeTimeout: time.Second})
 	_, out, err = wrong.Acquire(ctx, "k2", time.Minute)
+	if wrong.RawCalls() != 0 {
+		t.Fatal("a connection whose AUTH was refused was used for a raw fan-out")
+	}
 	if out != lockimpl.Failed || lockimpl.ErrorKind(err) != "no_quorum" {
 		t.Fatalf("acquire with a wrong password: %v %v (kind %s), want a failed, no-quorum acquire", out, err, lockimpl.ErrorKind(err))
 	}

@@ -103,7 +103,7 @@ func NewRedlock(nodes []redis.Cmdable, opts RedlockOptions) (*Redlock, error) {
 // connections being dialled) and closes the connections it keeps of its
 // own; the clients it was given stay open.
 func (r *Redlock) Close() error {
-	r.cleanup.Wait()
+	r.Wait()
 	for _, n := range r.raw {
 		n.close()
 	}

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -184,12 +183,9 @@ func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Du
 
 // isMoved reports a cluster redirect reply (MOVED or ASK).
 func isMoved(err error) bool {
-	var rerr redis.Error
-	if !errors.As(err, &rerr) {
-		return false
-	}
-	msg := rerr.Error()
-	return strings.HasPrefix(msg, "MOVED ") || strings.HasPrefix(msg, "ASK ")
+	_, moved := redis.IsMovedError(err)
+	_, ask := redis.IsAskError(err)
+	return moved || ask
 }
 
 // Renew extends the lease while the caller owns it.
