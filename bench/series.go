@@ -179,10 +179,9 @@ func (s *seriesCollector) acquisitionTimes(p *results.SeriesPoint, first, last i
 	if first == 0 || s.start.IsZero() {
 		return
 	}
-	f := time.Duration(first - s.start.UnixNano()).Seconds()
-	l := time.Duration(last - s.start.UnixNano()).Seconds()
-	if p.FirstAcquiredS == 0 || f < p.FirstAcquiredS {
-		p.FirstAcquiredS = max(f, 1e-9)
-	}
-	p.LastAcquiredS = max(p.LastAcquiredS, l)
+	// 1 ns at the least: a first time of 0 means "none".
+	p.MergeAcquisitionTimes(results.SeriesPoint{
+		FirstAcquiredS: max(time.Duration(first-s.start.UnixNano()).Seconds(), 1e-9),
+		LastAcquiredS:  time.Duration(last - s.start.UnixNano()).Seconds(),
+	})
 }

@@ -1,9 +1,9 @@
 package results
 
-// mergeAcquisitionTimes keeps the earliest first and the latest last
-// acquisition of one second across generators: exact, since the union's
-// first is the earliest of theirs.
-func mergeAcquisitionTimes(m *SeriesPoint, p SeriesPoint) {
+// MergeAcquisitionTimes keeps the earliest first and the latest last
+// acquisition of one second, m's and p's (across recorder shards, or
+// generators): exact, since the union's first is the earliest of theirs.
+func (m *SeriesPoint) MergeAcquisitionTimes(p SeriesPoint) {
 	if p.FirstAcquiredS > 0 && (m.FirstAcquiredS == 0 || p.FirstAcquiredS < m.FirstAcquiredS) {
 		m.FirstAcquiredS = p.FirstAcquiredS
 	}

@@ -1,6 +1,9 @@
 package results
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestLongestGap(t *testing.T) {
 	for _, tc := range []struct {
@@ -19,7 +22,7 @@ func TestLongestGap(t *testing.T) {
 		{name: "an older result without times", dur: 2, series: []SeriesPoint{{}, {Acquired: 3}}},
 	} {
 		gap, at, ok := LongestGap(tc.series, tc.dur)
-		if ok != tc.ok || (ok && (abs(gap-tc.gap) > 1e-9 || abs(at-tc.at) > 1e-9)) {
+		if ok != tc.ok || (ok && (math.Abs(gap-tc.gap) > 1e-9 || math.Abs(at-tc.at) > 1e-9)) {
 			t.Errorf("%s: LongestGap = %v at %v, %v; want %v at %v, %v", tc.name, gap, at, ok, tc.gap, tc.at, tc.ok)
 		}
 	}
@@ -32,11 +35,4 @@ func TestMergeKeepsAcquisitionTimes(t *testing.T) {
 	if len(m) != 1 || m[0].FirstAcquiredS != 0.2 || m[0].LastAcquiredS != 0.6 {
 		t.Fatalf("merged %+v", m)
 	}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

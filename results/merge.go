@@ -318,7 +318,7 @@ func mergeSeries(runs []*Result) []SeriesPoint {
 			m.Incidents += p.Incidents
 			m.P99US = math.Max(m.P99US, p.P99US)
 			m.Faults = appendMissing(m.Faults, p.Faults...)
-			mergeAcquisitionTimes(m, p)
+			m.MergeAcquisitionTimes(p)
 		}
 	}
 	secs := make([]int64, 0, len(bySec))

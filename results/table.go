@@ -66,8 +66,9 @@ func Headline(r *Result) string {
 	if r.Lock.Library != "" {
 		lock += fmt.Sprintf(" (%s %s)", r.Lock.Library, r.Lock.Version)
 	}
+	// An etcd run records "etcd 3.4.23"; a Redis one the bare version.
 	server := "redis " + r.Topology.ServerVersion
-	if strings.HasPrefix(r.Topology.ServerVersion, "etcd ") {
+	if r.Topology.Kind == "etcd" {
 		server = r.Topology.ServerVersion
 	}
 	return fmt.Sprintf("%s  %s  topology %s (%s, %s, %s)  lock %s%s  %s%s",

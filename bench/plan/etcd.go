@@ -63,7 +63,7 @@ func (p *parser) etcdChecks(pl *Plan) {
 	}
 	for _, name := range []string{"persistence", "provider", "pool-size", "drift-factor", "fail-fast", "naive-gap", "peer-option", "wait-replicas"} {
 		f, _ := lookupFlag(name)
-		if p.v.Get(name) != f.Default && !(name == "provider" && p.v.Get(name) == compose.ProviderLocal) {
+		if p.v.Get(name) != f.Default {
 			p.fail(name, "is a Redis setting, and %s would ignore it (etcd keeps an fsync'd WAL, its client multiplexes one gRPC connection per member, and runs as local processes or --etcd URLs)", pl.Topology)
 			return
 		}

@@ -108,8 +108,6 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 type armed struct {
 	locker lockimpl.Locker
 	meter  *costMeter
-	// hashTag puts the key number in a Redis Cluster hash tag.
-	hashTag bool
 	// cleanUp removes what the run left; down names the nodes a fault
 	// left down (nil when the run ended before its window).
 	cleanUp func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env)
@@ -137,7 +135,7 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
 	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), hashTag: isCluster(topo),
+	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
 			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
 		}}
@@ -160,7 +158,7 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	rl, isRedlock := a.locker.(*lockimpl.Redlock)
 	opts := pl.Bench
 	opts.KeyPrefix = prefix
-	opts.HashTag = a.hashTag
+	opts.HashTag = isCluster(topo)
 	opts.StartAt = pl.StartAt
 	if pl.MetricsAddr != "" {
 		live := bench.NewLive()

@@ -52,6 +52,9 @@ func TestEtcdScenarios(t *testing.T) {
 			}
 			if name == "etcd-leader-failover" {
 				killed, control := v.Variants[0], v.Variants[1]
+				if len(killed.GapsS) != 2 || len(control.GapsS) != 2 {
+					return // reported above
+				}
 				// Direction, not timing: the trials with a dead leader had the longer gap.
 				if max(killed.GapsS[0], killed.GapsS[1]) <= min(control.GapsS[0], control.GapsS[1]) {
 					t.Errorf("leader kill gaps %v not longer than the control's %v", killed.GapsS, control.GapsS)
