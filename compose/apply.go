@@ -180,9 +180,9 @@ func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() erro
 		// afterwards, as a real one would be until NTP steps it back.
 		return func() error { return n.clock.setSpeed(1) }, nil
 	case FaultLagReplica:
-		return lagReplica(ctx, n.Addr, f.For)
+		return lagReplica(ctx, t.adminOptionsFor(n), f.For)
 	case FaultFailover:
-		return nil, adminDo(ctx, n.Addr, "CLUSTER", "FAILOVER")
+		return nil, adminDo(ctx, t.adminOptionsFor(n), "CLUSTER", "FAILOVER")
 	}
 	return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
 }
@@ -220,22 +220,22 @@ func (t *Topology) Down() []string {
 // server and not through its proxy. The replica keeps its link to the primary
 // and reads the stream but does not apply it; CLIENT UNPAUSE (the undo) or
 // the pause's own timeout lets it catch up.
-func lagReplica(ctx context.Context, addr string, d time.Duration) (func() error, error) {
+func lagReplica(ctx context.Context, o *redis.Options, d time.Duration) (func() error, error) {
 	ms := (d + time.Millisecond - 1).Milliseconds()
-	if err := adminDo(ctx, addr, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
+	if err := adminDo(ctx, o, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
 		return nil, fmt.Errorf("CLIENT PAUSE WRITE: %w", err)
 	}
 	return func() error {
-		if err := adminDo(context.Background(), addr, "CLIENT", "UNPAUSE"); err != nil {
-			return fmt.Errorf("CLIENT UNPAUSE on %s: %w", addr, err)
+		if err := adminDo(context.Background(), o, "CLIENT", "UNPAUSE"); err != nil {
+			return fmt.Errorf("CLIENT UNPAUSE on %s: %w", o.Addr, err)
 		}
 		return nil
 	}, nil
 }
 
 // adminDo runs one control command on a fresh short-lived connection.
-func adminDo(ctx context.Context, addr string, args ...any) error {
-	c := redis.NewClient(adminOptions(addr))
+func adminDo(ctx context.Context, o *redis.Options, args ...any) error {
+	c := redis.NewClient(o)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

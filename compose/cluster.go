@@ -35,7 +35,6 @@ const (
 	clusterReload = 500 * time.Millisecond
 	// clusterRedirects is how many MOVED/ASK redirects a command follows.
 	clusterRedirects = 3
-	clusterReady     = 30 * time.Second
 )
 
 // parseClusterSpec reads the argument of cluster, cluster:M or cluster:M,R.
@@ -262,12 +261,9 @@ func clusterReadyStatus(ctx context.Context, ctrl []*redis.Client, masters, repl
 }
 
 // waitCluster polls check until it is done, logging its status when it
-// changes, for at most clusterReady.
+// changes, for at most the topology's ready timeout.
 func (t *Topology) waitCluster(ctx context.Context, what string, check func(context.Context) (string, bool)) error {
-	timeout := t.opts.ReadyTimeout
-	if timeout <= 0 {
-		timeout = clusterReady
-	}
+	timeout := t.readyTimeout()
 	start, last := time.Now(), ""
 	for {
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -416,7 +412,10 @@ func parseClusterNodes(raw string) ([]clusterLine, error) {
 		}
 		addr, _, _ := strings.Cut(f[1], "@")
 		addr, _, _ = strings.Cut(addr, ",")
-		epoch, _ := strconv.ParseInt(f[6], 10, 64)
+		epoch, err := strconv.ParseInt(f[6], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("CLUSTER NODES line %q: bad config epoch %q", line, f[6])
+		}
 		l := clusterLine{id: f[0], addr: addr, flags: strings.Split(f[2], ","), masterID: f[3], epoch: epoch}
 		for _, s := range f[8:] {
 			if strings.HasPrefix(s, "[") {

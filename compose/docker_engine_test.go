@@ -338,7 +338,7 @@ func TestDockerReapsOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	run := newDockerRunID()
+	run := randomID()
 	labels := map[string]string{LabelRun: run, LabelPID: strconv.Itoa(dead.Process.Pid), LabelHost: host}
 	if _, err := cli.NetworkCreate(ctx, "lockbench-"+run, client.NetworkCreateOptions{Driver: "bridge", Labels: labels}); err != nil {
 		t.Fatal(err)

@@ -57,7 +57,6 @@ type dockerRun struct {
 	// restarts may come back on another.
 	fixedPorts bool
 	labels     map[string]string
-	pull       bool // the image was not on the engine when the run began
 }
 
 // dockerNode is the container behind a Node.
@@ -129,13 +128,12 @@ func (t *Topology) upDocker(ctx context.Context) error {
 	t.docker = d
 	t.addCleanup(d.close)
 	host, _ := os.Hostname()
-	d.id = newDockerRunID()
+	d.id = randomID()
 	d.labels = map[string]string{LabelRun: d.id, LabelPID: strconv.Itoa(os.Getpid()), LabelHost: host}
 	if n := reapOrphans(ctx, cli, host); n > 0 {
 		t.logf("docker: removed %d container(s) or network(s) left by lockbench processes that no longer run", n)
 	}
 	if _, err := cli.ImageInspect(ctx, d.image); err != nil {
-		d.pull = true
 		t.logf("docker: image %s is not on the engine; pulling it", d.image)
 		if err := pullImage(ctx, d.image); err != nil {
 			return fmt.Errorf("image %s is not on the engine and could not be pulled (%w); where no registry answers, build one from this machine's redis-server: lockbench image build, then --image %s", d.image, err, LocalImage)
@@ -387,7 +385,7 @@ func portTaken(err error) bool {
 func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := adminDo(ctx, addr, "PING")
+		err := adminDo(ctx, adminOptions(addr), "PING")
 		if err == nil {
 			return nil
 		}
@@ -544,10 +542,12 @@ func freePortOn(ip string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func newDockerRunID() string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// randomID is 12 hex digits from crypto/rand (whose Read never fails on
+// supported platforms): a name no other run on this machine picks.
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 const redisPort = "6379/tcp"

@@ -2,9 +2,7 @@ package compose
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,9 +203,7 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var tok [6]byte
-	_, _ = rand.Read(tok[:])
-	token := "lockbench-" + hex.EncodeToString(tok[:])
+	token := "lockbench-" + randomID()
 	peers := make([]string, n)
 	for i := range n {
 		peers[i] = fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[n+i])
@@ -306,9 +302,6 @@ func (t *Topology) readyTimeout() time.Duration {
 	}
 	return 30 * time.Second
 }
-
-// IsEtcd reports whether the topology is an etcd cluster.
-func (t *Topology) IsEtcd() bool { return t.etcd != nil }
 
 // etcdConfig is the client configuration for the given nodes' endpoints:
 // through their proxies when proxied and direct is false.

@@ -109,14 +109,8 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free loopback port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort finds a free loopback port.
+func freePort() (int, error) { return freePortOn("127.0.0.1") }
 
 // Addr is host:port of the server.
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
