@@ -3,9 +3,7 @@ package lockimpl
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -65,6 +63,11 @@ type rawConn struct {
 	conn net.Conn
 	r    *bufio.Reader
 	buf  []byte
+	// sys and peek probe the socket for alive (nil: not probed).
+	sys       syscall.RawConn
+	peek      func(fd uintptr) bool
+	peekBuf   [1]byte
+	peekAlive bool
 }
 
 // rawNodes returns a rawNode per master when every master is a plain
@@ -158,6 +161,7 @@ func (n *rawNode) connect() (*rawConn, error) {
 		return nil, err
 	}
 	c := &rawConn{conn: conn, r: bufio.NewReaderSize(conn, 512), buf: make([]byte, 0, 256)}
+	c.preparePeek()
 	if len(n.hello) > 0 {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
 		_, err = conn.Write(n.hello)
@@ -204,33 +208,41 @@ func (n *rawNode) close() {
 	}
 }
 
+// preparePeek readies alive's probe once per connection, so that the check
+// before every use allocates nothing. A connection without a socket of its
+// own (TLS, whose socket may carry records of its own) is not probed.
+func (c *rawConn) preparePeek() {
+	sc, ok := c.conn.(syscall.Conn) // a *tls.Conn is not one
+
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	c.sys = raw
+	c.peek = func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// Nothing to read is the healthy case; a byte is a reply no one
+		// asked for, and 0 bytes without an error is the peer's close.
+		c.peekAlive = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
+		return true
+	}
+}
+
 // alive reports whether an idle connection is still open and in step: a
 // server that restarted left its connections closed, and their first use
 // would fail a command the master would have answered. The socket is
-// peeked without blocking (as go-redis checks its pooled connections); a
-// TLS connection, whose socket may carry records of its own, is trusted.
+// peeked without blocking, as go-redis checks its pooled connections.
 func (c *rawConn) alive() bool {
 	if c.r.Buffered() > 0 {
 		return false
 	}
-	sc, ok := c.conn.(syscall.Conn)
-	if !ok {
+	if c.sys == nil {
 		return true
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	alive := false
-	var b [1]byte
-	err = raw.Read(func(fd uintptr) bool {
-		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		// Nothing to read is the healthy case; a byte is a reply no one
-		// asked for, and 0 bytes without an error is the peer's close.
-		alive = n < 0 && (rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK)
-		return true
-	})
-	return err == nil && alive
+	return c.sys.Read(c.peek) == nil && c.peekAlive
 }
 
 // rawError is a server's error reply. It is a redis.Error, so error kinds
@@ -242,11 +254,12 @@ func (e rawError) Error() string { return string(e) }
 // RedisError marks rawError as a server reply.
 func (rawError) RedisError() {}
 
-// rawReply is one RESP reply: an integer, a simple or bulk string, or nil.
+// rawReply is one RESP reply as the lock commands need it: an integer, or
+// whether it was nil (a SET NX that found the key held). The text of a
+// simple or bulk string is not needed, and not copied.
 type rawReply struct {
 	isNil bool
 	n     int64
-	s     string
 }
 
 // read reads one reply. A server error reply comes back as a rawError with
@@ -262,7 +275,7 @@ func (c *rawConn) read() (rawReply, error) {
 	body := line[1 : len(line)-2]
 	switch line[0] {
 	case '+':
-		return rawReply{s: string(body)}, nil
+		return rawReply{}, nil
 	case '-':
 		return rawReply{}, rawError(body)
 	case ':':
@@ -279,11 +292,10 @@ func (c *rawConn) read() (rawReply, error) {
 		if size == -1 {
 			return rawReply{isNil: true}, nil
 		}
-		b := make([]byte, size+2)
-		if _, err := io.ReadFull(c.r, b); err != nil {
+		if _, err := c.r.Discard(size + 2); err != nil {
 			return rawReply{}, err
 		}
-		return rawReply{s: string(b[:size])}, nil
+		return rawReply{}, nil
 	}
 	return rawReply{}, fmt.Errorf("unexpected reply %q", line)
 }
@@ -303,47 +315,74 @@ func appendCommand(buf []byte, args ...string) []byte {
 	return buf
 }
 
-// rawCommand is what a raw fan-out sends to each master and how it reads the
-// reply. retry, when set, is sent once on the same connection if the first
-// reply was an error it accepts (EVALSHA's NOSCRIPT after a restart).
+// rawOp is what a raw command does, which decides how its replies count.
+type rawOp uint8
+
+const (
+	// rawSetNX is SET key token NX PX ttl, counted like setOne.
+	rawSetNX rawOp = iota
+	// rawScript is EVALSHA of a compare-and-act script; a master that lost
+	// its script cache (NOSCRIPT) is sent the source by EVAL on the same
+	// connection.
+	rawScript
+)
+
+// rawCommand is what a raw fan-out sends to each master: plain data, built
+// on the caller's stack, so a fan-out allocates no command or closure.
 type rawCommand struct {
-	args  []string
-	retry func(err error) []string
-	// outcome maps master i's reply (or failure) to an outcome.
-	outcome func(i int, rep rawReply, err error) (Outcome, error)
+	op   rawOp
+	args [6]string
+	n    int
+	// src is a rawScript's source, for the EVAL after NOSCRIPT.
+	src string
 }
 
-// scriptCommand runs a compare-and-act script by its hash, falling back to
-// its source on a master that does not have it cached.
+func (c *rawCommand) argv() []string { return c.args[:c.n] }
+
+// setNXCommand is SET key token NX PX ttl.
+func setNXCommand(key, token string, ttl time.Duration) rawCommand {
+	return rawCommand{op: rawSetNX, n: 6, args: [6]string{"SET", key, token, "NX", "PX", strconv.FormatInt(ttl.Milliseconds(), 10)}}
+}
+
+// scriptCommand runs a compare-and-act script on key by its hash, with the
+// token and, for renew, the new TTL in ms.
 func scriptCommand(script *redis.Script, src, key string, args ...string) rawCommand {
-	sha := append([]string{"EVALSHA", script.Hash(), "1", key}, args...)
-	return rawCommand{
-		args: sha,
-		retry: func(err error) []string {
-			if redis.HasErrorPrefix(err, "NOSCRIPT") {
-				return append([]string{"EVAL", src, "1", key}, args...)
-			}
-			return nil
-		},
-		outcome: func(i int, rep rawReply, err error) (Outcome, error) {
-			if err != nil {
-				return Failed, fmt.Errorf("master %d: %w", i, err)
-			}
-			return scriptOutcome(rep.n), nil
-		},
+	c := rawCommand{op: rawScript, src: src, args: [6]string{"EVALSHA", script.Hash(), "1", key}}
+	c.n = 4 + copy(c.args[4:], args)
+	return c
+}
+
+// evalFallback is the EVAL to send after a NOSCRIPT reply, or false when
+// err is not one (or c runs no script).
+func (c *rawCommand) evalFallback(err error) (rawCommand, bool) {
+	if c.op != rawScript || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return rawCommand{}, false
 	}
+	again := *c
+	again.args[0], again.args[1] = "EVAL", c.src
+	return again, true
+}
+
+// rawOutcome maps master i's reply to cmd (or its failure) to an outcome.
+func (r *Redlock) rawOutcome(cmd *rawCommand, i int, rep rawReply, err error) (Outcome, error) {
+	if cmd.op == rawSetNX {
+		return r.countSet(i, err == nil && !rep.isNil, err)
+	}
+	if err != nil {
+		return Failed, fmt.Errorf("master %d: %w", i, err)
+	}
+	return scriptOutcome(rep.n), nil
 }
 
 // fanOutCmd runs a fan-out the raw way when every master has an idle raw
 // connection, and through fanOut (op on goroutines) otherwise: with
 // --fail-fast, for a lock over other Cmdables, while the raw pools fill, or
-// while a master's connections are being replaced. raw builds the command
-// only when it is used.
+// while a master's connections are being replaced.
 func (r *Redlock) fanOutCmd(ctx context.Context, timeout time.Duration, rule waitRule, bound time.Duration, onLate func(nodeReply),
-	raw func() rawCommand, op func(ctx context.Context, node int) (Outcome, error)) (tally, *stragglers) {
+	raw rawCommand, op func(ctx context.Context, node int) (Outcome, error)) (tally, *stragglers) {
 	if r.raw != nil {
 		if conns, ok := r.takeRaw(); ok {
-			return r.rawFanOut(ctx, timeout, bound, onLate, raw(), conns)
+			return r.rawFanOut(ctx, timeout, bound, onLate, &raw, conns)
 		}
 	}
 	return r.fanOut(ctx, timeout, rule, bound, onLate, op)
@@ -372,7 +411,7 @@ func (r *Redlock) takeRaw() (conns [MaxRawMasters]*rawConn, ok bool) {
 // those that came within bound, leaving the rest to be read in the
 // background, where onLate sees them. Its tally and stragglers mean what
 // fanOut's do.
-func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, onLate func(nodeReply), cmd rawCommand,
+func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, onLate func(nodeReply), cmd *rawCommand,
 	connsArr [MaxRawMasters]*rawConn) (tally, *stragglers) {
 	n := len(r.raw)
 	start := time.Now()
@@ -388,13 +427,13 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 	r.rawCalls.Add(1)
 	t := tally{n: n, quorum: Quorum(n)}
 	for i, c := range conns {
-		c.buf = appendCommand(c.buf[:0], cmd.args...)
+		c.buf = appendCommand(c.buf[:0], cmd.argv()...)
 		_ = c.conn.SetWriteDeadline(deadline)
 		_, err := c.conn.Write(c.buf)
 		if err != nil {
 			r.raw[i].discard(c)
 			conns[i] = nil
-			out, oerr := cmd.outcome(i, rawReply{}, err)
+			out, oerr := r.rawOutcome(cmd, i, rawReply{}, err)
 			t.add(nodeReply{node: i, out: out, err: oerr})
 		}
 	}
@@ -420,7 +459,7 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 			lateNodes = append(lateNodes, i)
 			continue
 		}
-		out, oerr := cmd.outcome(i, rep, err)
+		out, oerr := r.rawOutcome(cmd, i, rep, err)
 		t.add(nodeReply{node: i, out: out, err: oerr})
 		conns[i] = nil
 	}
@@ -433,17 +472,19 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 		waiting[k] = conns[i]
 	}
 	r.cleanup.Add(1)
-	go func() {
+	// The command goes to the background reader as a copy: the caller's
+	// stays on its stack.
+	go func(cmd rawCommand) {
 		defer r.cleanup.Done()
 		defer close(late.done)
 		for k, i := range lateNodes {
-			rep, err := r.rawRead(i, waiting[k], cmd, deadline, false)
-			out, oerr := cmd.outcome(i, rep, err)
+			rep, err := r.rawRead(i, waiting[k], &cmd, deadline, false)
+			out, oerr := r.rawOutcome(&cmd, i, rep, err)
 			if onLate != nil {
 				onLate(nodeReply{node: i, out: out, err: oerr})
 			}
 		}
-	}()
+	}(*cmd)
 	return t, late
 }
 
@@ -452,12 +493,12 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 // the caller after a timeout when keep is set (a fan-out's bound passed, and
 // the reply is read on in the background), and is closed otherwise: its
 // state is unknown.
-func (r *Redlock) rawRead(i int, c *rawConn, cmd rawCommand, readBy time.Time, keep bool) (rawReply, error) {
+func (r *Redlock) rawRead(i int, c *rawConn, cmd *rawCommand, readBy time.Time, keep bool) (rawReply, error) {
 	_ = c.conn.SetReadDeadline(readBy)
 	rep, err := c.read()
-	if err != nil && cmd.retry != nil {
-		if again := cmd.retry(err); again != nil {
-			c.buf = appendCommand(c.buf[:0], again...)
+	if err != nil {
+		if again, ok := cmd.evalFallback(err); ok {
+			c.buf = appendCommand(c.buf[:0], again.argv()...)
 			_ = c.conn.SetWriteDeadline(readBy)
 			_, werr := c.conn.Write(c.buf)
 			if werr != nil {
@@ -467,9 +508,9 @@ func (r *Redlock) rawRead(i int, c *rawConn, cmd rawCommand, readBy time.Time, k
 			}
 		}
 	}
-	var rerr rawError
+	_, isReply := err.(rawError) // read returns a server's error reply as it is
 	switch {
-	case err == nil, errors.As(err, &rerr):
+	case err == nil, isReply:
 		r.raw[i].put(c)
 	case keep && isTimeout(err):
 	default:

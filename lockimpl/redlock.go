@@ -295,7 +295,7 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	token := NewToken()
 	start := time.Now()
 	t, late := r.fanOutCmd(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil,
-		func() rawCommand { return r.rawSet(key, token, ttl) },
+		setNXCommand(key, token, ttl),
 		func(nctx context.Context, i int) (Outcome, error) { return r.setOne(nctx, i, key, token, ttl) })
 	open := newOpenSets(t.unsure, late, start, ttl)
 	validity := Validity(ttl, time.Since(start), r.opts.DriftFactor)
@@ -368,7 +368,7 @@ func (r *Redlock) giveBack(ctx context.Context, open *openSets, key, token strin
 		rule = waitDecidedOrBound
 	}
 	t, _ := r.fanOutCmd(ctx, r.releaseTimeout(), rule, bound, onLate,
-		func() rawCommand { return scriptCommand(r.scripts.release, releaseSrc, key, token) },
+		scriptCommand(r.scripts.release, releaseSrc, key, token),
 		func(nctx context.Context, i int) (Outcome, error) {
 			return runOwned(nctx, r.scripts.release, r.nodes[i], key, token)
 		})
@@ -426,16 +426,6 @@ func (r *Redlock) setOne(ctx context.Context, i int, key, token string, ttl time
 	return r.countSet(i, ok, err)
 }
 
-// rawSet is SET key token NX PX ttl for rawFanOut, counted like setOne.
-func (r *Redlock) rawSet(key, token string, ttl time.Duration) rawCommand {
-	return rawCommand{
-		args: []string{"SET", key, token, "NX", "PX", strconv.FormatInt(ttl.Milliseconds(), 10)},
-		outcome: func(i int, rep rawReply, err error) (Outcome, error) {
-			return r.countSet(i, err == nil && !rep.isNil, err)
-		},
-	}
-}
-
 // countSet counts master i's answer to a SET NX: taken (ok), held by another
 // (!ok), timed out or failed.
 func (r *Redlock) countSet(i int, ok bool, err error) (Outcome, error) {
@@ -466,9 +456,7 @@ func (r *Redlock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 	start := time.Now()
 	expired := !start.Before(lease.ValidUntil())
 	t, _ := r.fanOutCmd(ctx, r.nodeTimeout(ttl), r.acquireRule(), 0, nil,
-		func() rawCommand {
-			return scriptCommand(r.scripts.renew, renewSrc, lease.Key, lease.Token, strconv.FormatInt(ttl.Milliseconds(), 10))
-		},
+		scriptCommand(r.scripts.renew, renewSrc, lease.Key, lease.Token, strconv.FormatInt(ttl.Milliseconds(), 10)),
 		func(nctx context.Context, i int) (Outcome, error) {
 			return runOwned(nctx, r.scripts.renew, r.nodes[i], lease.Key, lease.Token, ttl.Milliseconds())
 		})
