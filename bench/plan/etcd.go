@@ -146,20 +146,11 @@ func cleanUpEtcd(ctx context.Context, pl Plan, locker *lockimpl.Etcd, m *bench.M
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if pl.RunID == "" {
-		if n, err := locker.DeletePrefix(cctx, prefix); err != nil {
-			env.logf("cleanup of %s*: %v", prefix, err)
-		} else {
-			env.logf("cleanup: deleted %d key(s) under %s", n, prefix)
-		}
+		n, err := locker.DeletePrefix(cctx, prefix)
+		logDeleted(env, prefix, int(n), err)
 		return
 	}
-	released := 0
-	for _, lease := range m.Abandoned {
-		if out, _ := locker.Release(cctx, lease); out == lockimpl.OK {
-			released++
-		}
-	}
-	env.logf("cleanup: released %d lease(s) left by crashed holders", released)
+	env.logf("cleanup: released %d lease(s) left by crashed holders", releaseAbandoned(cctx, locker, m))
 }
 
 // serverProgram names the processes the local provider starts for topo.

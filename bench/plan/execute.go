@@ -254,20 +254,18 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	return r, nil
 }
 
-// cleanUp removes what the run left on the servers. A lone run deletes
-// every key under its own prefix. A generator of a shared run (--run-id)
-// must not delete keys another generator still holds: it releases only the
-// leases its own crashed holders left, by their tokens, and gives the
-// shared fencing counters an expiry long past the run's end instead.
-func cleanUp(ctx context.Context, pl Plan, locker lockimpl.Locker, m *bench.Measurement, admin []*redis.Client, prefix string, env Env) {
-	if pl.RunID == "" {
-		if n, err := cleanup(ctx, admin, prefix); err != nil {
-			env.logf("cleanup of %s*: %v", prefix, err)
-		} else {
-			env.logf("cleanup: deleted %d key(s) under %s", n, prefix)
-		}
+// logDeleted says what a lone run's cleanup deleted under its prefix.
+func logDeleted(env Env, prefix string, n int, err error) {
+	if err != nil {
+		env.logf("cleanup of %s*: %v", prefix, err)
 		return
 	}
+	env.logf("cleanup: deleted %d key(s) under %s", n, prefix)
+}
+
+// releaseAbandoned gives back, by their tokens, the leases the run's own
+// crashed holders left, each within a second, and counts those released.
+func releaseAbandoned(ctx context.Context, locker lockimpl.Locker, m *bench.Measurement) int {
 	released := 0
 	for _, lease := range m.Abandoned {
 		rctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -276,6 +274,21 @@ func cleanUp(ctx context.Context, pl Plan, locker lockimpl.Locker, m *bench.Meas
 		}
 		cancel()
 	}
+	return released
+}
+
+// cleanUp removes what the run left on the servers. A lone run deletes
+// every key under its own prefix. A generator of a shared run (--run-id)
+// must not delete keys another generator still holds: it releases only the
+// leases its own crashed holders left, by their tokens, and gives the
+// shared fencing counters an expiry long past the run's end instead.
+func cleanUp(ctx context.Context, pl Plan, locker lockimpl.Locker, m *bench.Measurement, admin []*redis.Client, prefix string, env Env) {
+	if pl.RunID == "" {
+		n, err := cleanup(ctx, admin, prefix)
+		logDeleted(env, prefix, n, err)
+		return
+	}
+	released := releaseAbandoned(ctx, locker, m)
 	if rl, ok := locker.(*lockimpl.Redlock); ok {
 		rl.Wait()
 	}

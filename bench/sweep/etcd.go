@@ -1,15 +1,23 @@
 package sweep
 
-import "github.com/lockbench/lockbench/compose"
+import (
+	"fmt"
+	"time"
 
-// DefaultTTLs are the TTLs tune-ttl tries when --ttls is not given: on etcd
-// (whole seconds, at least 2 s) the shortest of the usual ones cannot be
-// granted, so the row starts at etcd's minimum.
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose"
+)
+
+// DefaultTTLs are the TTLs tune-ttl tries when --ttls is not given, a
+// doubling row of three: on etcd (whole seconds, at least plan.EtcdMinTTL)
+// the shortest of the usual ones cannot be granted, so the row starts at
+// etcd's minimum.
 func DefaultTTLs(topologies []string) string {
+	first := time.Second
 	for _, t := range topologies {
 		if s, err := compose.ParseSpec(t); err == nil && s.Kind == compose.KindEtcd {
-			return "2s,4s,8s"
+			first = plan.EtcdMinTTL
 		}
 	}
-	return "1s,2s,4s"
+	return fmt.Sprintf("%v,%v,%v", first, 2*first, 4*first)
 }

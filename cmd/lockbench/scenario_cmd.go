@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/scenario"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -47,7 +48,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "lock", Usage: "run the scenario's unmitigated variants (and those of its mitigations that are settings, not other locks) on this lock, e.g. redsync or redislock"},
 			&cli.StringSliceFlag{Name: "peer-option", Usage: "with a peer --lock: its library setting, repeatable (as run takes it)"},
 			&cli.StringFlag{Name: "provider", Usage: "where the servers come from: local (the default) or docker (containers; faults through the engine)"},
-			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default redis:7.0; without a registry: lockbench image build, then lockbench/redis:local)"},
+			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
