@@ -80,9 +80,6 @@ type clusterInfo struct {
 	shardOf map[*Node]int
 	// busPort is each local node's cluster bus port.
 	busPort map[*Node]int
-	// clients are the ClusterClients handed out, closed by Close.
-	mu      sync.Mutex
-	clients []*redis.ClusterClient
 }
 
 // upCluster starts or discovers a Redis Cluster.
@@ -479,24 +476,8 @@ func (t *Topology) ClusterClient(co ClientOptions) *redis.ClusterClient {
 		o.Dialer = t.dialViaProxy
 	}
 	c := redis.NewClusterClient(o)
-	t.cluster.mu.Lock()
-	t.cluster.clients = append(t.cluster.clients, c)
-	t.cluster.mu.Unlock()
+	t.trackCloser(c)
 	return c
-}
-
-// closeClusterClients closes the ClusterClients handed out.
-func (t *Topology) closeClusterClients() {
-	if t.cluster == nil {
-		return
-	}
-	t.cluster.mu.Lock()
-	cs := t.cluster.clients
-	t.cluster.clients = nil
-	t.cluster.mu.Unlock()
-	for _, c := range cs {
-		_ = c.Close()
-	}
 }
 
 // SentError is a network error on a command that may have reached the
@@ -621,12 +602,24 @@ func (t *Topology) adminOptionsFor(n *Node) *redis.Options {
 // nodes' views, the master claiming the shard's first slot with the highest
 // config epoch (right after a failover some nodes still name the old one).
 func (t *Topology) ShardMaster(ctx context.Context, s int) (*Node, error) {
-	if t.cluster == nil || s < 0 || s >= len(t.cluster.firstSlot) {
-		return nil, fmt.Errorf("topology %s has no shard %d", t.Spec, s)
+	if err := t.checkShard(s); err != nil {
+		return nil, err
 	}
+	return t.shardMasterIn(t.clusterViews(ctx), s)
+}
+
+func (t *Topology) checkShard(s int) error {
+	if t.cluster == nil || s < 0 || s >= len(t.cluster.firstSlot) {
+		return fmt.Errorf("topology %s has no shard %d", t.Spec, s)
+	}
+	return nil
+}
+
+// shardMasterIn is ShardMaster from views already read.
+func (t *Topology) shardMasterIn(views []clusterLine, s int) (*Node, error) {
 	slot := t.cluster.firstSlot[s]
 	best, bestEpoch := "", int64(-1)
-	for _, l := range t.clusterViews(ctx) {
+	for _, l := range views {
 		if l.has("master") && !l.has("fail") && l.serves(slot) && l.epoch > bestEpoch {
 			best, bestEpoch = l.addr, l.epoch
 		}
@@ -641,19 +634,27 @@ func (t *Topology) ShardMaster(ctx context.Context, s int) (*Node, error) {
 }
 
 // ShardReplicas are the live replicas of shard s's current master, as the
-// live nodes see them.
+// live nodes see them, from one reading of their views.
 func (t *Topology) ShardReplicas(ctx context.Context, s int) (master *Node, replicas []*Node, err error) {
-	master, err = t.ShardMaster(ctx, s)
-	if err != nil {
+	if err := t.checkShard(s); err != nil {
 		return nil, nil, err
 	}
 	views := t.clusterViews(ctx)
+	if master, err = t.shardMasterIn(views, s); err != nil {
+		return nil, nil, err
+	}
+	return master, t.replicasIn(views, master), nil
+}
+
+// replicasIn are master's live replicas as views name them, in node order.
+func (t *Topology) replicasIn(views []clusterLine, master *Node) []*Node {
 	id := ""
 	for _, l := range views {
 		if l.addr == master.Addr && l.has("myself") {
 			id = l.id
 		}
 	}
+	var replicas []*Node
 	seen := map[*Node]bool{}
 	for _, l := range views {
 		n := t.nodeByAddr(l.addr)
@@ -664,7 +665,7 @@ func (t *Topology) ShardReplicas(ctx context.Context, s int) (master *Node, repl
 		}
 	}
 	slices.SortFunc(replicas, func(a, b *Node) int { return slices.Index(t.Nodes, a) - slices.Index(t.Nodes, b) })
-	return master, replicas, nil
+	return replicas
 }
 
 // ShardReplica is the first live replica of shard s (see ShardReplicas).
@@ -740,11 +741,14 @@ func (t *Topology) promotionWatch(ctx context.Context, f FaultSpec, n *Node) []*
 	if s < 0 {
 		return nil
 	}
-	master, replicas, err := t.ShardReplicas(ctx, s)
-	if err != nil || master != n {
+	// One reading of the views: the fault's target was resolved just
+	// before, and every sweep delays the fault (a paused node costs each
+	// one its timeout).
+	views := t.clusterViews(ctx)
+	if master, err := t.shardMasterIn(views, s); err != nil || master != n {
 		return nil
 	}
-	return replicas
+	return t.replicasIn(views, n)
 }
 
 // watchPromotion polls the replicas' own CLUSTER NODES views every 10 ms

@@ -281,19 +281,13 @@ func (t *Topology) upEtcdExternal() error {
 // etcdSettle waits until one leader is known to every member and learns the
 // member ids that EtcdLeader maps back to nodes.
 func (t *Topology) etcdSettle(ctx context.Context) error {
-	deadline := time.Now().Add(t.readyTimeout())
-	for {
-		_, err := t.EtcdLeader(ctx)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("etcd %s: no agreed leader after %v: %w", t.Spec, t.readyTimeout(), err)
-		}
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+	if _, err := t.waitLeader(ctx, t.readyTimeout(), 100*time.Millisecond); err != nil {
+		if ctx.Err() != nil {
 			return err
 		}
+		return fmt.Errorf("etcd %s: no agreed leader after %v: %w", t.Spec, t.readyTimeout(), err)
 	}
+	return nil
 }
 
 func (t *Topology) readyTimeout() time.Duration {
@@ -534,13 +528,19 @@ func parseEtcdSpec(s, arg string, hasArg bool) (Spec, error) {
 // while an election is under way, so that `kill leader` hits whichever
 // member leads when the fault applies.
 func (t *Topology) settledLeader(ctx context.Context) (*Node, error) {
-	deadline := time.Now().Add(2 * etcdElectionTimeout)
+	return t.waitLeader(ctx, 2*etcdElectionTimeout, 50*time.Millisecond)
+}
+
+// waitLeader asks for the leader every poll until the members agree on
+// one, or timeout has passed (the last error then), or ctx ends.
+func (t *Topology) waitLeader(ctx context.Context, timeout, poll time.Duration) (*Node, error) {
+	deadline := time.Now().Add(timeout)
 	for {
 		n, err := t.EtcdLeader(ctx)
 		if err == nil || time.Now().After(deadline) {
 			return n, err
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+		if err := sleepCtx(ctx, poll); err != nil {
 			return nil, err
 		}
 	}

@@ -148,10 +148,10 @@ type Topology struct {
 	cluster *clusterInfo
 	etcd    *etcdCluster // etcd:N only
 
-	mu      sync.Mutex // guards the fields below
-	clients []*redis.Client
-	dir     string // work dir: the clock shim and clock files
-	shim    string // path of the built clock shim
+	mu      sync.Mutex  // guards the fields below
+	clients []io.Closer // the clients handed out
+	dir     string      // work dir: the clock shim and clock files
+	shim    string      // path of the built clock shim
 	// cleanups are run by Close, last added first (the docker provider's
 	// container removal).
 	cleanups []func() error
@@ -393,10 +393,15 @@ func (t *Topology) Client(i int, co ClientOptions) *redis.Client {
 }
 
 func (t *Topology) track(c *redis.Client) *redis.Client {
+	t.trackCloser(c)
+	return c
+}
+
+// trackCloser has Close close c with the clients, before any server stops.
+func (t *Topology) trackCloser(c io.Closer) {
 	t.mu.Lock()
 	t.clients = append(t.clients, c)
 	t.mu.Unlock()
-	return c
 }
 
 // Clients returns one new client per data node, in DataNodes order (sentinels
@@ -492,7 +497,6 @@ func (t *Topology) SentinelAddrs() []string {
 // Schedule first.
 func (t *Topology) Close() error {
 	var errs []error
-	t.closeClusterClients()
 	t.mu.Lock()
 	clients := t.clients
 	t.clients = nil

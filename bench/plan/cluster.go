@@ -28,14 +28,26 @@ func lockNodesFor(topo *compose.Topology, pl Plan, clients []*redis.Client) ([]r
 // for PING and the server version on a cluster (the lock's own traffic goes
 // through its ClusterClient).
 func masterClients(topo *compose.Topology) []*redis.Client {
+	clients, _ := clusterMasters(topo)
+	return clients
+}
+
+// clusterMasters are a small client and the address of each current master.
+func clusterMasters(topo *compose.Topology) ([]*redis.Client, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	idx := masterIndexes(ctx, topo)
-	out := make([]*redis.Client, len(idx))
+	return smallClients(topo, masterIndexes(ctx, topo))
+}
+
+// smallClients are a client with a pool of two, and the address, of each
+// data node in idx: for INFO, PING and cleanup, apart from the lock's pool.
+func smallClients(topo *compose.Topology, idx []int) ([]*redis.Client, []string) {
+	data := topo.DataNodes()
+	clients, addrs := make([]*redis.Client, len(idx)), make([]string, len(idx))
 	for i, n := range idx {
-		out[i] = topo.Client(n, compose.ClientOptions{PoolSize: 2})
+		clients[i], addrs[i] = topo.Client(n, compose.ClientOptions{PoolSize: 2}), data[n].Addr
 	}
-	return out
+	return clients, addrs
 }
 
 // masterIndexes are the current masters' DataNodes indexes, or if no node
@@ -62,15 +74,7 @@ func adminFor(topo *compose.Topology) ([]*redis.Client, []string) {
 	if !isCluster(topo) {
 		return topo.Clients(compose.ClientOptions{PoolSize: 2}), topo.Addrs()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	idx := masterIndexes(ctx, topo)
-	data := topo.DataNodes()
-	clients, addrs := make([]*redis.Client, len(idx)), make([]string, len(idx))
-	for i, n := range idx {
-		clients[i], addrs[i] = topo.Client(n, compose.ClientOptions{PoolSize: 2}), data[n].Addr
-	}
-	return clients, addrs
+	return clusterMasters(topo)
 }
 
 // cleanupClients are the clients whose keys cleanup scans: the live admin
@@ -86,11 +90,8 @@ func cleanupClients(ctx context.Context, topo *compose.Topology, admin []*redis.
 	if err != nil {
 		return liveClients(admin, addrs, down)
 	}
-	out := make([]*redis.Client, len(idx))
-	for i, n := range idx {
-		out[i] = topo.Client(n, compose.ClientOptions{PoolSize: 2})
-	}
-	return out
+	clients, _ := smallClients(topo, idx)
+	return clients
 }
 
 // clusterFaultMisfit refuses, before any server starts, faults a cluster
