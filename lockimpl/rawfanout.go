@@ -32,6 +32,10 @@ import (
 // that did not costs this much more.
 const rawLateGrace = time.Millisecond
 
+// rawReadyWait bounds the read of a reply that has begun to come in once
+// the wait is over: it is read whole, not left late.
+const rawReadyWait = 100 * time.Millisecond
+
 // rawNode is one master reached by hand-spoken RESP over connections of its
 // own, dialled with its client's options (address, dialer, TLS, credentials,
 // database), so proxies and faults act on them as on the client's.
@@ -64,10 +68,13 @@ type rawConn struct {
 	r    *bufio.Reader
 	buf  []byte
 	// sys and peek probe the socket for alive (nil: not probed).
-	sys       syscall.RawConn
-	peek      func(fd uintptr) bool
-	peekBuf   [1]byte
-	peekAlive bool
+	sys     syscall.RawConn
+	peek    func(fd uintptr) bool
+	peekBuf [1]byte
+	// peekN and peekAgain are the last probe's result: bytes waiting (-1
+	// for none or an error), and whether the socket said "nothing yet".
+	peekN     int
+	peekAgain bool
 }
 
 // rawNodes returns a rawNode per master when every master is a plain
@@ -208,12 +215,11 @@ func (n *rawNode) close() {
 	}
 }
 
-// preparePeek readies alive's probe once per connection, so that the check
+// preparePeek readies the socket probe of alive and ready once per connection, so that the check
 // before every use allocates nothing. A connection without a socket of its
 // own (TLS, whose socket may carry records of its own) is not probed.
 func (c *rawConn) preparePeek() {
 	sc, ok := c.conn.(syscall.Conn) // a *tls.Conn is not one
-
 	if !ok {
 		return
 	}
@@ -224,9 +230,7 @@ func (c *rawConn) preparePeek() {
 	c.sys = raw
 	c.peek = func(fd uintptr) bool {
 		n, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		// Nothing to read is the healthy case; a byte is a reply no one
-		// asked for, and 0 bytes without an error is the peer's close.
-		c.peekAlive = n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
+		c.peekN, c.peekAgain = n, n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
 		return true
 	}
 }
@@ -242,7 +246,19 @@ func (c *rawConn) alive() bool {
 	if c.sys == nil {
 		return true
 	}
-	return c.sys.Read(c.peek) == nil && c.peekAlive
+	// Nothing to read is the healthy case; a byte is a reply no one asked
+	// for, and 0 bytes without an error is the peer's close.
+	return c.sys.Read(c.peek) == nil && c.peekAgain
+}
+
+// ready reports whether a reply has (begun to) come in: buffered, or
+// waiting in the socket. It sets no deadline, so a goroutine preempted on
+// a busy machine cannot miss a reply that was there.
+func (c *rawConn) ready() bool {
+	if c.r.Buffered() > 0 {
+		return true
+	}
+	return c.sys != nil && c.sys.Read(c.peek) == nil && c.peekN > 0
 }
 
 // rawError is a server's error reply. It is a redis.Error, so error kinds
@@ -449,11 +465,18 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 		// Once the wait is over, a reply already in the socket is still
 		// read, past the deadline too: the master answered in time, and
 		// only this goroutine's reading it came later.
-		readBy := wait
+		readBy, keep := wait, wait.Before(deadline)
 		if now := time.Now(); !now.Before(wait) {
-			readBy = now.Add(rawLateGrace)
+			// A short deadline alone is not enough: Go refuses to read
+			// once it has passed, even with the reply in the socket, and
+			// a preempted goroutine can pass it before its read.
+			if c.ready() {
+				readBy, keep = now.Add(rawReadyWait), false
+			} else {
+				readBy = now.Add(rawLateGrace)
+				keep = readBy.Before(deadline)
+			}
 		}
-		keep := readBy.Before(deadline)
 		rep, err := r.rawRead(i, c, cmd, readBy, keep)
 		if err != nil && keep && isTimeout(err) {
 			lateNodes = append(lateNodes, i)
