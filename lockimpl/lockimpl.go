@@ -133,8 +133,10 @@ func ErrorKind(err error) string {
 	if err == nil {
 		return ""
 	}
-	cause, etcdKind := causeOf(err), etcdErrorKind(err)
+	cause, etcdKind, pgKind := causeOf(err), etcdErrorKind(err), pgErrorKind(err)
 	switch {
+	case errors.Is(err, ErrNoRenewal):
+		return "no_renewal"
 	case errors.Is(err, ErrNoQuorum):
 		return "no_quorum"
 	case errors.Is(err, ErrValidityExpired):
@@ -154,6 +156,8 @@ func ErrorKind(err error) string {
 		return "conn_refused"
 	case etcdKind != "":
 		return etcdKind
+	case pgKind != "":
+		return pgKind
 	}
 	return classifyRedisError(err)
 }
