@@ -122,10 +122,8 @@ func pgErrorKind(err error) string {
 		return "connect"
 	case errors.Is(err, pgx.ErrTxClosed):
 		return "tx_closed"
-	case pgconn.SafeToRetry(err), pgconn.Timeout(err):
-		return ""
-	}
-	if strings.Contains(err.Error(), "conn closed") {
+	case strings.Contains(err.Error(), "conn closed"):
+		// pgx's words for a session it already knows is gone.
 		return "conn_closed"
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/compose"
@@ -61,4 +62,30 @@ func Clients(t testing.TB, servers []*compose.Server) []*redis.Client {
 		out[i] = Client(t, s)
 	}
 	return out
+}
+
+// PgServer starts a local PostgreSQL for t and stops it at cleanup; missing
+// binaries fail the test with the install hint.
+func PgServer(t testing.TB) *compose.PgServer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := compose.StartPgServer(ctx)
+	if err != nil {
+		t.Fatalf("start postgres: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+// PgPool returns a pool on s with room for n sessions named app, closed at
+// cleanup (before the server stops).
+func PgPool(t testing.TB, s *compose.PgServer, n int, app string) *pgxpool.Pool {
+	t.Helper()
+	p, err := compose.NewPgPool(context.Background(), s.URL(), n, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }
