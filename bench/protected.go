@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // Protected is the resource every critical section writes to, where safety
@@ -16,8 +18,10 @@ type Protected interface {
 	// Enter records a holder entering key's critical section at now; see
 	// Resource.Enter.
 	Enter(ctx context.Context, key int, now time.Time) (e Entry, overlap bool, blocked time.Duration, err error)
-	// Write is the protected write; see Resource.Write.
-	Write(ctx context.Context, e Entry, fence int64, expired bool) (WriteVerdict, error)
+	// Write is the protected write by lease's holder; see Resource.Write.
+	// A lease without a TTL (lockimpl.NoExpiry) may have ended unseen, so
+	// its write is judged as an expired one's would be.
+	Write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, error)
 	// Exit records the holder leaving.
 	Exit(ctx context.Context, e Entry) error
 	// Abandon records a crashed holder leaving without releasing.
@@ -38,9 +42,15 @@ func (p inProcess) Enter(_ context.Context, key int, now time.Time) (Entry, bool
 	return e, overlap, blocked, nil
 }
 
-func (p inProcess) Write(_ context.Context, e Entry, fence int64, expired bool) (WriteVerdict, error) {
-	return p.r.Write(e, fence, expired), nil
+func (p inProcess) Write(_ context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, error) {
+	return p.r.Write(e, lease.Fence, mayBeStale(lease, expired)), nil
 }
+
+// mayBeStale says whether a write may come from a holder whose lease has
+// ended: it expired, or it has no TTL and may have ended without the holder
+// knowing (a session ended under it). Such a write after a newer holder's
+// is a stale write; a live holder's never is.
+func mayBeStale(lease lockimpl.Lease, expired bool) bool { return expired || !lease.Expires() }
 
 func (p inProcess) Exit(_ context.Context, e Entry) error { p.r.Exit(e); return nil }
 
@@ -95,9 +105,9 @@ func (s *SharedResource) Enter(ctx context.Context, key int, _ time.Time) (Entry
 }
 
 // Write checks the fence or the staleness of an expired holder's write.
-func (s *SharedResource) Write(ctx context.Context, e Entry, fence int64, expired bool) (WriteVerdict, error) {
-	exp := 0
-	if expired {
+func (s *SharedResource) Write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, error) {
+	fence, exp := lease.Fence, 0
+	if mayBeStale(lease, expired) {
 		exp = 1
 	}
 	v, err := s.write.Run(ctx, s.client, []string{s.key(e.key)}, e.epoch, fence, exp).Int64()

@@ -129,11 +129,14 @@ func (w *windowClock) closeTime() time.Time {
 
 // run is the shared state of one Run.
 type run struct {
-	locker   lockimpl.Locker
-	wl       workloads.Workload
-	opts     Options
-	resource Protected
-	win      *windowClock
+	locker lockimpl.Locker
+	// optimistic is set for a lock that takes no lock (occ): its requests
+	// run optimisticSection.
+	optimistic bool
+	wl         workloads.Workload
+	opts       Options
+	resource   Protected
+	win        *windowClock
 	// recs are the recorder shards, a few per CPU, shared by the workers
 	// that map to them: memory and the per-second tick grow with CPUs, not
 	// with workers.
@@ -198,7 +201,11 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	if resource == nil {
 		resource = InProcess()
 	}
-	r := &run{locker: locker, wl: wl, opts: opts, resource: resource, win: win}
+	_, optimistic := locker.(lockimpl.Optimistic)
+	if _, versioned := resource.(*PgResource); optimistic && !versioned {
+		return nil, fmt.Errorf("lock %s takes no lock: its write is a compare-and-set that only the PostgreSQL resource checks", locker.Info().Name)
+	}
+	r := &run{locker: locker, optimistic: optimistic, wl: wl, opts: opts, resource: resource, win: win}
 	for range recorderShards(opts.Concurrency) {
 		r.recs = append(r.recs, newRecorder())
 	}

@@ -84,6 +84,9 @@ const (
 	// WriteStaleAccepted is an unfenced write by a holder whose lease had expired,
 	// after a newer holder wrote: silent corruption.
 	WriteStaleAccepted
+	// WriteConflict is an optimistic write (lockimpl.Optimistic) that found
+	// the version moved since its read: refused, and counted as contention.
+	WriteConflict
 )
 
 // Write is the protected write at the end of a critical section. fence is the

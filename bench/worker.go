@@ -120,9 +120,13 @@ type attempts struct {
 	lastCounted bool
 }
 
-func (at *attempts) observe(a lockimpl.Attempt) {
+func (at *attempts) observe(a lockimpl.Attempt) { at.observeAt(a, time.Now()) }
+
+// observeAt records an attempt that ended at t (an optimistic try ends at
+// its read, though its outcome is known only at its write).
+func (at *attempts) observeAt(a lockimpl.Attempt, t time.Time) {
 	w := at.w
-	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(time.Now()))
+	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(t))
 	if !at.lastCounted || (a.Outcome == lockimpl.Failed && at.ctx.Err() != nil) {
 		return
 	}
@@ -138,6 +142,10 @@ func (at *attempts) observe(a lockimpl.Attempt) {
 // criticalSection is one request: acquire, work, protected write, release.
 // ctx bounds the acquisition; once acquired, the section runs on drainCtx.
 func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
+	if w.optimistic {
+		w.optimisticSection(ctx, wantAt, m)
+		return
+	}
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
 	at := &attempts{w: w, ctx: ctx, m: m}
@@ -311,7 +319,7 @@ func (s *section) write(entry Entry) {
 	expired := now.After(s.lease.ValidUntil())
 	var verdict WriteVerdict
 	s.protected(func(ctx context.Context) (err error) {
-		verdict, err = s.resource.Write(ctx, entry, s.lease.Fence, expired)
+		verdict, err = s.resource.Write(ctx, entry, s.lease, expired)
 		return err
 	})
 	if expired {

@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// PgResourceTable is the protected rows of the PostgreSQL resource: per
+// key, the value written, the highest fencing token a write carried, the
+// newest entry that wrote, and a version every write moves (occ's
+// compare-and-set reads and checks it). PgResourceStateTable holds what the
+// checks need (holders inside, entries, when a crashed holder left), apart
+// from the protected row, so a write held open in a lock's transaction
+// never blocks another holder's entry.
+const (
+	PgResourceTable      = "lockbench_resource"
+	PgResourceStateTable = "lockbench_resource_state"
+)
+
+// PgResource keeps the protected resource in PostgreSQL, where fencing is
+// enforced by the database itself: a write carrying an older fencing token
+// is refused by the statement's own condition. The generators of one run see
+// each other's holders, and blocked time is taken by the database's clock.
+// A lease that holds a transaction (pg-advisory-xact) writes in it, so its
+// write commits only with its lock; an optimistic lease (occ) writes by
+// compare-and-set on the row's version.
+type PgResource struct {
+	pool   *pgxpool.Pool
+	prefix string
+}
+
+// NewPgResource returns the resource kept on pool for the keys under
+// prefix; EnsurePgResourceSchema must have run on its database.
+func NewPgResource(pool *pgxpool.Pool, prefix string) *PgResource {
+	return &PgResource{pool: pool, prefix: prefix}
+}
+
+// EnsurePgResourceSchema creates the resource's tables if they are missing.
+func EnsurePgResourceSchema(ctx context.Context, q lockimpl.PgExecer) error {
+	for _, s := range []string{
+		"create table if not exists " + PgResourceTable + " (key text primary key, value text not null, fence bigint not null default 0, last_entry bigint not null default 0, version bigint not null default 0)",
+		"create table if not exists " + PgResourceStateTable + " (key text primary key, inside int not null default 0, entries bigint not null default 0, abandoned timestamptz)",
+	} {
+		if _, err := q.Exec(ctx, s); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07") {
+				continue // created by another generator at the same moment
+			}
+			return fmt.Errorf("create the resource's tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// DeletePrefix deletes both tables' rows of keys under prefix.
+func (p *PgResource) DeletePrefix(ctx context.Context) (int64, error) {
+	var n int64
+	for _, t := range []string{PgResourceTable, PgResourceStateTable} {
+		tag, err := p.pool.Exec(ctx, `delete from `+t+` where left(key, length($1)) = $1`, p.prefix)
+		if err != nil {
+			return n, fmt.Errorf("delete %s rows under %s: %w", t, p.prefix, err)
+		}
+		n += tag.RowsAffected()
+	}
+	return n, nil
+}
+
+func (p *PgResource) key(k int) string { return p.prefix + strconv.Itoa(k) }
+
+// Enter counts one more holder inside and one more entry, and takes the
+// time the key sat abandoned by the database's clock.
+func (p *PgResource) Enter(ctx context.Context, key int, _ time.Time) (Entry, bool, time.Duration, error) {
+	var inside int
+	var entries, blockedUS int64
+	err := p.pool.QueryRow(ctx, `insert into `+PgResourceStateTable+` as s (key, inside, entries) values ($1, 1, 1)
+on conflict (key) do update set inside = s.inside + 1, entries = s.entries + 1, abandoned = null
+returning inside, entries, coalesce((extract(epoch from clock_timestamp() - (select abandoned from `+PgResourceStateTable+` where key = $1)) * 1e6)::bigint, 0)`,
+		p.key(key)).Scan(&inside, &entries, &blockedUS)
+	if err != nil {
+		return Entry{key: key}, false, 0, fmt.Errorf("postgres resource enter: %w", err)
+	}
+	return Entry{key: key, epoch: uint64(entries)}, inside > 1, time.Duration(max(blockedUS, 0)) * time.Microsecond, nil
+}
+
+// pgWriteFenced writes only if no newer fencing token has written: the
+// fence is enforced by the statement. No row back: refused.
+const pgWriteFenced = `insert into ` + PgResourceTable + ` as r (key, value, fence, last_entry, version) values ($1, $2, $3, $4, 1)
+on conflict (key) do update set value = excluded.value, fence = excluded.fence,
+  last_entry = greatest(r.last_entry, excluded.last_entry), version = r.version + 1
+where r.fence <= excluded.fence
+returning 0`
+
+// pgWriteUnfenced writes whatever came before, and returns the newest
+// entry that has written, its own included: a newer one than its own means
+// a newer holder wrote first (read from the row as updated, so a concurrent
+// writer is never missed).
+const pgWriteUnfenced = `insert into ` + PgResourceTable + ` as r (key, value, last_entry, version) values ($1, $2, $3, 1)
+on conflict (key) do update set value = excluded.value,
+  last_entry = greatest(r.last_entry, excluded.last_entry), version = r.version + 1
+returning last_entry`
+
+// pgWriteCAS is occ's compare-and-set: the write applies only if the row's
+// version is still the one read ($4; 0 for a row not written yet).
+const pgWriteCAS = `with upd as (
+  update ` + PgResourceTable + ` set value = $2, last_entry = greatest(last_entry, $3), version = version + 1
+  where key = $1 and version = $4 and $4 > 0 returning 1),
+ins as (
+  insert into ` + PgResourceTable + ` (key, value, last_entry, version) select $1, $2, $3, 1 where $4 = 0
+  on conflict (key) do nothing returning 1)
+select count(*) from (select * from upd union all select * from ins) w`
+
+// Write is the protected write of lease's holder. A fenced lease's write is
+// refused by the database when a newer token has written; an optimistic
+// lease's is refused when the version moved (a conflict); a lease that
+// holds a transaction writes in it.
+func (p *PgResource) Write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, error) {
+	var q interface {
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	} = p.pool
+	if tx := lockimpl.PgTx(lease); tx != nil {
+		q = tx
+	}
+	key := p.key(e.key)
+	if version, ok := lockimpl.ExpectedVersion(lease); ok {
+		var n int
+		if err := q.QueryRow(ctx, pgWriteCAS, key, lease.Token, int64(e.epoch), version).Scan(&n); err != nil {
+			return WriteAccepted, fmt.Errorf("postgres resource write: %w", err)
+		}
+		if n == 0 {
+			return WriteConflict, nil
+		}
+		return WriteAccepted, nil
+	}
+	if lease.Fence > 0 {
+		var zero int
+		err := q.QueryRow(ctx, pgWriteFenced, key, lease.Token, lease.Fence, int64(e.epoch)).Scan(&zero)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return WriteFencingRejected, nil
+		case err != nil:
+			return WriteAccepted, fmt.Errorf("postgres resource write: %w", err)
+		}
+		return WriteAccepted, nil
+	}
+	var last int64
+	if err := q.QueryRow(ctx, pgWriteUnfenced, key, lease.Token, int64(e.epoch)).Scan(&last); err != nil {
+		return WriteAccepted, fmt.Errorf("postgres resource write: %w", err)
+	}
+	if mayBeStale(lease, expired) && last > int64(e.epoch) {
+		return WriteStaleAccepted, nil
+	}
+	return WriteAccepted, nil
+}
+
+// Exit counts one fewer holder inside.
+func (p *PgResource) Exit(ctx context.Context, e Entry) error {
+	if _, err := p.pool.Exec(ctx, `update `+PgResourceStateTable+` set inside = inside - 1 where key = $1`, p.key(e.key)); err != nil {
+		return fmt.Errorf("postgres resource exit: %w", err)
+	}
+	return nil
+}
+
+// Abandon counts one fewer holder inside and stamps when the key was left,
+// by the database's clock.
+func (p *PgResource) Abandon(ctx context.Context, e Entry, _ time.Time) error {
+	if _, err := p.pool.Exec(ctx, `update `+PgResourceStateTable+` set inside = inside - 1, abandoned = clock_timestamp() where key = $1`,
+		p.key(e.key)); err != nil {
+		return fmt.Errorf("postgres resource abandon: %w", err)
+	}
+	return nil
+}
+
+// Remote is true: every call is a round trip.
+func (p *PgResource) Remote() bool { return true }

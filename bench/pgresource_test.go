@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/workloads"
+)
+
+// pgResourceFixture starts a local PostgreSQL with the resource's tables.
+func pgResourceFixture(t *testing.T) (*pgxpool.Pool, *PgResource) {
+	t.Helper()
+	s := composetest.PgServer(t)
+	pool := composetest.PgPool(t, s, 40, lockimpl.PgApplicationName)
+	if err := EnsurePgResourceSchema(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := lockimpl.EnsurePgLeaseSchema(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool, NewPgResource(pool, "lb:t:")
+}
+
+// TestPgResourceVerdicts: the database refuses an older fencing token,
+// tells a stale unfenced write from a live one, and refuses a
+// compare-and-set whose version moved; overlaps and blocked time are seen.
+func TestPgResourceVerdicts(t *testing.T) {
+	pool, r := pgResourceFixture(t)
+	ctx := context.Background()
+	enter := func(k int) (Entry, bool, time.Duration) {
+		t.Helper()
+		e, overlap, blocked, err := r.Enter(ctx, k, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, overlap, blocked
+	}
+	write := func(e Entry, l lockimpl.Lease, expired bool) WriteVerdict {
+		t.Helper()
+		v, err := r.Write(ctx, e, l, expired)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	ttl := lockimpl.Lease{Validity: time.Second}
+
+	// Fencing: token 5 written, then token 4 refused by the statement.
+	e1, overlap, _ := enter(1)
+	e2, overlap2, _ := enter(1)
+	if overlap || !overlap2 {
+		t.Fatalf("overlap flags %v, %v; want false then true", overlap, overlap2)
+	}
+	f5, f4 := ttl, ttl
+	f5.Fence, f4.Fence = 5, 4
+	if v := write(e2, f5, false); v != WriteAccepted {
+		t.Fatalf("fence 5: %v, want accepted", v)
+	}
+	if v := write(e1, f4, true); v != WriteFencingRejected {
+		t.Fatalf("fence 4 after 5: %v, want rejected", v)
+	}
+
+	// Unfenced: the older entry's write after the newer one's is stale
+	// when its lease expired, or has no TTL; not when it is live.
+	a, _, _ := enter(2)
+	b, _, _ := enter(2)
+	if v := write(b, ttl, false); v != WriteAccepted {
+		t.Fatalf("newer unfenced write: %v", v)
+	}
+	if v := write(a, ttl, false); v != WriteAccepted {
+		t.Fatalf("older write by a live lease: %v, want accepted (an overlap, not a stale write)", v)
+	}
+	if v := write(a, ttl, true); v != WriteStaleAccepted {
+		t.Fatalf("older write by an expired lease: %v, want stale accepted", v)
+	}
+	if v := write(a, lockimpl.Lease{Validity: lockimpl.NoExpiry}, false); v != WriteStaleAccepted {
+		t.Fatalf("older write by a lease without TTL: %v, want stale accepted", v)
+	}
+
+	// Compare-and-set: two readers of version 0, the second write conflicts.
+	occ := lockimpl.NewOCC(pool, PgResourceTable, 0)
+	r1, _, _ := occ.Acquire(ctx, "lb:t:3", time.Second)
+	r2, _, _ := occ.Acquire(ctx, "lb:t:3", time.Second)
+	if v := write(Entry{key: 3}, r1, false); v != WriteAccepted {
+		t.Fatalf("first compare-and-set: %v", v)
+	}
+	if v := write(Entry{key: 3}, r2, false); v != WriteConflict {
+		t.Fatalf("second compare-and-set on the same version: %v, want conflict", v)
+	}
+	r3, _, _ := occ.Acquire(ctx, "lb:t:3", time.Second)
+	if v, _ := lockimpl.ExpectedVersion(r3); v != 1 {
+		t.Fatalf("version after one write: %d, want 1", v)
+	}
+	if v := write(Entry{key: 3}, r3, false); v != WriteAccepted {
+		t.Fatalf("compare-and-set on the current version: %v", v)
+	}
+
+	// Blocked time: an abandoned key's next entry measures the gap.
+	c, _, _ := enter(4)
+	if err := r.Abandon(ctx, c, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if _, overlap, blocked := enter(4); overlap || blocked < 25*time.Millisecond || blocked > 5*time.Second {
+		t.Fatalf("entry after an abandon: overlap %v, blocked %v; want none and about 30ms", overlap, blocked)
+	}
+	if n, err := r.DeletePrefix(ctx); err != nil || n == 0 {
+		t.Fatalf("delete prefix: %d, %v", n, err)
+	}
+}
+
+// TestRunOCCCountsConflictsAsContention: on one key, optimistic writers
+// conflict; each conflict is a contended attempt, each acquisition a
+// committed write, and the version moved once per acquisition.
+func TestRunOCCCountsConflictsAsContention(t *testing.T) {
+	pool, r := pgResourceFixture(t)
+	occ := lockimpl.NewOCC(pool, PgResourceTable, 0)
+	wl := workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "1ms")}
+	opts := Options{Concurrency: 8, Duration: 700 * time.Millisecond, KeyPrefix: "lb:t:", Resource: r,
+		Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryExp, Delay: 100 * time.Microsecond, Cap: 2 * time.Millisecond, Timeout: time.Second}}
+	res := runMem(t, occ, wl, opts)
+	c := res.Contention
+	if c.Acquired == 0 || c.Contended == 0 || c.Attempts != c.Acquired+c.Contended {
+		t.Fatalf("contention %+v: want acquisitions, conflicts, and attempts = acquired + contended", c)
+	}
+	if res.Incidents.Total() != 0 {
+		t.Fatalf("incidents %+v with compare-and-set writes", res.Incidents)
+	}
+	var version int64
+	if err := pool.QueryRow(context.Background(), "select version from "+PgResourceTable+" where key = 'lb:t:0'").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	// Writes of warm-up-free closed-loop tries that began before the
+	// window closed all count; each committed write moved the version once.
+	if version != c.Acquired {
+		t.Fatalf("version %d after %d acquisitions; want equal", version, c.Acquired)
+	}
+}
+
+// TestRunRefusesOCCWithoutVersionedResource: occ's conflicts can only be
+// seen by a resource that checks versions.
+func TestRunRefusesOCCWithoutVersionedResource(t *testing.T) {
+	occ := lockimpl.NewOCC(nil, PgResourceTable, 0)
+	wl := workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "1ms")}
+	if _, err := Run(context.Background(), occ, wl, Options{Concurrency: 1, Duration: time.Millisecond}); err == nil {
+		t.Fatal("occ ran with the in-process resource")
+	}
+}
