@@ -89,9 +89,9 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 			return nil, badInput("fault", "%v", err)
 		}
 	}
-	arm := armRedis
-	if pl.Topology.Kind == compose.KindEtcd {
-		arm = armEtcd
+	arm, ok := armers()[pl.Topology.Info().Backend]
+	if !ok {
+		return nil, fmt.Errorf("no lock can be armed on %s (backend %q)", pl.Topology, pl.Topology.Info().Backend)
 	}
 	a, r, err := arm(ctx, pl, env, id, prefix, topo)
 	if err != nil {
@@ -101,6 +101,19 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 		defer a.close()
 	}
 	return measure(ctx, pl, env, id, prefix, topo, r, a)
+}
+
+// armFunc reaches a started topology's servers and builds the plan's lock
+// over them, with the result it will fill.
+type armFunc func(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error)
+
+// armers are the arm functions by backend (compose.KindInfo.Backend): one
+// line per kind of server.
+func armers() map[string]armFunc {
+	return map[string]armFunc{
+		compose.BackendRedis: armRedis,
+		compose.BackendEtcd:  armEtcd,
+	}
 }
 
 // armed is a run's lock with what differs between kinds of server around
@@ -343,7 +356,7 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		}
 	}
 	if len(pl.URLs) == 0 && opts.Provider != compose.ProviderDocker {
-		env.logf("starting local %s processes for %s", serverProgram(pl.Topology), pl.Topology)
+		env.logf("starting local %s processes for %s", pl.Topology.Info().Program, pl.Topology)
 	}
 	topo, err := compose.Up(ctx, pl.Topology, opts)
 	if err != nil {
@@ -388,11 +401,11 @@ func lockNodes(clients []*redis.Client, pipeline string) ([]redis.Cmdable, error
 	return out, nil
 }
 
-// lockClients are the clients the lock uses: one per master, or on the
-// replicated topology one sentinel-aware client that follows the primary.
+// lockClients are the clients the lock uses: one per master, or behind
+// sentinels (replicated) one sentinel-aware client that follows the primary.
 func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
 	co := compose.ClientOptions{PoolSize: pl.PoolSize}
-	if topo.Spec.Kind == compose.KindReplicated {
+	if len(topo.SentinelAddrs()) > 0 {
 		return []*redis.Client{topo.FailoverClient(co)}
 	}
 	if isCluster(topo) {
