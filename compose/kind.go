@@ -58,6 +58,8 @@ type KindInfo struct {
 	Syntax string
 	// Example is a spec of the kind a message may suggest, e.g. "redlock:N".
 	Example string
+	// Sample is a --topology value of the kind that parses, e.g. "redlock:3".
+	Sample string
 	// Backend is BackendRedis or BackendEtcd.
 	Backend string
 	// Program is the server program the local provider starts.

@@ -95,7 +95,7 @@ func (f Flag) Misfit(rs runScope, v Values) string {
 		if rs.provider == compose.ProviderExternal {
 			return fmt.Sprintf("applies to servers lockbench starts (--provider %s), and with --%s URLs it reaches servers it never configured", strings.Join(sc.Providers, " or "), rs.topo.Info().URLFlag)
 		}
-		return fmt.Sprintf("applies with --provider %s, not %s", strings.Join(sc.Providers, " or "), rs.provider)
+		return fmt.Sprintf("applies with --provider %s, and --provider %s would ignore it", strings.Join(sc.Providers, " or "), rs.provider)
 	case sc.Needs != nil && !sc.Needs.Holds(v):
 		return fmt.Sprintf("needs %s; without it the value would be ignored", sc.Needs.Text)
 	}
@@ -213,4 +213,62 @@ func (f Flag) ScopeText() string {
 func ScopeOf(name string) string {
 	f, _ := lookupFlag(name)
 	return "it applies to " + f.ScopeText()
+}
+
+// CommandFlags are the run flags command takes, with its own defaults and
+// help where it has them, in help order; refused maps the flags it sets
+// itself to why. A command with a flag of its own by a run flag's name
+// (lock-cost's --lock) gets neither.
+func CommandFlags(command string) (takes []Flag, refused map[string]string) {
+	refused = map[string]string{}
+	for _, f := range runFlags {
+		use := f.Commands[command]
+		switch {
+		case use.Own:
+			continue
+		case use.Refused != "":
+			refused[f.Name] = use.Refused
+			continue
+		}
+		if use.Default != "" {
+			f.Default = use.Default
+		}
+		if use.Usage != "" {
+			f.Usage = use.Usage
+		}
+		takes = append(takes, f)
+	}
+	return takes, refused
+}
+
+// WithCommandDefaults sets command's own defaults (tune-ttl's workload,
+// capacity's shorter window) under the given values and under the
+// preset's: a flag the user gave or the preset sets keeps that value.
+func WithCommandDefaults(command string, given Values) (Values, error) {
+	v := given.Clone()
+	if d := defaultFor(command, "workload"); d != "" && !v.Has("workload") {
+		v.Set("workload", d)
+	}
+	var preset map[string]string
+	if name := v.Get("workload"); name != "" {
+		p, err := workloads.LookupPreset(name)
+		if err != nil {
+			return nil, badInput("workload", "%v", err)
+		}
+		preset = p.Flags
+	}
+	for _, f := range runFlags {
+		d := defaultFor(command, f.Name)
+		if _, inPreset := preset[f.Name]; d == "" || v.Has(f.Name) || inPreset {
+			continue
+		}
+		v.Set(f.Name, d)
+	}
+	return v, nil
+}
+
+// defaultFor is command's own default for the flag name, or "".
+func defaultFor(command, name string) string {
+	f, _ := lookupFlag(name)
+	return f.Commands[command].Default
 }
