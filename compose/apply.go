@@ -62,6 +62,11 @@ func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
 			return nil, "it has no leader"
 		}
 		return data, ""
+	case TargetHolder:
+		if len(data) != 1 || data[0].pg == nil {
+			return nil, "it has no lock sessions to terminate"
+		}
+		return data, ""
 	}
 	return nil, fmt.Sprintf("unknown target %q", f.Target)
 }
@@ -70,7 +75,10 @@ func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
 func (n *Node) faultMisfit(k FaultKind) string {
 	switch k {
 	case FaultKill, FaultRestart, FaultPause:
-		if n.Server == nil && !dockerFaultOK(n, k) {
+		if n.pg != nil && n.pg.server == nil {
+			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
+		}
+		if n.Server == nil && n.pg == nil && !dockerFaultOK(n, k) {
 			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
 		}
 	case FaultClockJump, FaultClockSpeed:
@@ -147,6 +155,8 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 		return t.ShardReplica(ctx, f.Shard)
 	case TargetLeader:
 		return t.settledLeader(ctx)
+	case TargetHolder:
+		return t.pgNodeOf()
 	}
 	return t.DataNodes()[f.Node], nil
 }
@@ -154,6 +164,11 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() error, error) {
 	if undo, handled, err := t.applyDocker(ctx, f, n); handled {
 		return undo, err
+	}
+	if n.pg != nil {
+		if undo, handled, err := t.applyPg(ctx, f, n); handled {
+			return undo, err
+		}
 	}
 	switch f.Kind {
 	case FaultKill:
@@ -211,7 +226,7 @@ func (t *Topology) restart(ctx context.Context, n *Node) (func() error, error) {
 func (t *Topology) Down() []string {
 	var out []string
 	for _, n := range t.DataNodes() {
-		if n.Server != nil && n.Server.PID() == 0 || n.ctr != nil && n.ctr.isKilled() {
+		if n.Server != nil && n.Server.PID() == 0 || n.ctr != nil && n.ctr.isKilled() || n.pg != nil && n.pg.server != nil && n.pg.server.PID() == 0 {
 			out = append(out, n.Addr)
 		}
 	}

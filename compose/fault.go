@@ -39,6 +39,10 @@ const (
 	// stream it held when its primary's link breaks, and is promoted once the
 	// pause is over.
 	FaultLagReplica FaultKind = "lag-replica"
+	// FaultTerminate ends a lock holder's PostgreSQL session
+	// (pg_terminate_backend): the server stays up, the holder's session and
+	// every lock it held are gone, and the holder may not know.
+	FaultTerminate FaultKind = "terminate"
 	// FaultFailover runs CLUSTER FAILOVER on a replica of a cluster shard: a
 	// graceful, coordinated promotion (no write is lost).
 	FaultFailover FaultKind = "failover"
@@ -59,12 +63,15 @@ const (
 	// TargetShard is a replica of cluster shard S (shard=S), for failover
 	// and lag-replica.
 	TargetShard FaultTarget = "shard"
+	// TargetHolder is a session holding a lock on the postgres topology,
+	// picked when the fault applies (terminate's target).
+	TargetHolder FaultTarget = "holder"
 )
 
 // FaultHelp lists the accepted fault specs, for error messages and --help.
 const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
 	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
-	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S; " +
+	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S · terminate holder; " +
 	"TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
 
 // Bounds that keep a spec sensible and its arithmetic far from overflow.
@@ -162,7 +169,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 			continue
 		}
 		switch {
-		case tok == string(TargetPrimary) || tok == string(TargetReplica) || tok == string(TargetLeader):
+		case tok == string(TargetPrimary) || tok == string(TargetReplica) || tok == string(TargetLeader) || tok == string(TargetHolder):
 			if f.Target != "" {
 				return bad("more than one target")
 			}
@@ -201,6 +208,10 @@ func ParseFault(spec string) (FaultSpec, error) {
 		if f.Target != TargetShard {
 			return bad("failover needs shard=S (the cluster shard whose replica takes over)")
 		}
+	case FaultTerminate:
+		if f.Target != TargetHolder {
+			return bad("terminate ends a lock holder's session: its target is holder")
+		}
 	default:
 		if f.Target == "" {
 			return bad("%s needs a target", f.Kind)
@@ -213,6 +224,10 @@ func ParseFault(spec string) (FaultSpec, error) {
 	case FaultKill, FaultRestart:
 		if haveFor {
 			return bad("%s takes no for=; a killed node stays down, restart brings it back", f.Kind)
+		}
+	case FaultTerminate:
+		if haveFor {
+			return bad("terminate takes no for=; the session is gone, the pool opens a new one")
 		}
 	case FaultFailover:
 		if haveFor {
@@ -250,7 +265,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 func knownFaultKind(k FaultKind) bool {
 	switch k {
 	case FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump, FaultClockSpeed, FaultLagReplica,
-		FaultFailover:
+		FaultFailover, FaultTerminate:
 		return true
 	}
 	return false

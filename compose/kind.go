@@ -99,6 +99,7 @@ func shapes() []Shape {
 		replicatedShape{},
 		clusterShape{},
 		etcdShape{},
+		postgresShape{},
 	}
 }
 

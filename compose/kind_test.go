@@ -67,6 +67,14 @@ func TestFitFault(t *testing.T) {
 		{"etcd:3", compose.ProviderLocal, "at=1s kill leader", ""},
 		{"etcd:3", compose.ProviderLocal, "at=1s clock-jump node=0 +1s", "Go reads the time"},
 		{"single", compose.ProviderLocal, "at=1s kill leader", "needs --topology etcd:N"},
+		{"postgres", compose.ProviderLocal, "at=1s terminate holder", ""},
+		{"postgres", compose.ProviderExternal, "at=1s terminate holder", ""},
+		{"postgres", compose.ProviderLocal, "at=1s restart node=0", ""},
+		{"postgres", compose.ProviderExternal, "at=1s kill node=0", "external"},
+		{"postgres", compose.ProviderLocal, "at=1s kill holder", "target of terminate"},
+		{"postgres", compose.ProviderLocal, "at=1s clock-jump node=0 +1s", "clock"},
+		{"postgres", compose.ProviderLocal, "at=1s kill primary", "no primary"},
+		{"single", compose.ProviderLocal, "at=1s terminate holder", "needs --topology postgres"},
 	} {
 		spec, err := compose.ParseSpec(tc.topo)
 		if err != nil {

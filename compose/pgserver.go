@@ -364,3 +364,17 @@ func (s *PgServer) Stop() error {
 	}
 	return os.RemoveAll(s.dir)
 }
+
+// Processes lists the running server's processes: postgres and its
+// backends.
+func (s *PgServer) Processes() []int {
+	pid := s.PID()
+	if pid == 0 {
+		return nil
+	}
+	return append([]int{pid}, childrenOf(pid)...)
+}
+
+// ProcessAlive reports whether pid names a running process (a zombie is
+// not running).
+func ProcessAlive(pid int) bool { return alive(pid) }

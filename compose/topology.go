@@ -66,6 +66,7 @@ type Node struct {
 	clock  *clockState
 	ctr    *dockerNode // the docker provider's container
 	member *etcdMember // etcd members only
+	pg     *pgNode     // the postgres topology's server only
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.

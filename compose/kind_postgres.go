@@ -1,0 +1,90 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// KindPostgres is one PostgreSQL server (compose/postgres.go): advisory
+// locks, a lease table and optimistic concurrency, and the protected
+// resource in the same database.
+const KindPostgres Kind = "postgres"
+
+// BackendPostgres is a PostgreSQL server.
+const BackendPostgres = "postgres"
+
+// RolePostgres is the server of a postgres topology.
+const RolePostgres = "postgres"
+
+// postgresShape is one PostgreSQL server, local (initdb into a temporary
+// directory) or external (--postgres URL).
+type postgresShape struct{}
+
+// pgLocks are the locks that run on PostgreSQL, the default first. They are
+// named here, not imported, since compose does not know the locks.
+func pgLocks() []string { return []string{"pg-advisory", "pg-advisory-xact", "pg-lease", "occ"} }
+
+// Info describes postgres.
+func (postgresShape) Info() KindInfo {
+	return KindInfo{
+		Kind: KindPostgres, Syntax: "postgres", Example: "postgres", Sample: "postgres", Backend: BackendPostgres, Program: "postgres",
+		Locks:     pgLocks(),
+		Providers: []string{ProviderLocal, ProviderExternal},
+		URLFlag:   "postgres",
+		RunFlags:  []string{"postgres", "pool-size"},
+		Targets:   []FaultTarget{TargetNode, TargetHolder},
+		Faults: map[string][]FaultKind{
+			ProviderLocal:    faultsOf(processFaults, proxyFaults, []FaultKind{FaultTerminate}),
+			ProviderExternal: faultsOf(proxyFaults, []FaultKind{FaultTerminate}),
+		},
+		FaultNotes: map[FaultKind]string{
+			FaultClockJump:  "the clock shim is for redis-server; PostgreSQL's clock is not moved",
+			FaultClockSpeed: "the clock shim is for redis-server; PostgreSQL's clock is not moved",
+		},
+	}
+}
+
+// Parse reads postgres, which takes no count.
+func (postgresShape) Parse(in, _ string, hasArg bool) (Spec, error) {
+	if hasArg {
+		return Spec{}, fmt.Errorf("topology %q: postgres takes no count; want %s", in, SpecHelp())
+	}
+	return Spec{Kind: KindPostgres, Masters: 1}, nil
+}
+
+// Format is "postgres".
+func (postgresShape) Format(Spec) string { return string(KindPostgres) }
+
+// DataNodes is the one server.
+func (postgresShape) DataNodes(Spec) int { return 1 }
+
+// Replicas: none that WAIT could count.
+func (postgresShape) Replicas(Spec) int { return 0 }
+
+// URLs: one server.
+func (postgresShape) URLs(Spec) int { return 1 }
+
+// CanonicalFault ends one lock holder's session in the middle of the
+// window: the advisory locks' analogue of a lease expiring during work.
+func (postgresShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
+	return FaultSpec{At: (window / 2).Round(time.Millisecond), Kind: FaultTerminate, Target: TargetHolder}, window
+}
+
+// fitFault: holder is terminate's target, and terminate's only one.
+func (postgresShape) fitFault(f FaultSpec, s Spec) string {
+	switch {
+	case f.Kind == FaultTerminate && f.Target != TargetHolder:
+		return fmt.Sprintf("terminate on %s ends a lock holder's session; its target is holder", s)
+	case f.Kind != FaultTerminate && f.Target == TargetHolder:
+		return fmt.Sprintf("holder on %s is the target of terminate; %s takes node=0", s, f.Kind)
+	}
+	return ""
+}
+
+func (postgresShape) up(ctx context.Context, t *Topology, provider string) error {
+	if provider == ProviderExternal {
+		return t.upPostgresExternal()
+	}
+	return t.upPostgres(ctx)
+}
