@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/workloads"
@@ -16,7 +17,7 @@ import (
 func pgResourceFixture(t *testing.T) (*pgxpool.Pool, *PgResource) {
 	t.Helper()
 	s := composetest.PgServer(t)
-	pool := composetest.PgPool(t, s, 40, lockimpl.PgApplicationName)
+	pool := composetest.PgPool(t, s, 40, compose.PgLockApp)
 	if err := EnsurePgResourceSchema(context.Background(), pool); err != nil {
 		t.Fatal(err)
 	}

@@ -226,3 +226,30 @@ func (n *Node) PgServer() *PgServer {
 	}
 	return n.pg.server
 }
+
+// ReadPgStats reads the server's cost counters: transactions committed and
+// rolled back in the run's database (pg_stat_database, which backends
+// flush about once a second, so a reading may lag by that much), and the
+// CPU time of the local server's processes (postgres and its backends as
+// they are at the reading; a backend that ended took its share with it). An
+// external server's CPU is not readable, which the error says.
+func (t *Topology) ReadPgStats(ctx context.Context, _ int) (ServerStats, error) {
+	s := ServerStats{Calls: map[string]int64{}}
+	err := t.pgAdmin(ctx, func(ctx context.Context, c *pgx.Conn) error {
+		var commit, rollback int64
+		if err := c.QueryRow(ctx, `select xact_commit, xact_rollback from pg_stat_database where datname = current_database()`).Scan(&commit, &rollback); err != nil {
+			return err
+		}
+		s.Calls["xact_commit"], s.Calls["xact_rollback"] = commit, rollback
+		return nil
+	})
+	if err != nil {
+		return ServerStats{}, fmt.Errorf("pg_stat_database: %w", err)
+	}
+	n, _ := t.pgNodeOf()
+	if n == nil || n.pg.server == nil {
+		return ServerStats{}, errors.New("an external server's CPU time cannot be read")
+	}
+	s.CPUSeconds = n.pg.server.cpuSeconds()
+	return s, nil
+}

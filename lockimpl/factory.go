@@ -9,7 +9,8 @@ import (
 )
 
 // Names lists the locks New builds, in the order help text shows them.
-var names = []string{"single", "fenced", "redlock", "naive", LockRedsync, LockRedislock, LockEtcd}
+var names = []string{"single", "fenced", "redlock", "naive", LockRedsync, LockRedislock, LockEtcd,
+	LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC}
 
 // Names returns the lock names New accepts.
 func Names() []string { return append([]string(nil), names...) }
@@ -63,6 +64,8 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return newPeer(name, nodes, opts.Peer)
 	case LockEtcd:
 		return nil, fmt.Errorf("lock %s needs an etcd topology (--topology etcd:N), not Redis servers; see NewEtcd", name)
+	case LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC:
+		return nil, fmt.Errorf("lock %s needs a PostgreSQL topology (--topology postgres), not Redis servers; see NewPg", name)
 	}
 	return nil, fmt.Errorf("lock %q: unknown; want one of %s", name, strings.Join(names, ", "))
 }

@@ -54,9 +54,22 @@ func (l Lease) Expires() bool { return l.Validity != NoExpiry }
 // ErrNoRenewal is returned by Renew of a lock that has no TTL to extend.
 var ErrNoRenewal = errors.New("this lock has no TTL: nothing to renew")
 
-// PgApplicationName marks the sessions of the PostgreSQL locks, so that a
-// "terminate holder" fault can tell them from the resource's and its own.
-const PgApplicationName = "lockbench-lock"
+// NewPg builds the named PostgreSQL lock over pool; occ reads its versions
+// from versions, the protected resource's table. Each statement is bounded
+// by timeout (0: DefaultPgTimeout).
+func NewPg(name string, pool *pgxpool.Pool, versions string, timeout time.Duration) (Locker, error) {
+	switch name {
+	case LockPgAdvisory:
+		return NewPgAdvisory(pool, timeout), nil
+	case LockPgAdvisoryXact:
+		return NewPgAdvisoryXact(pool, timeout), nil
+	case LockPgLease:
+		return NewPgLease(pool, timeout), nil
+	case LockOCC:
+		return NewOCC(pool, versions, timeout), nil
+	}
+	return nil, fmt.Errorf("lock %q is not a PostgreSQL lock; want one of %s", name, strings.Join(PgLocks(), ", "))
+}
 
 // Optimistic is implemented by a lock that takes no lock at all: Acquire
 // reads a version, the protected write is a compare-and-set on it (the

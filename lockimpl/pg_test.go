@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
 )
@@ -23,7 +24,7 @@ type pgFixture struct {
 func newPgFixture(t *testing.T) pgFixture {
 	t.Helper()
 	s := composetest.PgServer(t)
-	f := pgFixture{locks: composetest.PgPool(t, s, 40, lockimpl.PgApplicationName), admin: composetest.PgPool(t, s, 4, "test")}
+	f := pgFixture{locks: composetest.PgPool(t, s, 40, compose.PgLockApp), admin: composetest.PgPool(t, s, 4, "test")}
 	if err := lockimpl.EnsurePgLeaseSchema(context.Background(), f.admin); err != nil {
 		t.Fatal(err)
 	}

@@ -66,9 +66,10 @@ func Headline(r *Result) string {
 	if r.Lock.Library != "" {
 		lock += fmt.Sprintf(" (%s %s)", r.Lock.Library, r.Lock.Version)
 	}
-	// An etcd run records "etcd 3.4.23"; a Redis one the bare version.
+	// An etcd run records "etcd 3.4.23", a postgres one "PostgreSQL 15.x";
+	// a Redis one the bare version.
 	server := "redis " + r.Topology.ServerVersion
-	if r.Topology.Kind == "etcd" {
+	if r.Topology.Kind == "etcd" || r.Topology.Kind == "postgres" {
 		server = r.Topology.ServerVersion
 	}
 	return fmt.Sprintf("%s  %s  topology %s (%s, %s, %s)  lock %s%s  %s%s",

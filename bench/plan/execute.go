@@ -112,7 +112,8 @@ type armFunc func(ctx context.Context, pl Plan, env Env, id, prefix string, topo
 func armers() map[string]armFunc {
 	return map[string]armFunc{
 		compose.BackendRedis: armRedis,
-		compose.BackendEtcd:  armEtcd,
+		compose.BackendEtcd:     armEtcd,
+		compose.BackendPostgres: armPostgres,
 	}
 }
 
@@ -126,6 +127,11 @@ type armed struct {
 	cleanUp func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env)
 	// close, when set, releases what the lock keeps of its own.
 	close func()
+	// resource, when set, is the protected resource the backend keeps
+	// itself (PostgreSQL's, in the lock's database), used unless the plan
+	// names one; resourceName says where it is, for the result.
+	resource     bench.Protected
+	resourceName string
 }
 
 // armRedis reaches a Redis topology's servers and builds the lock over them.
@@ -269,12 +275,29 @@ func (s *session) serveMetrics(opts *bench.Options) (stop func(), err error) {
 	return stop, nil
 }
 
-// sharedResource keeps the protected resource in the plan's Redis, if it
-// names one (in process otherwise); close removes a lone run's keys there.
+// sharedResource keeps the protected resource where the plan says: in a
+// Redis or a PostgreSQL (--resource), in the backend's own database (a
+// postgres topology), or in process; close removes a lone run's keys there.
 func (s *session) sharedResource(ctx context.Context, opts *bench.Options) (close func(), err error) {
 	s.r.Resource = "in-process"
-	if s.pl.Resource == "" {
+	switch {
+	case s.pl.Resource == "" && s.a.resource != nil:
+		opts.Resource, s.r.Resource = s.a.resource, s.a.resourceName
 		return func() {}, nil
+	case s.pl.Resource == "":
+		return func() {}, nil
+	case isPgURL(s.pl.Resource):
+		res, closePool, err := pgResource(ctx, s.pl.Resource, s.pl.PoolSize, s.prefix)
+		if err != nil {
+			return nil, err
+		}
+		opts.Resource, s.r.Resource = res, compose.RedactURL(s.pl.Resource)
+		return func() {
+			if s.pl.RunID == "" {
+				_, _ = res.DeletePrefix(context.WithoutCancel(ctx))
+			}
+			closePool()
+		}, nil
 	}
 	rc, err := resourceClient(ctx, s.pl.Resource, s.pl.PoolSize)
 	if err != nil {

@@ -376,9 +376,7 @@ func Parse(v Values) (Plan, error) {
 		pl.StartAt = at
 	}
 	if u := v.Get("resource"); u != "" {
-		if _, err := compose.ParseRedisURL(u); err != nil {
-			p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--redis "))
-		}
+		p.checkResourceURL(u)
 		pl.Resource = u
 	}
 	pl.MetricsAddr = v.Get("metrics-addr")
@@ -388,6 +386,7 @@ func Parse(v Values) (Plan, error) {
 		}
 	}
 	p.etcdChecks(&pl)
+	p.pgChecks(&pl)
 	if p.err != nil {
 		return Plan{}, p.err
 	}
@@ -421,6 +420,11 @@ func (p *parser) urls() {
 	for _, u := range p.v["etcd"] {
 		if _, err := compose.ParseEtcdURL(u); err != nil {
 			p.fail("etcd", "%s", strings.TrimPrefix(err.Error(), "--etcd "))
+		}
+	}
+	for _, u := range p.v["postgres"] {
+		if err := compose.ParsePgURL(u); err != nil {
+			p.fail("postgres", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
 		}
 	}
 }

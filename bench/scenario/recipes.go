@@ -223,3 +223,31 @@ func etcdGCPause() Scenario {
 		},
 	}
 }
+
+// pgSessionLoss: lock holders' PostgreSQL sessions are terminated while
+// they work. A session-level advisory lock ends with its session, the next
+// waiter takes the key, and the first holder, unaware, writes after it
+// through another connection: its unfenced write is accepted though stale.
+// The transaction-level lock's write goes in the lock's own transaction, so
+// a holder whose session died cannot write at all. Holds vary so that the
+// holder who lost its session often writes after the one who took over;
+// two keys so that every terminated holder has a waiter.
+func pgSessionLoss() Scenario {
+	faults := []string{"at=500ms terminate holder", "at=1200ms terminate holder", "at=1900ms terminate holder",
+		"at=2600ms terminate holder", "at=3300ms terminate holder"}
+	return Scenario{
+		Name: "pg-session-loss",
+		Description: "PostgreSQL: lock holders' sessions are terminated mid-work; the session-level advisory lock is freed " +
+			"under a holder whose unfenced write then lands after the next holder's; the transaction-level lock's write " +
+			"commits only if its session survived",
+		Base: append2(vals("topology", "postgres", "keys", "uniform:2", "concurrency", "8", "hold", "uniform:50ms,400ms",
+			"ttl", "2s", "retry", "fixed:5ms", "acquire-timeout", "5s", "duration", "4s", "warmup", "0"), faults...),
+		Violation: "a stale write accepted (a holder whose lock had ended wrote after a newer holder): silent corruption",
+		violated:  staleWrites,
+		Variants: []Variant{
+			{Name: "pg-advisory (session lock, unfenced write)", Flags: vals("lock", "pg-advisory")},
+			{Name: "pg-advisory-xact (write in the lock's transaction)", Mitigated: true, Flags: vals("lock", "pg-advisory-xact")},
+			{Name: "pg-lease (TTL, fenced by a sequence)", Mitigated: true, Flags: vals("lock", "pg-lease")},
+		},
+	}
+}

@@ -60,7 +60,7 @@ func overlaps(r *results.Result) bool    { return r.Incidents.Overlaps > 0 }
 // All returns the scenarios in list order.
 func All() []Scenario {
 	return []Scenario{gcPause(), failover(), clusterFailover(), redlockRestart(), redlockClockJump(), redlockNodeDown(), redlockSlowNode(), naiveRelease(),
-		etcdLeaderFailover(), etcdGCPause()}
+		etcdLeaderFailover(), etcdGCPause(), pgSessionLoss()}
 }
 
 // Lookup finds a scenario by name; the error lists the names.

@@ -1,0 +1,142 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
+)
+
+// txLocks are the PostgreSQL locks whose protected write is part of the
+// lock itself (in its transaction, or as its compare-and-set): their
+// resource must be the topology's own database.
+var txLocks = []string{lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
+
+// noTTLLocks are the locks without a lease to renew.
+var noTTLLocks = []string{lockimpl.LockPgAdvisory, lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
+
+// pgChecks refuses what the PostgreSQL locks cannot do: renew a lock that
+// has no TTL, or write their transaction's protected write elsewhere.
+func (p *parser) pgChecks(pl *Plan) {
+	if p.err != nil || !lockimpl.IsPgLock(pl.Lock) {
+		return
+	}
+	switch {
+	case slices.Contains(noTTLLocks, pl.Lock) && pl.Workload.RenewEvery > 0:
+		p.fail("renew-every", "%s has no TTL to renew: it lasts as long as its session (or transaction); drop --renew-every, or use --lock pg-lease", pl.Lock)
+	case slices.Contains(txLocks, pl.Lock) && pl.Resource != "":
+		p.fail("resource", "%s makes its protected write in its own transaction, on the topology's database; drop --resource", pl.Lock)
+	}
+}
+
+// checkResourceURL accepts a Redis or a PostgreSQL --resource URL.
+func (p *parser) checkResourceURL(u string) {
+	if isPgURL(u) {
+		if err := compose.ParsePgURL(u); err != nil {
+			p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
+		}
+		return
+	}
+	if _, err := compose.ParseRedisURL(u); err != nil {
+		p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--redis ")+" (or postgres://…)")
+	}
+}
+
+// isPgURL reports whether a URL names a PostgreSQL server.
+func isPgURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// armPostgres reaches a postgres topology's server and builds the plan's
+// PostgreSQL lock over a pool of its own, with the protected resource in
+// the same database (unless --resource names another), server cost from
+// pg_stat_database, and a cleanup that deletes the run's rows.
+func armPostgres(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error) {
+	version, err := topo.PgVersion(ctx)
+	if err != nil {
+		if ierr := interrupted(ctx, "while reaching the server"); ierr != nil {
+			return armed{}, nil, ierr
+		}
+		return armed{}, nil, fmt.Errorf("%s does not answer: %w", topo.DataNodes()[0].Addr, err)
+	}
+	pool, err := topo.PgPool(ctx, pl.PoolSize, compose.PgLockApp)
+	if err != nil {
+		return armed{}, nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := lockimpl.EnsurePgLeaseSchema(sctx, pool); err != nil {
+		return armed{}, nil, err
+	}
+	if err := bench.EnsurePgResourceSchema(sctx, pool); err != nil {
+		return armed{}, nil, err
+	}
+	locker, err := lockimpl.NewPg(pl.Lock, pool, bench.PgResourceTable, pl.LockOptions.Redlock.NodeTimeout)
+	if err != nil {
+		return armed{}, nil, badInput("lock", "%v", err)
+	}
+	a := armed{locker: locker, meter: newCostMeter(topo.Addrs(), "pg_stat_database", topo.ReadPgStats),
+		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
+			cleanUpPg(ctx, pl, locker, pool, m, prefix, env)
+		}}
+	if pl.Resource == "" {
+		rpool, err := topo.PgPool(ctx, pl.PoolSize, compose.PgResourceApp)
+		if err != nil {
+			return armed{}, nil, err
+		}
+		a.resource = bench.NewPgResource(rpool, prefix)
+		a.resourceName = "postgres (the topology's database)"
+	}
+	r := newResult(id, pl, topo, locker, version, env)
+	return a, r, nil
+}
+
+// cleanUpPg deletes the run's lease rows (pg-lease) and, for a lone run, the
+// resource's rows; advisory locks end with their sessions. A generator of a
+// shared run releases only the leases its own crashed holders left.
+func cleanUpPg(ctx context.Context, pl Plan, locker lockimpl.Locker, pool *pgxpool.Pool, m *bench.Measurement, prefix string, env Env) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if pl.RunID != "" {
+		env.logf("cleanup: released %d lease(s) left by crashed holders", releaseAbandoned(cctx, locker, m))
+		return
+	}
+	released := releaseAbandoned(cctx, locker, m)
+	var n int64
+	var err error
+	if l, ok := locker.(*lockimpl.PgLease); ok {
+		n, err = l.DeletePrefix(cctx, prefix)
+	}
+	if err == nil && pl.Resource == "" {
+		var k int64
+		k, err = bench.NewPgResource(pool, prefix).DeletePrefix(cctx)
+		n += k
+	}
+	if released > 0 {
+		env.logf("cleanup: released %d lock(s) left by crashed holders", released)
+	}
+	logDeleted(env, prefix, int(n), err)
+}
+
+// pgResource opens the PostgreSQL --resource, with its tables.
+func pgResource(ctx context.Context, url string, pool int, prefix string) (*bench.PgResource, func(), error) {
+	p, err := compose.NewPgPool(ctx, url, pool, compose.PgResourceApp)
+	if err != nil {
+		return nil, nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := bench.EnsurePgResourceSchema(sctx, p); err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("--resource %s: %w", compose.RedactURL(url), err)
+	}
+	return bench.NewPgResource(p, prefix), p.Close, nil
+}
