@@ -111,7 +111,7 @@ type armFunc func(ctx context.Context, pl Plan, env Env, id, prefix string, topo
 // line per kind of server.
 func armers() map[string]armFunc {
 	return map[string]armFunc{
-		compose.BackendRedis: armRedis,
+		compose.BackendRedis:    armRedis,
 		compose.BackendEtcd:     armEtcd,
 		compose.BackendPostgres: armPostgres,
 	}
