@@ -70,6 +70,9 @@ func WriteSideBySideGroups(w io.Writer, groups []Group) error {
 	if note := SharedCPUNote(firsts); note != "" {
 		fmt.Fprintln(w, note)
 	}
+	if note := ResourceNote(firsts); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	return nil
 }
 
@@ -105,6 +108,35 @@ func SharedCPUNote(rs []*Result) string {
 	}
 	return fmt.Sprintf("note: %s shared the generator's %d CPUs with it, so %s latency ratios include that sharing; servers on their own hosts would not.",
 		strings.Join(crowded, ", "), cpus, rows)
+}
+
+// ResourceNote is a line naming where each run kept its protected
+// resource when the runs compared did not all keep it in one place, or ""
+// when they did: a resource in a database costs its round trips (op
+// resource) inside every critical section, so it is part of that row's
+// throughput and hold time.
+func ResourceNote(rs []*Result) string {
+	var order []string
+	by := map[string][]string{}
+	for _, r := range rs {
+		res := r.Resource
+		if res == "" {
+			res = "in-process"
+		}
+		if _, ok := by[res]; !ok {
+			order = append(order, res)
+		}
+		by[res] = append(by[res], r.Lock.Name+"@"+r.Topology.Spec)
+	}
+	if len(order) < 2 {
+		return ""
+	}
+	parts := make([]string, len(order))
+	for i, res := range order {
+		parts[i] = fmt.Sprintf("%s for %s", res, strings.Join(by[res], ", "))
+	}
+	return "note: protected resource " + strings.Join(parts, "; ") +
+		"; a resource outside the process adds its round trips (op resource) to every critical section, and so to those rows' throughput."
 }
 
 // sideRow is one group's figures; a figure missing from any run (server

@@ -33,7 +33,7 @@ func (p *parser) pgChecks(pl *Plan) {
 	case slices.Contains(noTTLLocks, pl.Lock) && pl.Workload.RenewEvery > 0:
 		p.fail("renew-every", "%s has no TTL to renew: it lasts as long as its session (or transaction); drop --renew-every, or use --lock pg-lease", pl.Lock)
 	case slices.Contains(txLocks, pl.Lock) && pl.Resource != "":
-		p.fail("resource", "%s makes its protected write in its own transaction, on the topology's database; drop --resource", pl.Lock)
+		p.fail("resource", "%s makes its protected write as part of the lock (in its transaction, or as its compare-and-set), on the topology's database; drop --resource", pl.Lock)
 	}
 }
 

@@ -256,6 +256,15 @@ func writeCostNotes(w io.Writer, rows []CostRuns) {
 			firsts = append(firsts, row.Runs[0])
 		}
 	}
+	var each []*results.Result
+	for _, row := range rows {
+		if len(row.Runs) > 0 {
+			each = append(each, row.Runs[0])
+		}
+	}
+	if note := results.ResourceNote(each); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if note := results.SharedCPUNote(firsts); note != "" {
 		fmt.Fprintln(w, note)
 	}
