@@ -4,7 +4,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test lint demo redis etcd bench bench-redlock fuzz clean image
+.PHONY: all build install test lint demo redis etcd postgres bench bench-redlock fuzz clean image
 
 all: build
 
@@ -17,7 +17,7 @@ install:
 	@echo "installed $$($(GO) env GOPATH)/bin/lockbench; add $$($(GO) env GOPATH)/bin to PATH if it is not there"
 
 # vet first (cheap), then every test under the race detector.
-test:
+test: postgres
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
@@ -42,7 +42,17 @@ etcd:
 	@# Debian's package starts a system service; lockbench never uses it.
 	@command -v systemctl >/dev/null 2>&1 && systemctl stop etcd >/dev/null 2>&1 || true
 
-demo: build redis etcd
+# PostgreSQL's server binaries for --topology postgres: Debian's postgresql
+# (lockbench runs initdb and postgres from /usr/lib/postgresql/15/bin itself).
+# Debian's package starts a system cluster; lockbench never uses it, so the
+# one just installed is stopped (a cluster that was there before is left alone).
+postgres:
+	@[ -x /usr/lib/postgresql/15/bin/postgres ] || { \
+		echo "PostgreSQL not found; installing Debian's postgresql (needs root)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql && \
+		{ service postgresql stop >/dev/null 2>&1 || true; }; }
+
+demo: build redis etcd postgres
 	./$(BIN) run --label demo
 	@echo
 	@echo "next: ./$(BIN) results ls                      # the run just stored, and any before it"
@@ -50,6 +60,7 @@ demo: build redis etcd
 	@echo "      ./$(BIN) results report -o report.html <id>   # one offline HTML page"
 	@echo "      ./$(BIN) run --topology single --topology redlock:5 -d 5s   # Redlock's cost beside a single master"
 	@echo "      ./$(BIN) run --topology single --topology redlock:5 --topology etcd:3 -d 5s   # and consensus (etcd) beside both"
+	@echo "      ./$(BIN) lock-cost --lock single --lock pg-advisory@postgres --lock occ@postgres   # Redis beside PostgreSQL locks"
 
 # benchstat-ready: six samples of each (go run golang.org/x/perf/cmd/benchstat
 # on two such outputs compares them). The recorder, the tick at 1k and 10k
@@ -70,6 +81,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzParsePgURL -fuzztime 10s ./compose/
 
 # lockbench/redis:local: a FROM scratch image of this machine's redis-server and
 # its libraries, for a Docker engine that cannot pull redis:7.0 (see README).
