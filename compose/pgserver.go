@@ -68,7 +68,8 @@ func StartPgServer(ctx context.Context) (*PgServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "lockbench-postgres-")
+	// The creator's pid in the name lets a check find what one process left.
+	dir, err := os.MkdirTemp("", pgDirPrefix(os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for postgres: %w", err)
 	}
@@ -405,3 +406,28 @@ func (s *PgServer) cpuSeconds() float64 {
 // clockTicks is the kernel's USER_HZ, in which /proc reports CPU time
 // (100 on every Linux architecture Go supports).
 const clockTicks = 100
+
+// pgDirPrefix starts the name of every data directory process pid creates.
+func pgDirPrefix(pid int) string { return "lockbench-postgres-" + strconv.Itoa(pid) + "-" }
+
+// PgLeftovers lists what the local PostgreSQL servers started by process
+// pid left behind: their temporary directories, and postgres processes
+// still running on them. A process that stopped every server it started
+// leaves nothing.
+func PgLeftovers(pid int) []string {
+	prefix := filepath.Join(os.TempDir(), pgDirPrefix(pid))
+	dirs, _ := filepath.Glob(prefix + "*")
+	out := append([]string(nil), dirs...)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmd), prefix) && alive(p) {
+			out = append(out, fmt.Sprintf("process %d: %s", p, strings.ReplaceAll(string(cmd), "\x00", " ")))
+		}
+	}
+	return out
+}

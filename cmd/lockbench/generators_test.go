@@ -27,7 +27,8 @@ const asCLI = "LOCKBENCH_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
-		os.Exit(run(context.Background(), append([]string{"lockbench"}, os.Args[1:]...), os.Stdout, os.Stderr))
+		// main itself, so the process handles Ctrl-C as lockbench does.
+		main()
 	}
 	os.Exit(m.Run())
 }

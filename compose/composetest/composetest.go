@@ -4,6 +4,9 @@ package composetest
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +91,17 @@ func PgPool(t testing.TB, s *compose.PgServer, n int, app string) *pgxpool.Pool 
 	}
 	t.Cleanup(p.Close)
 	return p
+}
+
+// MainNoPgLeftovers runs a package's tests, then fails the run if any local
+// PostgreSQL server a test started left a process or a data directory.
+func MainNoPgLeftovers(m *testing.M) int {
+	code := m.Run()
+	if left := compose.PgLeftovers(os.Getpid()); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: tests left PostgreSQL behind:\n  %s\n", strings.Join(left, "\n  "))
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
