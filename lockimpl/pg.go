@@ -72,9 +72,9 @@ func NewPg(name string, pool *pgxpool.Pool, versions string, timeout time.Durati
 }
 
 // Optimistic is implemented by a lock that takes no lock at all: Acquire
-// reads a version, the protected write is a compare-and-set on it (the
-// resource's statement, in LeaseTx), and a write that lost the race is
-// contention, not an acquisition. The runner counts an acquisition only when
+// reads a version (ExpectedVersion), the protected write is the resource's
+// compare-and-set on it, and a write that lost the race is contention, not
+// an acquisition. The runner counts an acquisition only when
 // its write committed.
 type Optimistic interface {
 	Locker
@@ -82,12 +82,11 @@ type Optimistic interface {
 	Optimistic()
 }
 
-// PgTx is the open transaction a lease holds (pg-advisory-xact, occ), on
+// PgTx is the open transaction a lease holds (pg-advisory-xact), on
 // which the protected write must run so that it commits with the lease; nil
 // for any other lease.
 func PgTx(l Lease) pgx.Tx {
-	switch h := l.handle.(type) {
-	case *pgTxHandle:
+	if h, ok := l.handle.(*pgTxHandle); ok {
 		return h.tx
 	}
 	return nil
@@ -96,8 +95,6 @@ func PgTx(l Lease) pgx.Tx {
 // pgTxHandle is the transaction behind a transaction-scoped lease.
 type pgTxHandle struct {
 	tx pgx.Tx
-	// version is the version occ read (the compare-and-set's expected value).
-	version int64
 }
 
 // advisoryKey maps a lock key to the bigint an advisory lock takes (FNV-1a,
@@ -109,7 +106,8 @@ func advisoryKey(key string) int64 {
 	return int64(h.Sum64())
 }
 
-// pgCall bounds one statement by timeout.
+// pgCall bounds one statement (or a connection's checkout and its
+// statement) by timeout.
 func pgCall(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, timeout)
 }
