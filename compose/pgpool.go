@@ -24,7 +24,9 @@ func NewPgPool(ctx context.Context, rawURL string, maxConns int, app string) (*p
 	if err != nil {
 		return nil, fmt.Errorf("--postgres %q: %s; want %s", RedactURL(rawURL), redactErr(err, rawURL), PgURLHelp)
 	}
-	cfg.MaxConns = int32(max(maxConns, 4))
+	if maxConns > 0 {
+		cfg.MaxConns = int32(min(maxConns, 1<<30))
+	}
 	cfg.ConnConfig.ConnectTimeout = 2 * time.Second
 	if cfg.ConnConfig.RuntimeParams == nil {
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
