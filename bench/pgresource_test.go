@@ -136,10 +136,11 @@ func TestRunOCCCountsConflictsAsContention(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), "select version from "+PgResourceTable+" where key = 'lb:t:0'").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	// Writes of warm-up-free closed-loop tries that began before the
-	// window closed all count; each committed write moved the version once.
-	if version != c.Acquired {
-		t.Fatalf("version %d after %d acquisitions; want equal", version, c.Acquired)
+	// Each committed write moved the version once: every counted
+	// acquisition is one, and at most one try per worker, whose read ended
+	// just after the window closed, wrote uncounted.
+	if version < c.Acquired || version > c.Acquired+int64(opts.Concurrency) {
+		t.Fatalf("version %d after %d acquisitions; want that many, plus at most one uncounted write per worker", version, c.Acquired)
 	}
 }
 
