@@ -109,8 +109,8 @@ func GroupRuns(runs []*Result) []Group {
 
 // FindRuns resolves a reference to one or more runs, so a command can take a
 // run and a group of repeats alike: a path to a result file, then an exact
-// run id, then an exact group key (Config["group"]), then a unique prefix of a
-// run id or group key. A group resolves to all of its runs, oldest first.
+// run id, then an exact group key (Config["group"]), then a label (--label)
+// that names one run or group, then a unique prefix of a run id or group key. A group resolves to all of its runs, oldest first.
 func FindRuns(dir, ref string) ([]*Result, error) {
 	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
 		r, err := Read(ref)
@@ -132,7 +132,42 @@ func FindRuns(dir, ref string) ([]*Result, error) {
 	if g := groupMembers(rs, func(k string) bool { return k == ref }); len(g) > 0 {
 		return g, nil
 	}
+	if labelled, err := findByLabel(rs, ref); len(labelled) > 0 || err != nil {
+		return labelled, err
+	}
 	return findByPrefix(rs, dir, ref)
+}
+
+// findByLabel resolves a --label: the run, or the group of repeats, that
+// carries it; a label on several runs or groups is ambiguous.
+func findByLabel(rs []*Result, label string) ([]*Result, error) {
+	units := map[string]bool{}
+	var one []*Result
+	for _, r := range rs {
+		if r.Label != label {
+			continue
+		}
+		if k, ok := r.Config["group"].(string); ok && k != "" {
+			units["group "+k] = true
+		} else {
+			units["run "+r.ID] = true
+			one = []*Result{r}
+		}
+	}
+	switch {
+	case len(units) == 0:
+		return nil, nil
+	case len(units) > 1:
+		list := sortedKeys(units)
+		more := ""
+		if len(list) > 5 {
+			list, more = list[:5], ", …"
+		}
+		return nil, fmt.Errorf("run %q: %w: label of %d runs and groups (%s%s); give an id", label, errAmbiguous, len(units), strings.Join(list, ", "), more)
+	case len(one) == 1:
+		return one, nil
+	}
+	return groupMembers(rs, func(k string) bool { return units["group "+k] }), nil
 }
 
 // findByPrefix matches ref as a prefix of run ids and group keys, or, when

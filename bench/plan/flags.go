@@ -83,10 +83,10 @@ var startedHere = []string{compose.ProviderLocal, compose.ProviderDocker}
 
 // runFlags is the flag table: every run flag, its default, help and scope.
 var runFlags = []Flag{
-	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters), replicated (primary, replica, 3 sentinels), cluster:M[,R] (Redis Cluster, 3-9 masters, R replicas each, default 1) or etcd:N (1, 3 or 5 etcd members); repeat to compare side by side", Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock:N itself; use --masters, or --redis URLs"}}, Doc: "Repeat it to run the same workload on each and print a side-by-side table with ratios against the first. On `replicated` the lock follows the current primary through a sentinel client; on `cluster:M[,R]` it goes through a cluster client (see [Redis Cluster](#redis-cluster)); `etcd:N`: see [etcd](#etcd)"},
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: " + compose.SpecHelp() + "; repeat to compare side by side", Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock:N itself; use --masters, or --redis URLs"}}, Doc: "Repeat it to run the same workload on each and print a side-by-side table with ratios against the first. On `replicated` the lock follows the current primary through a sentinel client; on `cluster:M[,R]` it goes through a cluster client (see [Redis Cluster](#redis-cluster)); `etcd:N`: see [etcd](#etcd)"},
 	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)", Scope: Scope{ByKind: true}, Doc: "With `--topology cluster`, any node(s) of the cluster: the rest is discovered. The password never appears in output or results"},
 	{Name: "etcd", Multi: true, URL: true, Category: catTarget, Usage: "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)", Scope: Scope{ByKind: true}, Doc: "Port 2379 by default, TLS with the system roots; redacted like `--redis`"},
-	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated); etcd (etcd:N) (default: redlock on redlock topologies, etcd on etcd:N, single otherwise)", Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
+	{Name: "lock", Category: catTarget, Usage: lockUsage(), Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)", Scope: Scope{Providers: startedHere}, Doc: "`docker` starts containers of `--image` with testcontainers-go on a network of its own (it needs a Docker engine, and says so clearly when none is reachable); see [Docker](#docker). Compose files for bringing topologies up yourself are in `compose/docker/`"},
 	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")", Scope: Scope{Providers: []string{compose.ProviderDocker}}, Doc: "Where no registry can be reached, `lockbench image build` makes `lockbench/redis:local` from this machine's `redis-server`"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always", Scope: Scope{ByKind: true, Providers: startedHere}},
@@ -133,6 +133,20 @@ var runFlags = []Flag{
 	{Name: "out", Default: "./runs", Category: catOutput, Usage: "directory for result files"},
 	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table, json, or marked (the JSON between markers that results collect reads from logs)", Commands: map[string]CommandUse{"sweep": {Own: true}, "capacity": {Own: true}, "tune-ttl": {Own: true}, "lock-cost": {Own: true}, "redlock-cost": {Own: true}}},
 	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line", Doc: "Also no step messages on stderr"},
+}
+
+// lockUsage is --lock's help: each lock and the topologies it runs on, from
+// the kind registry, and each kind's default.
+func lockUsage() string {
+	var locks, defaults []string
+	for _, name := range lockimpl.Names() {
+		locks = append(locks, fmt.Sprintf("%s (%s)", name, strings.Join(compose.KindsWithLock(name), ", ")))
+	}
+	for _, sh := range compose.Shapes() {
+		info := sh.Info()
+		defaults = append(defaults, info.Locks[0]+" on "+info.Example)
+	}
+	return "lock: " + strings.Join(locks, ", ") + "; redsync and redislock are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
 }
 
 // RunFlags returns the run flags in help order.
