@@ -59,6 +59,10 @@ func NewHistogram() *hdr.Histogram { return hdr.New(HistMinUS, HistMaxUS, HistSi
 
 // Result is one run, as stored in its JSON file.
 type Result struct {
+	// shownName is the name a report gives the run among others (see
+	// RunNames); never stored.
+	shownName string
+
 	// Schema is always "lockbench/v1".
 	Schema string `json:"schema"`
 	// ID names the run; its keys live under lockbench:<id>:.

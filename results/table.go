@@ -262,8 +262,11 @@ func formatTags(tags map[string]string) string {
 }
 
 // RunName is how lists, legends and titles name a run: its --label, or
-// its id when it has none.
+// its id when it has none; in a report, the name RunNames set it apart by.
 func RunName(r *Result) string {
+	if r.shownName != "" {
+		return r.shownName
+	}
 	if r.Label != "" {
 		return r.Label
 	}

@@ -140,7 +140,14 @@ type InputError struct {
 	Msg  string
 }
 
-func (e *InputError) Error() string { return fmt.Sprintf("--%s: %s", e.Flag, e.Msg) }
+// Error names the flag once: a message that already starts with it (a
+// parser's `--renew-every "ttl/0": …`) is not prefixed again.
+func (e *InputError) Error() string {
+	if strings.HasPrefix(e.Msg, "--"+e.Flag+" ") || strings.HasPrefix(e.Msg, "--"+e.Flag+":") {
+		return e.Msg
+	}
+	return fmt.Sprintf("--%s: %s", e.Flag, e.Msg)
+}
 
 // badInput builds an InputError.
 func badInput(flag, format string, args ...any) error {

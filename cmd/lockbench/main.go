@@ -134,9 +134,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		// Errors are printed once, by run, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{msg: err.Error()}
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError{msg: usageMessage(c, err)}
 		},
+		// Before any command runs: a single-valued flag given twice is
+		// refused for every command alike.
+		Before: refuseRepeatedFlags,
+		Action: unknownCommand,
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(c.App.ErrWriter, "lockbench: unknown command %q; see lockbench help\n", name)
 			os.Exit(exitBadInput)
@@ -161,12 +165,16 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 }
 
 // setUsageErrors makes every subcommand report flag errors as bad input,
-// and refuses arguments where a command takes none: an argument that would
-// be ignored is bad input too.
+// refuses arguments where a command takes none (an argument that would be
+// ignored is bad input too), and gives commands that only group others one
+// line for a name they do not have.
 func setUsageErrors(cmds []*cli.Command, f cli.OnUsageErrorFunc) {
 	for _, c := range cmds {
 		c.OnUsageError = f
-		if c.Action != nil && c.ArgsUsage == "" {
+		switch {
+		case c.Action == nil && len(c.Subcommands) > 0:
+			c.Action = unknownSubcommand
+		case c.Action != nil && c.ArgsUsage == "":
 			c.Action = noArguments(c.Name, c.Action)
 		}
 		setUsageErrors(c.Subcommands, f)

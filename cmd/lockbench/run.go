@@ -40,19 +40,17 @@ func cliFlags(table []plan.Flag) []cli.Flag {
 	return out
 }
 
-// onceValue is a single-valued flag that refuses a second value: with two,
-// one would be silently ignored.
+// onceValue is a single-valued run flag, kept as the string plan parses. A
+// second value on the command line is refused for every command by
+// refuseRepeatedFlags; here a command-line value replaces one from the
+// environment.
 type onceValue struct {
 	name, value string
-	set         bool
 }
 
-// Set takes the flag's value, once.
+// Set takes the flag's value.
 func (o *onceValue) Set(v string) error {
-	if o.set {
-		return fmt.Errorf("--%s given twice (%q, then %q); it takes one value", o.name, o.value, v)
-	}
-	o.value, o.set = v, true
+	o.value = v
 	return nil
 }
 
