@@ -46,7 +46,9 @@ func distinguishing(set []*Result) []string {
 		func(r *Result) string { return "lock " + r.Lock.Name },
 	}
 	for _, k := range configKeys(set) {
-		attrs = append(attrs, func(r *Result) string { return fmt.Sprintf("%s=%s", k, jsonText(unsetOr(r.Config[k], r.Config[k] != nil))) })
+		attrs = append(attrs, func(r *Result) string {
+			return fmt.Sprintf("%s=%s", k, jsonText(unsetOr(r.Config[k], r.Config[k] != nil)))
+		})
 	}
 	parts := make([][]string, len(set))
 	used := 0
