@@ -155,9 +155,11 @@ func badInput(flag, format string, args ...any) error {
 }
 
 // IsInputError reports whether err is bad input (exit code 2).
+// Requests a topology cannot meet (the wrong number of --redis URLs) are
+// bad input too, though some are only found as it comes up.
 func IsInputError(err error) bool {
 	var ie *InputError
-	return errors.As(err, &ie)
+	return errors.As(err, &ie) || compose.IsInputError(err)
 }
 
 // Shown returns a flag's value as it may be recorded or printed: URLs with
