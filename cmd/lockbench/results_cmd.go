@@ -83,7 +83,10 @@ func outSlip(c *cli.Context, ext string) error {
 // resolve finds the runs each argument names (id, group, prefix or file).
 func resolve(c *cli.Context, min int) ([][]*results.Result, error) {
 	if c.NArg() < min {
-		return nil, usageError{msg: fmt.Sprintf("%s needs at least %d run id(s), group id(s) or file(s)", c.Command.Name, min)}
+		if min == 1 {
+			return nil, usageError{msg: fmt.Sprintf("%s needs a run id, group id, label or file", c.Command.Name)}
+		}
+		return nil, usageError{msg: fmt.Sprintf("%s needs at least %d run ids, group ids, labels or files", c.Command.Name, min)}
 	}
 	var out [][]*results.Result
 	for _, ref := range c.Args().Slice() {
