@@ -200,3 +200,32 @@ func chromiumMeasure(t *testing.T, bin string, html []byte) string {
 	}
 	return string(m[1])
 }
+
+// TestOneSampleFiguresAgree: a blocked time recorded once (303.7 ms) shows
+// one number for p50 … max and the mean, and no mean ever exceeds its max.
+func TestOneSampleFiguresAgree(t *testing.T) {
+	for _, vals := range [][]int64{{303_712}, {303_712, 303_712}, {1, 303_712}, tailValues(5000, 180, 0.45)} {
+		p := PercentilesOf(histOf(t, vals))
+		if len(vals) <= 2 && vals[0] == vals[len(vals)-1] {
+			for name, v := range map[string]float64{"p50": p.P50, "p99": p.P99, "p99.9": p.P999, "mean": p.Mean} {
+				if v != p.Max {
+					t.Errorf("%d samples of %d µs: %s %v, max %v; want one number", len(vals), vals[0], name, v, p.Max)
+				}
+			}
+		}
+		if p.Mean > p.Max || p.Mean <= 0 {
+			t.Errorf("%d samples: mean %v outside (0, max %v]", len(vals), p.Mean, p.Max)
+		}
+		if exact := mean(vals); p.Mean < exact || p.Mean > exact*1.001 {
+			t.Errorf("%d samples: mean %v, recorded mean %v: more than 0.1%% apart", len(vals), p.Mean, exact)
+		}
+	}
+}
+
+func mean(vs []int64) float64 {
+	var s float64
+	for _, v := range vs {
+		s += float64(v)
+	}
+	return s / float64(len(vs))
+}

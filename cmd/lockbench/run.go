@@ -150,7 +150,7 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 			if perr := printResults(stdout, plans[0].Format, done); perr != nil {
 				return nil, perr
 			}
-			return nil, fmt.Errorf("%w (%d finished run(s) above were stored)", err, len(done))
+			return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
 		}
 		if err != nil {
 			return nil, err
