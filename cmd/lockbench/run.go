@@ -173,6 +173,9 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 	if c.Context.Err() != nil {
 		return nil, errors.New("interrupted; partial result stored")
 	}
+	if !plans[0].Quiet {
+		writeNext(stderr, nextAfterRuns(plans[0].OutDir, done, c.String("report") != "")...)
+	}
 	return done, nil
 }
 
