@@ -181,8 +181,8 @@ func findByLabel(rs []*Result, ref string) ([]*Result, error) {
 	if len(ids) > 5 {
 		ids, more = ids[:5], ", …"
 	}
-	return nil, fmt.Errorf("run %q: %w: label %q names %d runs that are not one group of repeats (%s%s); name one by its id",
-		ref, errAmbiguous, ref, len(out), strings.Join(ids, ", "), more)
+	return nil, fmt.Errorf("run %q: label %q names %d runs that are not one group of repeats (%s%s); name one by its id, or give them all to results compare or report",
+		ref, ref, len(out), strings.Join(ids, ", "), more)
 }
 
 // brokenNamed is the unreadable file ref names, the way a run is named (its
