@@ -66,6 +66,15 @@ func TestEveryCommandRefusesAFlagGivenTwice(t *testing.T) {
 	}
 }
 
+// TestK8sJobRunFlagsRefuseAFlagGivenTwice: the run flags a job passes to
+// its pods are checked as run checks them, repeats included.
+func TestK8sJobRunFlagsRefuseAFlagGivenTwice(t *testing.T) {
+	code, out, errs := lockbench(t, "k8s", "job", "--generators", "2", "--image", "x", "--", "--keys", "1", "--keys", "2")
+	if code != exitBadInput || !strings.Contains(errs, "--keys given twice") || out != "" {
+		t.Errorf("k8s job -- --keys 1 --keys 2: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
 // TestRepeatableFlagsStayRepeatable: flags that collect values are not
 // refused when repeated.
 func TestRepeatableFlagsStayRepeatable(t *testing.T) {
