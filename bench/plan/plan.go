@@ -352,7 +352,7 @@ func Parse(v Values) (Plan, error) {
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
 	if r := pl.Workload.Rate; r.Staged() && pl.Bench.Duration != r.Window() && p.err == nil {
-		p.fail("duration", "%v: --rate %s has stages lasting %v, which are the window; drop --duration or give %v", pl.Bench.Duration, v.Get("rate"), r.Window(), r.Window())
+		p.fail("duration", "%v, but the stages of --rate %s last %v, and with stages they are the window; drop --duration or give %v", pl.Bench.Duration, v.Get("rate"), r.Window(), r.Window())
 	}
 	for _, f := range pl.Faults {
 		if p.err == nil && f.At >= pl.Bench.Duration {

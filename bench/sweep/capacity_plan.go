@@ -66,8 +66,8 @@ type CapacitySearch struct {
 }
 
 // Search runs the search on every topology and returns one Capacity per
-// topology searched and every step's result. Each topology's flags are
-// checked before its first step, so bad input is refused before any run.
+// topology searched and every step's result. Every topology's flags are
+// checked first, so bad input is refused before any run.
 // When ctx ends, the topology being searched keeps the steps that ran,
 // stopped as "interrupted", and the search returns without an error.
 func (s CapacitySearch) Search(ctx context.Context) ([]Capacity, []*results.Result, error) {
@@ -75,14 +75,15 @@ func (s CapacitySearch) Search(ctx context.Context) ([]Capacity, []*results.Resu
 	if len(topologies) == 0 {
 		topologies = []string{"single"}
 	}
+	for _, topo := range topologies {
+		if _, err := plan.Expand(s.valuesFor(topo)); err != nil {
+			return nil, nil, err
+		}
+	}
 	var caps []Capacity
 	var all []*results.Result
 	for _, topo := range topologies {
-		v := s.Given.Clone()
-		v.Set("topology", topo)
-		if _, err := plan.Expand(v); err != nil {
-			return caps, all, err
-		}
+		v := s.valuesFor(topo)
 		step := func(ctx context.Context, load float64) (*results.Result, error) {
 			sv := v.Clone()
 			text := strconv.FormatFloat(load, 'f', -1, 64)
@@ -110,4 +111,11 @@ func (s CapacitySearch) Search(ctx context.Context) ([]Capacity, []*results.Resu
 		caps = append(caps, cp)
 	}
 	return caps, all, nil
+}
+
+// valuesFor is the run flags of the search on one topology.
+func (s CapacitySearch) valuesFor(topo string) plan.Values {
+	v := s.Given.Clone()
+	v.Set("topology", topo)
+	return v
 }
