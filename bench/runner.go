@@ -22,7 +22,7 @@ import (
 type Options struct {
 	// Concurrency is the number of workers (in open loop: the most requests in flight).
 	Concurrency int
-	// Duration is the measured window.
+	// Duration is the measured window; with a staged rate, the stages' sum.
 	Duration time.Duration
 	// Warmup runs before the window and is not recorded.
 	Warmup time.Duration
