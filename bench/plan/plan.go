@@ -158,6 +158,13 @@ func Resolve(given Values) (Values, error) {
 	return v, nil
 }
 
+// StagedRate reports whether v gives --rate as stages, whose sum is then
+// the window: a command's own default duration must not replace it.
+func StagedRate(v Values) bool {
+	r, err := workloads.ParseRate("rate", v.Get("rate"))
+	return err == nil && r.Staged()
+}
+
 // stagedWindow makes a staged --rate's stages the window when no duration
 // was given, so the result's config records the window the run had; a
 // duration given that differs is refused by Parse.

@@ -328,7 +328,11 @@ func tuneTTLCommand() *cli.Command {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
 			given := givenValues(c, table)
-			base := withDefaults(given.Clone(), map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"})
+			defaults := map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"}
+			if plan.StagedRate(given) {
+				delete(defaults, "duration") // the stages are the window
+			}
+			base := withDefaults(given.Clone(), defaults)
 			resolved, err := plan.Resolve(base)
 			if err != nil {
 				return err
