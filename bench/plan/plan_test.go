@@ -347,3 +347,11 @@ func TestStagedRateIsTheWindow(t *testing.T) {
 		t.Fatalf("a fault after the stages: %v, want refused", err)
 	}
 }
+
+func TestStagedRate(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "500": false, "50/100ms": false, "100,2000:5s": true, "100,2000": false} {
+		if got := StagedRate(Values{"rate": {v}}); got != want {
+			t.Errorf("StagedRate(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
