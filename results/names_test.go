@@ -229,3 +229,24 @@ func mean(vs []int64) float64 {
 	}
 	return s / float64(len(vs))
 }
+
+// TestReportPerMasterChartLeavesSingleOut: a single-instance run beside a
+// Redlock run has no masters to show; the per-master chart leaves it out.
+func TestReportPerMasterChartLeavesSingleOut(t *testing.T) {
+	runs := sameLabelRuns(t)
+	runs[1].NodeOutcomes = []NodeOutcome{{Node: "m0", Acquired: 10}, {Node: "m1", Acquired: 10}, {Node: "m2", Acquired: 9, Errors: 1}}
+	doc := string(writeReport(t, runs))
+	for _, m := range chartRe.FindAllStringSubmatch(doc, -1) {
+		if attrs(m[1])["data-chart"] != "masters" {
+			continue
+		}
+		if strings.Contains(m[2], "sbs (single)") {
+			t.Errorf("per-master chart shows the single-instance run")
+		}
+		if !strings.Contains(m[2], "</svg> sbs (redlock:3)</li>") {
+			t.Errorf("per-master chart lacks the Redlock run")
+		}
+		return
+	}
+	t.Fatal("no per-master chart")
+}

@@ -599,7 +599,9 @@ func nodeCharts(runs []*Result) []chart {
 		}
 		row := barRow{label: fmt.Sprintf("master %d server cpu", i), format: FormatUS}
 		for _, r := range runs {
-			has := r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
+			// Only runs with masters to tell apart: a single-instance run's
+			// server CPU is in the server cost chart.
+			has := len(r.NodeOutcomes) > 1 && r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
 			v := 0.0
 			if has {
 				v = r.Servers.Nodes[i].CPUUS
