@@ -59,8 +59,10 @@ func checkRunFlags(c *cli.Context, args []string) error {
 	table := plan.RunFlags()
 	var err error
 	app := &cli.App{Name: "lockbench", Writer: c.App.ErrWriter, ErrWriter: c.App.ErrWriter, ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(rc *cli.Context, e error, _ bool) error { return usageError{msg: "run flags: " + usageMessage(rc, e)} },
-		Before:       refuseRepeatedFlags,
+		OnUsageError: func(rc *cli.Context, e error, _ bool) error {
+			return usageError{msg: "run flags: " + usageMessage(rc, e)}
+		},
+		Before: refuseRepeatedFlags,
 		Commands: []*cli.Command{{Name: "run", Flags: cliFlags(table), Action: func(rc *cli.Context) error {
 			if rc.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("run flags: %q is not a flag", rc.Args().First())}
