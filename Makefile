@@ -4,7 +4,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test lint demo redis etcd bench bench-redlock fuzz clean image
+.PHONY: all build install test lint demo redis etcd bench bench-redlock fuzz clean image image-lockbench
 
 all: build
 
@@ -78,3 +78,9 @@ image:
 
 clean:
 	rm -rf bin runs
+
+# lockbench/lockbench:local: a FROM scratch image of a static lockbench, the
+# generators' image for lockbench swarm job where no registry is reachable.
+image-lockbench:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -s -w" -o bin/lockbench-static ./cmd/lockbench
+	./bin/lockbench-static image build lockbench
