@@ -51,6 +51,9 @@ type Spec struct {
 	// RunFlags are the run's own flags (targets, workload), passed through.
 	// None may carry a password: those go in Secret.
 	RunFlags []string
+	// NoMetrics leaves --metrics-addr out: generators that share one
+	// network stack (Swarm's host network) cannot all listen on MetricsPort.
+	NoMetrics bool
 	// Secret holds the run flags that carry passwords as environment
 	// variables (LOCKBENCH_REDIS=redis://:password@…), which an engine gives
 	// the generators through its secret store, never in the task's command
@@ -95,9 +98,12 @@ func (s Spec) Validate() error {
 // index is not in it: it comes from GeneratorIDEnv, set by the engine.
 func (s Spec) Args() []string {
 	args := append([]string{"run"}, s.RunFlags...)
-	return append(args, "--run-id", s.RunID, "--generators", strconv.Itoa(s.Generators),
-		"--start-at", s.StartAt.UTC().Format(time.RFC3339Nano), "--metrics-addr", ":"+strconv.Itoa(MetricsPort),
-		"--format", "marked", "--out", ResultsDir, "-q")
+	args = append(args, "--run-id", s.RunID, "--generators", strconv.Itoa(s.Generators),
+		"--start-at", s.StartAt.UTC().Format(time.RFC3339Nano))
+	if !s.NoMetrics {
+		args = append(args, "--metrics-addr", ":"+strconv.Itoa(MetricsPort))
+	}
+	return append(args, "--format", "marked", "--out", ResultsDir, "-q")
 }
 
 // Labels are put on everything the job creates.

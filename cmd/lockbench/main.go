@@ -141,6 +141,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			fmt.Fprintf(c.App.ErrWriter, "lockbench: unknown command %q; see lockbench help\n", name)
 			os.Exit(exitBadInput)
 		},
+		Before: applyJobEnvironment,
 		Commands: []*cli.Command{
 			runCommand(),
 			workloadsCommand(),
@@ -152,6 +153,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			lockCostCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
+			swarmCommand(),
 			imageCommand(),
 			versionCommand(),
 		},
