@@ -24,9 +24,9 @@ const minJobsAPI = "1.41"
 // task joins an overlay network; `docker swarm leave` does not remove it.
 const gwbridge = "docker_gwbridge"
 
-// membership is this engine's part in a Swarm for the length of a job:
+// Membership is this engine's part in a Swarm for the length of a job:
 // joined by lockbench (initialised here, to be left again) or found active.
-type membership struct {
+type Membership struct {
 	cli *client.Client
 	// initialised: Swarm was inactive and lockbench initialised it.
 	initialised bool
@@ -39,10 +39,10 @@ func noSwarm(engine, why string) error {
 	return fmt.Errorf("%w: %s (%s); lockbench swarm job needs Docker Engine 20.10 or later as a Swarm manager, or an inactive Swarm lockbench may initialise; on Kubernetes use lockbench k8s job", ErrNoSwarm, why, engine)
 }
 
-// join makes sure the engine is a Swarm manager: an active manager is used
+// Join makes sure the engine is a Swarm manager: an active manager is used
 // as it is; an inactive engine is made a single-node Swarm, listening on
 // loopback only, which leave undoes. Anything else is ErrNoSwarm.
-func join(ctx context.Context, cli *client.Client) (*membership, error) {
+func Join(ctx context.Context, cli *client.Client) (*Membership, error) {
 	engine := cli.DaemonHost()
 	info, err := cli.Info(ctx, client.InfoOptions{})
 	if err != nil {
@@ -58,7 +58,7 @@ func join(ctx context.Context, cli *client.Client) (*membership, error) {
 		if !st.ControlAvailable {
 			return nil, noSwarm(engine, "this engine is a Swarm worker; services are created on a manager")
 		}
-		return &membership{cli: cli}, nil
+		return &Membership{cli: cli}, nil
 	case swarm.LocalNodeStateInactive:
 	case "":
 		return nil, noSwarm(engine, "the engine reports no Swarm state: it has no Swarm mode")
@@ -69,7 +69,7 @@ func join(ctx context.Context, cli *client.Client) (*membership, error) {
 		}
 		return nil, noSwarm(engine, msg)
 	}
-	m := &membership{cli: cli, initialised: true}
+	m := &Membership{cli: cli, initialised: true}
 	m.gwbridgeBefore, err = networkExists(ctx, cli, gwbridge)
 	if err != nil {
 		return nil, err
@@ -83,10 +83,13 @@ func join(ctx context.Context, cli *client.Client) (*membership, error) {
 	return m, nil
 }
 
-// leave undoes join: when lockbench initialised Swarm, the engine leaves it
+// Initialised reports whether Join initialised Swarm (and Leave leaves it).
+func (m *Membership) Initialised() bool { return m.initialised }
+
+// Leave undoes Join: when lockbench initialised Swarm, the engine leaves it
 // (its ingress network goes with it) and the docker_gwbridge network it made
 // is removed. A Swarm that was active is left as it was.
-func (m *membership) leave(ctx context.Context) error {
+func (m *Membership) Leave(ctx context.Context) error {
 	if !m.initialised {
 		return nil
 	}

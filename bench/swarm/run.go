@@ -59,7 +59,7 @@ func Run(ctx context.Context, opts Options) (rs []*results.Result, err error) {
 	defer dc.Close()
 	cli := dc.Client
 	say := progress(opts.Progress)
-	m, err := join(ctx, cli)
+	m, err := Join(ctx, cli)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func Run(ctx context.Context, opts Options) (rs []*results.Result, err error) {
 	}
 	if m.initialised {
 		say("swarm: initialised a single-node Swarm on this engine; it is left again when the job is done")
-		defer cleanup("the Swarm lockbench initialised", m.leave)
+		defer cleanup("the Swarm lockbench initialised", m.Leave)
 	}
 	name := ServiceName(s)
 	var secret *SecretRef
