@@ -49,25 +49,12 @@ func Join(ctx context.Context, cli *client.Client) (*Membership, error) {
 		return nil, fmt.Errorf("docker info (%s): %w", engine, err)
 	}
 	// The version negotiated with the engine on that first request.
-	if v := cli.ClientVersion(); versionLess(v, minJobsAPI) {
-		return nil, noSwarm(engine, "Engine API "+v+" has no replicated jobs (1.41 has)")
+	initialise, err := needsInit(info.Info.Swarm, cli.ClientVersion(), engine)
+	if err != nil {
+		return nil, err
 	}
-	st := info.Info.Swarm
-	switch st.LocalNodeState {
-	case swarm.LocalNodeStateActive:
-		if !st.ControlAvailable {
-			return nil, noSwarm(engine, "this engine is a Swarm worker; services are created on a manager")
-		}
+	if !initialise {
 		return &Membership{cli: cli}, nil
-	case swarm.LocalNodeStateInactive:
-	case "":
-		return nil, noSwarm(engine, "the engine reports no Swarm state: it has no Swarm mode")
-	default:
-		msg := "Swarm is " + string(st.LocalNodeState)
-		if st.Error != "" {
-			msg += ": " + st.Error
-		}
-		return nil, noSwarm(engine, msg)
 	}
 	m := &Membership{cli: cli, initialised: true}
 	m.gwbridgeBefore, err = networkExists(ctx, cli, gwbridge)
@@ -81,6 +68,30 @@ func Join(ctx context.Context, cli *client.Client) (*Membership, error) {
 		return nil, fmt.Errorf("docker swarm init (%s): %w", engine, err)
 	}
 	return m, nil
+}
+
+// needsInit reads the engine's Swarm state: an active manager is used, an
+// inactive engine is to be initialised, anything else cannot run the job.
+func needsInit(st swarm.Info, apiVersion, engine string) (bool, error) {
+	if versionLess(apiVersion, minJobsAPI) {
+		return false, noSwarm(engine, "Engine API "+apiVersion+" has no replicated jobs (1.41 has)")
+	}
+	switch st.LocalNodeState {
+	case swarm.LocalNodeStateActive:
+		if !st.ControlAvailable {
+			return false, noSwarm(engine, "this engine is a Swarm worker; services are created on a manager")
+		}
+		return false, nil
+	case swarm.LocalNodeStateInactive:
+		return true, nil
+	case "":
+		return false, noSwarm(engine, "the engine reports no Swarm state: it has no Swarm mode")
+	}
+	msg := "Swarm is " + string(st.LocalNodeState)
+	if st.Error != "" {
+		msg += ": " + st.Error
+	}
+	return false, noSwarm(engine, msg)
 }
 
 // Initialised reports whether Join initialised Swarm (and Leave leaves it).

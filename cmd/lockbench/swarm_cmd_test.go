@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -277,4 +278,35 @@ func startRedis(t *testing.T, ctx context.Context, cli *client.Client, image, ne
 		t.Fatal(err)
 	}
 	return name
+}
+
+func TestImageBuildLockbenchRefusals(t *testing.T) {
+	dynamic := "" // this test binary where it is linked with cgo (-race is)
+	if f, err := elf.Open(os.Args[0]); err == nil {
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				dynamic = os.Args[0]
+			}
+		}
+		f.Close()
+	}
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"flag before lockbench": {[]string{"image", "build", "--tag", "x:y", "lockbench"}, "--tag came before lockbench"},
+		"not executable":        {[]string{"image", "build", "lockbench", "--binary", "/etc/hostname"}, "--binary"},
+		"redis flag":            {[]string{"image", "build", "lockbench", "--redis-server", "/bin/sh"}, "redis-server"},
+		"dynamic binary":        {[]string{"image", "build", "lockbench", "--binary", dynamic}, "not a static executable"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if tc.args[len(tc.args)-1] == "" {
+				t.Skip("this test binary is not dynamically linked")
+			}
+			code, _, errs := lockbench(t, tc.args...)
+			if code != exitBadInput || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+				t.Fatalf("exit %d, stderr %q: want exit 2 and one line naming %q", code, errs, tc.want)
+			}
+		})
+	}
 }
