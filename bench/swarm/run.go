@@ -8,10 +8,12 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/swarm"
 	"github.com/moby/moby/client"
 
@@ -259,14 +261,21 @@ func collect(ctx context.Context, cli *client.Client, s job.Spec, tasks []swarm.
 	return out, nil
 }
 
+// stopGrace is how long a running generator has to stop after SIGTERM
+// (the service's removal sends it, on Ctrl-C say) and clean up its keys
+// before its container is removed by force.
+const stopGrace = 10 * time.Second
+
 // removeService removes the service and its tasks' containers. The engine
-// removes those itself, but only some time after (tens of seconds), so
-// they are removed here at once.
+// would stop and remove them itself, but only tens of seconds later: a
+// running generator (the job was interrupted) is stopped here at once, with
+// SIGTERM and stopGrace to clean up its keys, and every container removed.
 func removeService(ctx context.Context, cli *client.Client, id string) error {
 	if _, err := cli.ServiceRemove(ctx, id, client.ServiceRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove service: %w", err)
 	}
 	f := make(client.Filters).Add("label", serviceLabel+"="+id)
+	grace := int(stopGrace / time.Second)
 	for try := 0; ; try++ {
 		cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 		if err != nil {
@@ -275,13 +284,20 @@ func removeService(ctx context.Context, cli *client.Client, id string) error {
 		if len(cs.Items) == 0 {
 			return nil
 		}
-		var errs []error
-		for _, c := range cs.Items {
-			_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
-			if err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "already in progress") {
-				errs = append(errs, fmt.Errorf("remove task container %s: %w", shortID(c.ID), err))
-			}
+		var wg sync.WaitGroup
+		errs := make([]error, len(cs.Items))
+		for i, c := range cs.Items {
+			wg.Go(func() {
+				if c.State == container.StateRunning {
+					_, _ = cli.ContainerStop(ctx, c.ID, client.ContainerStopOptions{Timeout: &grace})
+				}
+				_, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+				if err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "already in progress") {
+					errs[i] = fmt.Errorf("remove task container %s: %w", shortID(c.ID), err)
+				}
+			})
 		}
+		wg.Wait()
 		if try == 20 {
 			return errors.Join(append(errs, fmt.Errorf("%d task containers are still there", len(cs.Items)))...)
 		}

@@ -65,6 +65,7 @@ func Service(s job.Spec, secret *SecretRef, network string) swarm.ServiceSpec {
 	}
 	labels := s.Labels()
 	none := swarm.RestartPolicyConditionNone
+	grace := stopGrace
 	return swarm.ServiceSpec{
 		Annotations: swarm.Annotations{Name: ServiceName(s), Labels: labels},
 		TaskTemplate: swarm.TaskSpec{
@@ -74,6 +75,8 @@ func Service(s job.Spec, secret *SecretRef, network string) swarm.ServiceSpec {
 				Env:     env,
 				Labels:  labels,
 				Secrets: secrets,
+				// Time to store a partial result and delete the run's keys.
+				StopGracePeriod: &grace,
 			},
 			RestartPolicy: &swarm.RestartPolicy{Condition: none},
 			Networks:      nets,
