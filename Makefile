@@ -70,6 +70,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 10s ./bench/job/
+	$(GO) test -run '^$$' -fuzz FuzzMoveSecrets -fuzztime 10s ./bench/job/
+	$(GO) test -run '^$$' -fuzz FuzzEnvFile -fuzztime 10s ./bench/job/
 
 # lockbench/redis:local: a FROM scratch image of this machine's redis-server and
 # its libraries, for a Docker engine that cannot pull redis:7.0 (see README).

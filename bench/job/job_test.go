@@ -240,3 +240,29 @@ func TestApplyEnvironment(t *testing.T) {
 		})
 	}
 }
+
+func FuzzMoveSecrets(f *testing.F) {
+	f.Add("--redis\x00redis://:pw@a:6379\x00-c\x002")
+	f.Add("--redis=redis://:pw@a:6379\x00--resource\x00redis://:x@r:1\x00--redis")
+	f.Fuzz(func(t *testing.T, joined string) {
+		s := spec()
+		s.RunFlags = strings.Split(joined, "\x00")
+		got, err := s.MoveSecrets()
+		if err != nil {
+			return
+		}
+		if got.Validate() != nil {
+			return
+		}
+		for _, tok := range got.RunFlags {
+			if hasPassword(tok) {
+				t.Fatalf("a password stayed on the command line: %q", got.RunFlags)
+			}
+		}
+		for k := range got.Secret {
+			if !strings.HasPrefix(k, "LOCKBENCH_") {
+				t.Fatalf("secret variable %s", k)
+			}
+		}
+	})
+}
