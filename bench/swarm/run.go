@@ -152,7 +152,11 @@ func wait(ctx context.Context, cli *client.Client, serviceID string, n int, poll
 			case swarm.TaskStateComplete:
 				complete++
 			case swarm.TaskStateFailed, swarm.TaskStateRejected, swarm.TaskStateOrphaned, swarm.TaskStateShutdown, swarm.TaskStateRemove:
-				return nil, fmt.Errorf("%s%s", describeTask(t), logTail(ctx, cli, t.ID))
+				hint := ""
+				if strings.Contains(t.Status.Err, "No such image") {
+					hint = "; lockbench image build lockbench makes " + compose.LockbenchImage + " on this engine"
+				}
+				return nil, fmt.Errorf("%s%s%s", describeTask(t), hint, logTail(ctx, cli, t.ID))
 			}
 		}
 		if complete >= n {

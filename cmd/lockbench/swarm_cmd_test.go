@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -160,7 +161,7 @@ func TestSwarmJobEndToEnd(t *testing.T) {
 	})
 	m, err := swarm.Join(ctx, cli)
 	if err != nil {
-		if strings.Contains(err.Error(), swarm.ErrNoSwarm.Error()) {
+		if errors.Is(err, swarm.ErrNoSwarm) {
 			t.Skipf("needs Swarm mode: %v", err)
 		}
 		t.Fatal(err)
