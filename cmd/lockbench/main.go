@@ -145,6 +145,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			fmt.Fprintf(c.App.ErrWriter, "lockbench: unknown command %q; see lockbench help\n", name)
 			os.Exit(exitBadInput)
 		},
+		Before: applyJobEnvironment,
 		Commands: []*cli.Command{
 			runCommand(),
 			workloadsCommand(),
@@ -156,6 +157,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			lockCostCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
+			swarmCommand(),
 			imageCommand(),
 			versionCommand(),
 		},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockbench/lockbench/bench/k8s"
+	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
@@ -237,7 +237,7 @@ func writeJSON(w io.Writer, v any) error {
 func printResults(w io.Writer, format string, rs []*results.Result) error {
 	if format == "marked" {
 		for _, r := range rs {
-			if err := k8s.WriteMarked(w, r); err != nil {
+			if err := job.WriteMarked(w, r); err != nil {
 				return err
 			}
 		}
