@@ -137,15 +137,20 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return usageError{msg: usageMessage(c, err)}
 		},
-		// Before any command runs: a single-valued flag given twice is
-		// refused for every command alike.
-		Before: refuseRepeatedFlags,
 		Action: unknownCommand,
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(c.App.ErrWriter, "lockbench: unknown command %q; see lockbench help\n", name)
 			os.Exit(exitBadInput)
 		},
-		Before: applyJobEnvironment,
+		// Before any command runs: a single-valued flag given twice is
+		// refused for every command alike, then the engine's environment
+		// becomes the flags' variables.
+		Before: func(c *cli.Context) error {
+			if err := refuseRepeatedFlags(c); err != nil {
+				return err
+			}
+			return applyJobEnvironment(c)
+		},
 		Commands: []*cli.Command{
 			runCommand(),
 			workloadsCommand(),
