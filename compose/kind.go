@@ -220,7 +220,7 @@ func (s Spec) CheckProvider(provider string) error {
 	if slices.Contains(info.Providers, provider) {
 		return nil
 	}
-	return fmt.Errorf("%s does not run from the %s provider; it runs from %s", s, provider, strings.Join(info.Providers, ", "))
+	return badRequest("%s does not run from the %s provider; it runs from %s", s, provider, strings.Join(info.Providers, ", "))
 }
 
 // CanonicalFault is the fault lock-cost --with-fault puts on s, and the

@@ -170,28 +170,3 @@ func FuzzDecode(f *testing.F) {
 type discard struct{}
 
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
-
-// TestFindRunsByLabel: a label names the run, or the group of repeats, that
-// carries it, as results ls shows it; one on several is ambiguous.
-func TestFindRunsByLabel(t *testing.T) {
-	dir := t.TempDir()
-	for i, tc := range []struct{ id, group, label string }{
-		{"r-1", "g-x", "nightly"}, {"r-2", "g-x", "nightly"}, {"r-3", "", "lone"},
-		{"r-4", "", "twice"}, {"r-5", "", "twice"},
-	} {
-		r := fixture(t, tc.id, fixtureOpts{group: tc.group, repeat: i})
-		r.Label = tc.label
-		if _, err := Write(dir, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if runs, err := FindRuns(dir, "nightly"); err != nil || len(runs) != 2 {
-		t.Errorf("FindRuns(nightly) = %d runs, %v; want the group's 2", len(runs), err)
-	}
-	if runs, err := FindRuns(dir, "lone"); err != nil || len(runs) != 1 || runs[0].ID != "r-3" {
-		t.Errorf("FindRuns(lone) = %v, %v; want r-3", runs, err)
-	}
-	if _, err := FindRuns(dir, "twice"); !errors.Is(err, errAmbiguous) || !strings.Contains(err.Error(), "run r-4") {
-		t.Errorf("FindRuns(twice) err = %v, want ambiguous naming both", err)
-	}
-}

@@ -111,7 +111,7 @@ var runFlags = []Flag{
 	{Name: "pause-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder stalls before its protected write (GC pause)", Doc: "The stall comes after acquiring, before the protected write, in real time"},
 	{Name: "pause", Default: "0", Category: catWorkload, Usage: "stall length distribution, same forms as --hold", Scope: Scope{Needs: &Need{Flag: "pause-prob", Text: "--pause-prob above 0", Holds: positive("pause-prob")}}},
 	{Name: "crash-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder dies without releasing", Commands: map[string]CommandUse{"tune-ttl": {Default: "0.05", Usage: "probability that a holder dies without releasing (tune-ttl: 0.05 unless the workload sets it, so blocked time is measured)"}}},
-	{Name: "rate", Default: closedLoopRate, Category: catWorkload, Usage: "open loop: lock requests per second (0: closed loop)", Doc: "Also `N/DURATION` (e.g. `50/100ms`); at most `-c` requests in flight; see [Open loop](#open-loop)"},
+	{Name: "rate", Default: closedLoopRate, Category: catWorkload, Usage: "open loop: lock requests per second (500, 50/100ms), or stages START,TARGET:DURATION,... ramping linearly (100,2000:30s,2000:1m), whose sum is the window (0: closed loop)", Doc: "At most `-c` requests in flight; see [Open loop](#open-loop)"},
 
 	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)", Commands: map[string]CommandUse{"capacity": {Usage: "with --rate: the most requests in flight (without --rate capacity ramps concurrency itself from --start to --max, and refuses -c)"}}},
 	{Name: "pipeline", Default: "off", Category: catRunner, Usage: "off, or auto: workers' commands are coalesced into pipelines on a few connections per server (go-redis auto-pipelining), so one generator can reach the server's limit; latency then includes batching", Scope: Scope{ByKind: true}, Doc: "Latencies then include the batching delay, and the table says so. Only for `--lock single` and `fenced`, without faults or `--wait-replicas` (auto-pipelining does not keep per-command deadlines)"},
@@ -167,7 +167,14 @@ type InputError struct {
 	Msg  string
 }
 
-func (e *InputError) Error() string { return fmt.Sprintf("--%s: %s", e.Flag, e.Msg) }
+// Error names the flag once: a message that already starts with it (a
+// parser's `--renew-every "ttl/0": …`) is not prefixed again.
+func (e *InputError) Error() string {
+	if strings.HasPrefix(e.Msg, "--"+e.Flag+" ") || strings.HasPrefix(e.Msg, "--"+e.Flag+":") {
+		return e.Msg
+	}
+	return fmt.Sprintf("--%s: %s", e.Flag, e.Msg)
+}
 
 // badInput builds an InputError.
 func badInput(flag, format string, args ...any) error {
@@ -175,9 +182,11 @@ func badInput(flag, format string, args ...any) error {
 }
 
 // IsInputError reports whether err is bad input (exit code 2).
+// Requests a topology cannot meet (the wrong number of --redis URLs) are
+// bad input too, though some are only found as it comes up.
 func IsInputError(err error) bool {
 	var ie *InputError
-	return errors.As(err, &ie)
+	return errors.As(err, &ie) || compose.IsInputError(err)
 }
 
 // Shown returns a flag's value as it may be recorded or printed: URLs with
