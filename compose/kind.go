@@ -64,6 +64,8 @@ type KindInfo struct {
 	Backend string
 	// Program is the server program the local provider starts.
 	Program string
+	// Node is what one of its servers is called ("master", "member").
+	Node string
 	// Locks are the locks that run on it (plan's --lock names), the default
 	// first.
 	Locks []string

@@ -470,7 +470,7 @@ func (p *parser) checkServers(pl *Plan) {
 		return
 	}
 	if n := topo.Shape().URLs(topo); n > 0 && len(pl.URLs) != n {
-		p.fail(info.URLFlag, "%s needs %d --%s URL(s), one per server, got %d", topo, n, info.URLFlag, len(pl.URLs))
+		p.fail(info.URLFlag, "%s needs %d --%s URLs, one per %s, got %d", topo, n, info.URLFlag, info.Node, len(pl.URLs))
 	}
 }
 
