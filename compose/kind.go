@@ -64,6 +64,8 @@ type KindInfo struct {
 	Backend string
 	// Program is the server program the local provider starts.
 	Program string
+	// Node is what one of its servers is called ("master", "member").
+	Node string
 	// Locks are the locks that run on it (plan's --lock names), the default
 	// first.
 	Locks []string
@@ -221,7 +223,7 @@ func (s Spec) CheckProvider(provider string) error {
 	if slices.Contains(info.Providers, provider) {
 		return nil
 	}
-	return fmt.Errorf("%s does not run from the %s provider; it runs from %s", s, provider, strings.Join(info.Providers, ", "))
+	return badRequest("%s does not run from the %s provider; it runs from %s", s, provider, strings.Join(info.Providers, ", "))
 }
 
 // CanonicalFault is the fault lock-cost --with-fault puts on s, and the

@@ -22,7 +22,7 @@ func (clusterShape) Info() KindInfo {
 	return KindInfo{
 		Kind: KindCluster, Example: "cluster:M", Sample: "cluster:3",
 		Syntax:  fmt.Sprintf("cluster:M[,R] with %d ≤ M ≤ %d masters and 0 ≤ R ≤ %d replicas each (default 1)", MinClusterMasters, MaxMasters, MaxClusterReplicas),
-		Backend: BackendRedis, Program: "redis-server",
+		Backend: BackendRedis, Program: "redis-server", Node: "node",
 		Locks:     singleInstanceLocks(),
 		LockNotes: map[string]string{"redlock": quorum, "redsync": quorum, "redislock": unmeasured},
 		Providers: []string{ProviderLocal, ProviderExternal},

@@ -17,7 +17,7 @@ type etcdShape struct{}
 // Info describes etcd:N.
 func (etcdShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindEtcd, Syntax: "etcd:N with N = 1, 3 or 5", Example: "etcd:N", Sample: "etcd:3", Backend: BackendEtcd, Program: "etcd",
+		Kind: KindEtcd, Syntax: "etcd:N with N = 1, 3 or 5", Example: "etcd:N", Sample: "etcd:3", Backend: BackendEtcd, Program: "etcd", Node: "member",
 		Locks:     []string{"etcd"},
 		Providers: []string{ProviderLocal, ProviderExternal},
 		URLFlag:   "etcd",

@@ -25,7 +25,7 @@ func (redlockShape) Info() KindInfo {
 	single := "is a single-instance lock, and redlock:N is N independent masters; use --lock redlock or --lock redsync, or --topology single"
 	return KindInfo{
 		Kind: KindRedlock, Syntax: fmt.Sprintf("redlock:N with 1 ≤ N ≤ %d", MaxMasters), Example: "redlock:N", Sample: "redlock:3",
-		Backend: BackendRedis, Program: "redis-server",
+		Backend: BackendRedis, Program: "redis-server", Node: "master",
 		Locks:     []string{"redlock", "redsync"},
 		LockNotes: map[string]string{"single": single, "fenced": single, "naive": single, "redislock": single},
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},

@@ -17,7 +17,7 @@ type replicatedShape struct{}
 func (replicatedShape) Info() KindInfo {
 	quorum := "it needs independent masters, and replicated has one primary; use --topology redlock:N or --lock single"
 	return KindInfo{
-		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", Backend: BackendRedis, Program: "redis-server",
+		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", Backend: BackendRedis, Program: "redis-server", Node: "node",
 		Locks:     append(singleInstanceLocks(), "redislock"),
 		LockNotes: map[string]string{"redlock": quorum, "redsync": quorum},
 		// It starts its own servers and sentinels: no --redis URLs.

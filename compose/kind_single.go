@@ -16,7 +16,7 @@ type singleShape struct{}
 // Info describes single.
 func (singleShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", Backend: BackendRedis, Program: "redis-server",
+		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", Backend: BackendRedis, Program: "redis-server", Node: "master",
 		Locks:     append(singleInstanceLocks(), "redlock", "redsync", "redislock"),
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
 		URLFlag:   "redis",

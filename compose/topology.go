@@ -214,13 +214,13 @@ func (t *Topology) workDir() (string, error) {
 func (t *Topology) upExternal() error {
 	urls := t.opts.URLs
 	if t.opts.ClockShim {
-		return errors.New("the clock shim needs local servers; it cannot move the clock of a --redis URL")
+		return badRequest("the clock shim needs local servers; it cannot move the clock of a --redis URL")
 	}
 	if t.Spec.Masters == 0 {
 		t.Spec.Masters = len(urls)
 	}
 	if len(urls) != t.Spec.Masters {
-		return fmt.Errorf("topology %s needs %d --redis URLs, got %d", t.Spec, t.Spec.Masters, len(urls))
+		return badRequest("needs %d --redis URLs, one per master, got %d", t.Spec.Masters, len(urls))
 	}
 	t.Provider = "external"
 	for i, u := range urls {
@@ -237,7 +237,7 @@ func (t *Topology) upExternal() error {
 // its errors never repeat the password.
 func ParseRedisURL(raw string) (*redis.Options, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("--redis %q: %s; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), why)
+		return badRequest("--redis %q: %s; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), why)
 	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {

@@ -38,6 +38,7 @@ func WriteReportWith(w io.Writer, runs []*Result, extras ReportExtras) error {
 	if len(runs) == 0 && extras.empty() {
 		return fmt.Errorf("report: no runs given")
 	}
+	runs = withNames(runs)
 	page, err := buildReport(runs)
 	if err != nil {
 		return err
@@ -121,11 +122,7 @@ func buildReport(runs []*Result) (reportPage, error) {
 	if len(runs) == 0 {
 		return reportPage{Title: "lockbench report"}, nil
 	}
-	names := make([]string, len(runs))
-	for i, r := range runs {
-		names[i] = RunName(r)
-	}
-	page := reportPage{Title: "lockbench report: " + strings.Join(names, ", "), Config: buildConfigTable(runs)}
+	page := reportPage{Title: "lockbench report: " + runsTitle(runs), Config: buildConfigTable(runs)}
 	for i, r := range runs {
 		page.Runs = append(page.Runs, summaryRow(i, r))
 	}
@@ -147,6 +144,32 @@ func buildReport(runs []*Result) (reportPage, error) {
 		{"Server cost", append([]chart{serverChart(runs)}, nodeCharts(runs)...)},
 	}
 	return page, nil
+}
+
+// maxTitleNames is how many run names a title lists before it counts the rest.
+const maxTitleNames = 3
+
+// runsTitle names the page after its runs: their one label when they share
+// it, else their names, the first few of many and how many more.
+func runsTitle(runs []*Result) string {
+	labels := map[string]bool{}
+	for _, r := range runs {
+		labels[r.Label] = true
+	}
+	if len(labels) == 1 && runs[0].Label != "" {
+		if len(runs) == 1 {
+			return runs[0].Label
+		}
+		return fmt.Sprintf("%s (%d runs)", runs[0].Label, len(runs))
+	}
+	var names []string
+	for _, r := range runs {
+		names = append(names, RunName(r))
+	}
+	if len(names) > maxTitleNames {
+		return fmt.Sprintf("%s and %d more runs", strings.Join(names[:maxTitleNames-1], ", "), len(names)-maxTitleNames+1)
+	}
+	return strings.Join(names, ", ")
 }
 
 func summaryRow(i int, r *Result) runRow {
@@ -307,6 +330,10 @@ type seriesSpec struct {
 	logY                       bool
 	format                     func(float64) string
 	value                      func(p SeriesPoint, dt float64) (float64, bool)
+	// offered, when set, is what was offered in a second, drawn dotted
+	// beside value for the runs that record it; offeredNote explains it.
+	offered     func(p SeriesPoint, dt float64) (float64, bool)
+	offeredNote string
 }
 
 // seriesChart draws one per-second figure of every run over time, with the
@@ -314,13 +341,20 @@ type seriesSpec struct {
 func seriesChart(spec seriesSpec, runs []*Result) chart {
 	c := chart{Name: spec.name, Title: spec.title, Note: "per second; dashed lines and shaded spans mark injected faults"}
 	segs := make([][][]step, len(runs))
+	offered := make([][][]step, len(runs))
 	lo, hi, tmax := math.Inf(1), 0.0, 0.0
+	widen := func(seg []step) {
+		for _, s := range seg {
+			lo, hi, tmax = math.Min(lo, s.v), math.Max(hi, s.v), math.Max(tmax, s.to)
+		}
+	}
 	for i, r := range runs {
 		segs[i] = seriesSteps(r, spec.value)
-		for _, seg := range segs[i] {
-			for _, s := range seg {
-				lo, hi, tmax = math.Min(lo, s.v), math.Max(hi, s.v), math.Max(tmax, s.to)
-			}
+		if spec.offered != nil {
+			offered[i] = seriesSteps(r, spec.offered)
+		}
+		for _, seg := range append(append([][]step(nil), segs[i]...), offered[i]...) {
+			widen(seg)
 		}
 		for _, f := range faultMarks(r) {
 			tmax = math.Max(tmax, clampData(math.Max(f.AtS, f.EndS)))
@@ -345,9 +379,15 @@ func seriesChart(spec seriesSpec, runs []*Result) chart {
 		for _, seg := range segs[i] {
 			c.Lines = append(c.Lines, svgPoly{stepPoints(p, seg), runColor(i), RunName(r)})
 		}
-		if len(segs[i]) > 0 {
+		for _, seg := range offered[i] {
+			c.Offered = append(c.Offered, svgPoly{stepPoints(p, seg), runColor(i), RunName(r) + " (offered)"})
+		}
+		if len(segs[i]) > 0 || len(offered[i]) > 0 {
 			c.Legend = append(c.Legend, legendItem{runColor(i), RunName(r)})
 		}
+	}
+	if len(c.Offered) > 0 {
+		c.Note = "per second; " + spec.offeredNote + "; dashed lines and shaded spans mark injected faults"
 	}
 	markFaults(&c, p, runs)
 	return c
@@ -411,6 +451,13 @@ func throughputChart(runs []*Result) chart {
 		empty:  "no per-second series recorded",
 		format: func(v float64) string { return fmt.Sprintf("%.0f", v) },
 		value:  func(p SeriesPoint, dt float64) (float64, bool) { return float64(p.Acquired) / dt, true },
+		offered: func(p SeriesPoint, dt float64) (float64, bool) {
+			if p.Offered == nil {
+				return 0, false
+			}
+			return float64(*p.Offered) / dt, true
+		},
+		offeredNote: "dotted lines: requests offered per second (open loop), against the acquisitions served",
 	}, runs)
 }
 
@@ -437,10 +484,19 @@ func figureRow(f Figure, runs []*Result) barRow {
 // figureChart draws figs as bar rows, or says why when no run has any of
 // them non-zero (or at all).
 func figureChart(name, title string, runs []*Result, figs []Figure, empty string) chart {
+	return figureChartOf(name, title, runs, figs, empty, func(*Result) bool { return true })
+}
+
+// figureChartOf is figureChart over the runs that measure figs at all
+// (measured says which): the others are left out, not drawn as zeros.
+func figureChartOf(name, title string, runs []*Result, figs []Figure, empty string, measured func(*Result) bool) chart {
 	var rows []barRow
 	nonZero := false
 	for _, f := range figs {
 		row := figureRow(f, runs)
+		for i, r := range runs {
+			row.has[i] = row.has[i] && measured(r)
+		}
 		for i, v := range row.values {
 			nonZero = nonZero || (row.has[i] && v != 0)
 		}
@@ -462,7 +518,7 @@ func groupCharts(runs []*Result) []chart {
 	figs := FiguresFor(runs)
 	var out []chart
 	if open := InGroup(figs, GroupOpenLoop); len(open) > 0 {
-		c := figureChart("open-loop", "Open-loop requests", runs, open, "no open-loop requests")
+		c := figureChartOf("open-loop", "Open-loop requests", runs, open, "no open-loop requests", (*Result).OpenLoop)
 		c.Note = "dropped requests never started before the window closed; time_to_acquire counts each from its intended start to the window's end, a lower bound"
 		out = append(out, c)
 	}
@@ -543,7 +599,9 @@ func nodeCharts(runs []*Result) []chart {
 		}
 		row := barRow{label: fmt.Sprintf("master %d server cpu", i), format: FormatUS}
 		for _, r := range runs {
-			has := r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
+			// Only runs with masters to tell apart: a single-instance run's
+			// server CPU is in the server cost chart.
+			has := len(r.NodeOutcomes) > 1 && r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
 			v := 0.0
 			if has {
 				v = r.Servers.Nodes[i].CPUUS

@@ -16,6 +16,7 @@ table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; }
 tr.differs td { background: #fff6d5; }
+table.config th, table.config td { overflow-wrap: anywhere; }
 .warn { color: #b00; font-weight: 600; }
 figure.chart { margin: 16px 0; padding: 8px; border: 1px solid #e4e4e4; border-radius: 4px; }
 figcaption .note { color: #777; font-size: 12px; margin-left: 8px; }
@@ -64,6 +65,7 @@ svg text.cell { font-size: 10px; fill: #222; } svg text.cell.light { fill: #fff;
 {{end}}{{range .Rects}}<rect class="data" x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}" fill="{{.Color}}"><title>{{.Title}}</title></rect>
 {{end}}{{range .Boxes}}<rect class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}" fill="{{.Fill}}" stroke="{{.Stroke}}">{{with .Title}}<title>{{.}}</title>{{end}}</rect>
 {{end}}{{range .Lines}}<polyline class="data" points="{{.Points}}" stroke="{{.Color}}"><title>{{.Title}}</title></polyline>
+{{end}}{{range .Offered}}<polyline class="data offered" points="{{.Points}}" stroke="{{.Color}}" stroke-dasharray="1.5 3"><title>{{.Title}}</title></polyline>
 {{end}}{{range .Dots}}<circle class="{{.Class}}" cx="{{f .X}}" cy="{{f .Y}}" r="{{f .R}}" fill="{{.Fill}}" stroke="{{.Stroke}}">{{with .Title}}<title>{{.}}</title>{{end}}</circle>
 {{end}}{{range .Marks}}<line class="{{.Class}}" x1="{{f .X1}}" y1="{{f .Y1}}" x2="{{f .X2}}" y2="{{f .Y2}}"/>
 {{end}}{{range .Texts}}<text class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" text-anchor="{{.Anchor}}">{{.Text}}</text>

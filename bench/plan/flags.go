@@ -83,11 +83,11 @@ var startedHere = []string{compose.ProviderLocal, compose.ProviderDocker}
 
 // runFlags is the flag table: every run flag, its default, help and scope.
 var runFlags = []Flag{
-	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters), replicated (primary, replica, 3 sentinels), cluster:M[,R] (Redis Cluster, 3-9 masters, R replicas each, default 1), etcd:N (1, 3 or 5 etcd members) or postgres (one PostgreSQL server); repeat to compare side by side", Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock:N itself; use --masters, or --redis URLs"}}, Doc: "Repeat it to run the same workload on each and print a side-by-side table with ratios against the first. On `replicated` the lock follows the current primary through a sentinel client; on `cluster:M[,R]` it goes through a cluster client (see [Redis Cluster](#redis-cluster)); `etcd:N`: see [etcd](#etcd)"},
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: " + compose.SpecHelp() + "; repeat to compare side by side", Commands: map[string]CommandUse{"lock-cost": {Refused: "takes each lock's topology with --lock NAME@TOPOLOGY"}, "redlock-cost": {Refused: "runs single and redlock:N itself; choose N with --masters 3,5,7, or give the masters as --redis URLs"}}, Doc: "Repeat it to run the same workload on each and print a side-by-side table with ratios against the first. On `replicated` the lock follows the current primary through a sentinel client; on `cluster:M[,R]` it goes through a cluster client (see [Redis Cluster](#redis-cluster)); `etcd:N`: see [etcd](#etcd)"},
 	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)", Scope: Scope{ByKind: true}, Doc: "With `--topology cluster`, any node(s) of the cluster: the rest is discovered. The password never appears in output or results"},
 	{Name: "etcd", Multi: true, URL: true, Category: catTarget, Usage: "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)", Scope: Scope{ByKind: true}, Doc: "Port 2379 by default, TLS with the system roots; redacted like `--redis`"},
 	{Name: "postgres", URL: true, Category: catTarget, Usage: "external PostgreSQL URL postgres://[user:pass@]host:port/database for --topology postgres (default: initdb and start a local server)", Scope: Scope{ByKind: true}, Doc: "The run creates its tables if missing (lockbench_lease, lockbench_resource, lockbench_resource_state) and deletes only its own rows; redacted like `--redis`"},
-	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated); etcd (etcd:N); pg-advisory, pg-advisory-xact, pg-lease or occ (postgres) (default: redlock on redlock topologies, etcd on etcd:N, pg-advisory on postgres, single otherwise)", Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
+	{Name: "lock", Category: catTarget, Usage: lockUsage(), Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)", Scope: Scope{Providers: startedHere}, Doc: "`docker` starts containers of `--image` with testcontainers-go on a network of its own (it needs a Docker engine, and says so clearly when none is reachable); see [Docker](#docker). Compose files for bringing topologies up yourself are in `compose/docker/`"},
 	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")", Scope: Scope{Providers: []string{compose.ProviderDocker}}, Doc: "Where no registry can be reached, `lockbench image build` makes `lockbench/redis:local` from this machine's `redis-server`"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always", Scope: Scope{ByKind: true, Providers: startedHere}},
@@ -98,7 +98,7 @@ var runFlags = []Flag{
 		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock),
 		Scope: Scope{Locks: []string{lockimpl.LockRedsync, lockimpl.LockRedislock}}, Doc: "An option the lock does not have is refused"},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)", Scope: Scope{Locks: []string{"naive"}}},
-	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated or cluster topology)", Scope: Scope{Locks: []string{"single"}, ByKind: true}, Doc: "`WAIT N` on the same connection; fewer acks count as not acquired (released, counted as `acquire_unreplicated`)"},
+	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired", Scope: Scope{Locks: []string{"single"}, ByKind: true}, Doc: "`WAIT N` on the same connection; fewer acks count as not acquired (released, counted as `acquire_unreplicated`)"},
 	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas", Scope: Scope{Needs: &Need{Flag: "wait-replicas", Text: "--wait-replicas above 0", Holds: positive("wait-replicas")}}},
 	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'; on a cluster 'at=1s kill master=0', 'at=1s failover shard=1', 'at=0s lag-replica shard=0 for=2s'", Commands: map[string]CommandUse{"lock-cost": {Refused: "puts each topology's canonical fault itself; use --with-fault"}, "redlock-cost": {Refused: "kills one master itself"}}, Doc: "See [Faults](#faults)"},
 	{Name: "restart-delay", Default: "0", Category: catTarget, Usage: "how long a restart fault keeps the node down", Scope: Scope{Needs: &Need{Flag: "fault", Text: "a restart --fault", Holds: hasFault(compose.FaultRestart)}}},
@@ -112,7 +112,7 @@ var runFlags = []Flag{
 	{Name: "pause-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder stalls before its protected write (GC pause)", Doc: "The stall comes after acquiring, before the protected write, in real time"},
 	{Name: "pause", Default: "0", Category: catWorkload, Usage: "stall length distribution, same forms as --hold", Scope: Scope{Needs: &Need{Flag: "pause-prob", Text: "--pause-prob above 0", Holds: positive("pause-prob")}}},
 	{Name: "crash-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder dies without releasing", Commands: map[string]CommandUse{"tune-ttl": {Default: "0.05", Usage: "probability that a holder dies without releasing (tune-ttl: 0.05 unless the workload sets it, so blocked time is measured)"}}},
-	{Name: "rate", Default: closedLoopRate, Category: catWorkload, Usage: "open loop: lock requests per second (0: closed loop)", Doc: "Also `N/DURATION` (e.g. `50/100ms`); at most `-c` requests in flight; see [Open loop](#open-loop)"},
+	{Name: "rate", Default: closedLoopRate, Category: catWorkload, Usage: "open loop: lock requests per second (500, 50/100ms), or stages START,TARGET:DURATION,... ramping linearly (100,2000:30s,2000:1m), whose sum is the window (0: closed loop)", Doc: "At most `-c` requests in flight; see [Open loop](#open-loop)"},
 
 	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)", Commands: map[string]CommandUse{"capacity": {Usage: "with --rate: the most requests in flight (without --rate capacity ramps concurrency itself from --start to --max, and refuses -c)"}}},
 	{Name: "pipeline", Default: "off", Category: catRunner, Usage: "off, or auto: workers' commands are coalesced into pipelines on a few connections per server (go-redis auto-pipelining), so one generator can reach the server's limit; latency then includes batching", Scope: Scope{ByKind: true}, Doc: "Latencies then include the batching delay, and the table says so. Only for `--lock single` and `fenced`, without faults or `--wait-replicas` (auto-pipelining does not keep per-command deadlines)"},
@@ -136,6 +136,20 @@ var runFlags = []Flag{
 	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line", Doc: "Also no step messages on stderr"},
 }
 
+// lockUsage is --lock's help: each lock and the topologies it runs on, from
+// the kind registry, and each kind's default.
+func lockUsage() string {
+	var locks, defaults []string
+	for _, name := range lockimpl.Names() {
+		locks = append(locks, fmt.Sprintf("%s (%s)", name, strings.Join(compose.KindsWithLock(name), ", ")))
+	}
+	for _, sh := range compose.Shapes() {
+		info := sh.Info()
+		defaults = append(defaults, info.Locks[0]+" on "+info.Example)
+	}
+	return "lock: " + strings.Join(locks, ", ") + "; redsync and redislock are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
+}
+
 // RunFlags returns the run flags in help order.
 func RunFlags() []Flag { return append([]Flag(nil), runFlags...) }
 
@@ -154,7 +168,14 @@ type InputError struct {
 	Msg  string
 }
 
-func (e *InputError) Error() string { return fmt.Sprintf("--%s: %s", e.Flag, e.Msg) }
+// Error names the flag once: a message that already starts with it (a
+// parser's `--renew-every "ttl/0": …`) is not prefixed again.
+func (e *InputError) Error() string {
+	if strings.HasPrefix(e.Msg, "--"+e.Flag+" ") || strings.HasPrefix(e.Msg, "--"+e.Flag+":") {
+		return e.Msg
+	}
+	return fmt.Sprintf("--%s: %s", e.Flag, e.Msg)
+}
 
 // badInput builds an InputError.
 func badInput(flag, format string, args ...any) error {
@@ -162,9 +183,11 @@ func badInput(flag, format string, args ...any) error {
 }
 
 // IsInputError reports whether err is bad input (exit code 2).
+// Requests a topology cannot meet (the wrong number of --redis URLs) are
+// bad input too, though some are only found as it comes up.
 func IsInputError(err error) bool {
 	var ie *InputError
-	return errors.As(err, &ie)
+	return errors.As(err, &ie) || compose.IsInputError(err)
 }
 
 // Shown returns a flag's value as it may be recorded or printed: URLs with

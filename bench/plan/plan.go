@@ -155,7 +155,27 @@ func Resolve(given Values) (Values, error) {
 	if v.Get("workload") == "" {
 		v.Set("workload", "custom")
 	}
+	stagedWindow(v, given)
 	return v, nil
+}
+
+// StagedRate reports whether v gives --rate as stages, whose sum is then
+// the window: a command's own default duration must not replace it.
+func StagedRate(v Values) bool {
+	r, err := workloads.ParseRate("rate", v.Get("rate"))
+	return err == nil && r.Staged()
+}
+
+// stagedWindow makes a staged --rate's stages the window when no duration
+// was given, so the result's config records the window the run had; a
+// duration given that differs is refused by Parse.
+func stagedWindow(v, given Values) {
+	if given.Has("duration") {
+		return
+	}
+	if r, err := workloads.ParseRate("rate", v.Get("rate")); err == nil && r.Staged() {
+		v.Set("duration", r.Window().String())
+	}
 }
 
 // Expand resolves the given values and returns one plan per --topology.
@@ -169,6 +189,7 @@ func Expand(given Values) ([]Plan, error) {
 		topologies = []string{"single"}
 	}
 	var plans []Plan
+	seen := map[string]string{}
 	for _, t := range topologies {
 		one := v.Clone()
 		one.Set("topology", t)
@@ -176,6 +197,16 @@ func Expand(given Values) ([]Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The same topology twice would be run twice and shown as if it
+		// were two to compare; repeats are --count's.
+		if first, twice := seen[p.Topology.String()]; twice {
+			as := ""
+			if first != t {
+				as = fmt.Sprintf(" (as %q and %q)", first, t)
+			}
+			return nil, badInput("topology", "%s given twice%s; give each topology once, and --count N to repeat runs", p.Topology.String(), as)
+		}
+		seen[p.Topology.String()] = t
 		plans = append(plans, p)
 	}
 	return plans, nil
@@ -327,6 +358,9 @@ func Parse(v Values) (Plan, error) {
 	}
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
+	if r := pl.Workload.Rate; r.Staged() && pl.Bench.Duration != r.Window() && p.err == nil {
+		p.fail("duration", "%v, but the stages of --rate %s last %v, and with stages they are the window; drop --duration or give %v", pl.Bench.Duration, v.Get("rate"), r.Window(), r.Window())
+	}
 	for _, f := range pl.Faults {
 		if p.err == nil && f.At >= pl.Bench.Duration {
 			p.fail("fault", "%q: at=%v is not inside the %v window (--duration); it would never be applied", f.String(), f.At, pl.Bench.Duration)
@@ -440,7 +474,7 @@ func (p *parser) checkServers(pl *Plan) {
 		return
 	}
 	if n := topo.Shape().URLs(topo); n > 0 && len(pl.URLs) != n {
-		p.fail(info.URLFlag, "%s needs %d --%s URL(s), one per server, got %d", topo, n, info.URLFlag, len(pl.URLs))
+		p.fail(info.URLFlag, "%s needs %d --%s URLs, one per %s, got %d", topo, n, info.URLFlag, info.Node, len(pl.URLs))
 	}
 }
 

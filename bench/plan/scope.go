@@ -243,7 +243,8 @@ func CommandFlags(command string) (takes []Flag, refused map[string]string) {
 
 // WithCommandDefaults sets command's own defaults (tune-ttl's workload,
 // capacity's shorter window) under the given values and under the
-// preset's: a flag the user gave or the preset sets keeps that value.
+// preset's: a flag the user gave or the preset sets keeps that value, and
+// a staged --rate keeps its own window.
 func WithCommandDefaults(command string, given Values) (Values, error) {
 	v := given.Clone()
 	if d := defaultFor(command, "workload"); d != "" && !v.Has("workload") {
@@ -261,6 +262,9 @@ func WithCommandDefaults(command string, given Values) (Values, error) {
 		d := defaultFor(command, f.Name)
 		if _, inPreset := preset[f.Name]; d == "" || v.Has(f.Name) || inPreset {
 			continue
+		}
+		if f.Name == "duration" && StagedRate(v) {
+			continue // a staged rate's stages are the window
 		}
 		v.Set(f.Name, d)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // Axis is one run flag varied over a list of values.
@@ -132,7 +133,7 @@ func AxesFromValues(given plan.Values, names []string) (plan.Values, []Axis) {
 		}
 		var list []string
 		for _, v := range vals {
-			list = append(list, ParseList(v)...)
+			list = append(list, splitValue(name, v)...)
 		}
 		if len(list) > 1 {
 			axes = append(axes, Axis{Flag: name, Values: list})
@@ -141,6 +142,19 @@ func AxesFromValues(given plan.Values, names []string) (plan.Values, []Axis) {
 		base[name] = list
 	}
 	return base, axes
+}
+
+// splitValue splits one value given to a sweep flag into its list. A staged
+// --rate (100,2000:30s,2000:1m) is one value, though it holds commas: its
+// start rate would otherwise become an axis value of its own; several staged
+// rates are separated by '|'.
+func splitValue(flag, v string) []string {
+	if flag == "rate" && !strings.Contains(v, "|") {
+		if r, err := workloads.ParseRate(flag, v); err == nil && r.Staged() {
+			return []string{strings.TrimSpace(v)}
+		}
+	}
+	return ParseList(v)
 }
 
 // Runner executes one run and stores its result. group names the cell's set
@@ -176,7 +190,11 @@ func Run(ctx context.Context, g Grid, cells []Cell, run Runner, progress Progres
 			}
 			r, err := run(ctx, c.Values.Clone(), group, i)
 			if err != nil {
-				return append(out, cr), fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
+				// Every cell's values were checked before the first ran, so a
+				// failure here is mostly the servers' (one that does not
+				// answer), not the cell's: lead with it, then say where the
+				// grid stopped.
+				return append(out, cr), fmt.Errorf("%w (stopped at run %d of %d, %s; %s)", err, done+1, total, c.Label(g.Axes), storedSoFar(done))
 			}
 			cr.Results = append(cr.Results, r)
 			done++
@@ -184,4 +202,15 @@ func Run(ctx context.Context, g Grid, cells []Cell, run Runner, progress Progres
 		out = append(out, cr)
 	}
 	return out, nil
+}
+
+// storedSoFar says how many runs of a grid finished and were stored.
+func storedSoFar(done int) string {
+	switch done {
+	case 0:
+		return "nothing stored"
+	case 1:
+		return "1 run stored"
+	}
+	return fmt.Sprintf("%d runs stored", done)
 }
