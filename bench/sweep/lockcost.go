@@ -25,7 +25,7 @@ type LockSpec struct {
 func (s LockSpec) String() string { return s.Lock + "@" + s.Topology }
 
 // LockSpecHelp says what lock-cost's --lock accepts.
-const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated, redsync@redlock:5 or etcd@etcd:3 (without @TOPOLOGY: single)"
+const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated, redsync@redlock:5, etcd@etcd:3 or pg-advisory@postgres (without @TOPOLOGY: single)"
 
 // DefaultLockSpecs are the locks lock-cost compares when none are given:
 // lockbench's own locks and the peer libraries, on one server and on five
