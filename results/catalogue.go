@@ -2,7 +2,9 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -79,6 +81,12 @@ type Figure struct {
 	Group string
 	// Op is the operation of a latency figure, "" for the others.
 	Op string
+	// Precision is how many decimals a table shows of a figure in units of
+	// seconds, counts, rates per second or ratios; 0 leaves the unit's
+	// default (see Decimals). Latencies in µs keep 3 significant digits in
+	// an adaptive unit (FormatUS). Ratios between runs are of the values as
+	// shown at this precision, so two figures that print alike are "same".
+	Precision int
 
 	read func(r *Result) (float64, error)
 	// counter, when set, is where a summed count lives: it is read through
@@ -100,8 +108,58 @@ func (f Figure) Value(r *Result) (float64, error) {
 	return f.read(r)
 }
 
-// Format renders v in the figure's unit.
-func (f Figure) Format(v float64) string { return formatValue(f.Unit, v) }
+// Decimals is the figure's precision: its own, or its unit's default (one
+// decimal of a second, whole counts and rates, two decimals of a ratio).
+func (f Figure) Decimals() int {
+	switch {
+	case f.Precision > 0:
+		return f.Precision
+	case f.Unit == UnitSeconds:
+		return 1
+	case f.Unit == UnitRatio:
+		return 2
+	}
+	return 0
+}
+
+// Format renders v in the figure's unit at the figure's precision.
+func (f Figure) Format(v float64) string {
+	if f.Unit == UnitUS {
+		return FormatUS(v)
+	}
+	s := strconv.FormatFloat(v, 'f', f.Decimals(), 64)
+	if f.Unit == UnitSeconds {
+		s += "s"
+	}
+	return s
+}
+
+// Shown is v as Format shows it: rounded to the figure's precision. Ratios
+// between runs divide shown values, so a ratio never claims a difference
+// the table cannot show.
+func (f Figure) Shown(v float64) float64 {
+	if f.Unit == UnitUS {
+		return shownUS(v)
+	}
+	p := math.Pow(10, float64(f.Decimals()))
+	return math.Round(v*p) / p
+}
+
+// shownUS rounds microseconds as FormatUS prints them: whole µs below 1ms,
+// then 10µs steps (1.23ms), 100µs steps (12.3ms), 10ms steps (1.23s).
+func shownUS(us float64) float64 {
+	step := 1.0
+	switch {
+	case us < 999.5:
+	case us < 10_000:
+		step = 10
+	case us < 1_000_000:
+		step = 100
+	default:
+		step = 10_000
+	}
+	return math.Round(us/step) * step
+}
 
 // IsLatency reports whether the figure is a latency in µs.
 func (f Figure) IsLatency() bool { return f.Unit == UnitUS }
@@ -226,7 +284,7 @@ func contentionFigures() []Figure {
 		c("contended", "contended", "lower", func(c *Contention) *int64 { return &c.Contended }),
 		c("gave_up", "gave up", "lower", func(c *Contention) *int64 { return &c.GaveUp }),
 		{Name: "contention.rate", Key: "contention.rate", Label: "contention rate", Unit: UnitRatio, Better: "lower", Merge: MergeRecompute,
-			Group: GroupContention, read: always(func(r *Result) float64 { return r.Contention.Rate })},
+			Group: GroupContention, Precision: 4, read: always(func(r *Result) float64 { return r.Contention.Rate })},
 		{Name: "contention.attempts_per_acquire", Key: "contention.attempts_per_acquire", Label: "attempts/acquire", Unit: UnitRatio, Better: "lower",
 			Merge: MergeRecompute, Group: GroupContention, read: always(func(r *Result) float64 { return r.Contention.AttemptsPerAcquire })},
 	}
@@ -289,10 +347,12 @@ func fairnessFigures() []Figure {
 				return get(r.Fairness), nil
 			}}
 	}
+	jain := f("jain", "Jain's index", UnitRatio, "higher", MergeWorkers, func(f *Fairness) float64 { return f.Jain })
+	jain.Precision = 3
 	return []Figure{
 		f("min_acquired", "min acquired/worker", UnitCount, "higher", MergeWorkers, func(f *Fairness) float64 { return float64(f.MinAcquired) }),
 		f("max_acquired", "max acquired/worker", UnitCount, "", MergeWorkers, func(f *Fairness) float64 { return float64(f.MaxAcquired) }),
-		f("jain", "Jain's index", UnitRatio, "higher", MergeWorkers, func(f *Fairness) float64 { return f.Jain }),
+		jain,
 		f("starved", "starved workers", UnitCount, "lower", MergeWorkers, func(f *Fairness) float64 { return float64(f.Starved) }),
 		f("worst_time_to_acquire_p99_us", "worst worker's time_to_acquire p99", UnitUS, "lower", MergeMax,
 			func(f *Fairness) float64 { return f.WorstTimeToAcquireP99US }),

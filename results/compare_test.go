@@ -112,7 +112,7 @@ func TestCompareGroupsNoise(t *testing.T) {
 	if err := c.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "~ (within noise)") {
+	if !strings.Contains(buf.String(), "(~)") {
 		t.Error("table does not mark the noise")
 	}
 	golden(t, "compare-groups.txt", buf.Bytes())

@@ -261,7 +261,7 @@ func printResults(w io.Writer, format string, rs []*results.Result) error {
 	switch groups := results.GroupRuns(rs); {
 	case len(groups) > 1:
 		fmt.Fprintln(w)
-		return results.WriteSideBySideGroups(w, groups)
+		return results.WriteSideBySideGroups(w, groups, nil)
 	case len(rs) > 1:
 		fmt.Fprintln(w)
 		return results.WriteGroupSummary(w, groups[0])
