@@ -2,7 +2,6 @@ package results
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,8 +140,17 @@ func (f Figure) Shown(v float64) float64 {
 	if f.Unit == UnitUS {
 		return shownUS(v)
 	}
-	p := math.Pow(10, float64(f.Decimals()))
-	return math.Round(v*p) / p
+	return roundAsPrinted(v, f.Decimals())
+}
+
+// roundAsPrinted rounds v to d decimals exactly as %.*f prints it (half to
+// even), so a shown value and its text never disagree.
+func roundAsPrinted(v float64, d int) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', d, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }
 
 // shownUS rounds microseconds as FormatUS prints them: whole µs below 1ms,
@@ -158,7 +166,7 @@ func shownUS(us float64) float64 {
 	default:
 		step = 10_000
 	}
-	return math.Round(us/step) * step
+	return roundAsPrinted(us/step, 0) * step
 }
 
 // IsLatency reports whether the figure is a latency in µs.

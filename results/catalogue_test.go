@@ -146,9 +146,11 @@ func TestNewFairness(t *testing.T) {
 // TestViewsNameRealFigures keeps the table views (side by side, sweeps)
 // from naming a figure the catalogue does not have.
 func TestViewsNameRealFigures(t *testing.T) {
-	for _, name := range append(SideBySideFigures(), "errors", "incidents", "throughput") {
-		if _, err := LookupFigure(name); err != nil {
-			t.Errorf("view names %q: %v", name, err)
+	for _, v := range []View{SideBySideView(), SweepView(), LockCostView(), FaultView()} {
+		for _, name := range v.Defaults {
+			if _, err := LookupFigure(name); err != nil {
+				t.Errorf("view %s names %q: %v", v.Name, name, err)
+			}
 		}
 	}
 }

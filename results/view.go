@@ -46,6 +46,10 @@ func FaultView() View {
 	return View{Name: "lock-cost fault", Defaults: []string{"throughput.acquired_per_s", "acquire.p99", "errors"}}
 }
 
+// CompareView is `results compare`'s table: a row per figure, every figure
+// the runs have unless --columns names some.
+func CompareView() View { return View{Name: "compare"} }
+
 // Figures resolves --columns for the view: none given is its defaults;
 // otherwise the figures named (catalogue names, short names such as p99,
 // errors.KIND), in the order given. An unknown name is an error that lists

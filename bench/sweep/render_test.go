@@ -78,7 +78,7 @@ func fakeRun(t *testing.T, id, spec, provider string, cpus int, f figures) *resu
 // sweepFixture is a concurrency × topology grid with two repeats per cell, so
 // the table shows throughput ranges; the redlock:3 cell at 16 has no server
 // figures, to cover the "-" a missing metric renders as.
-func sweepFixture(t *testing.T) (Grid, []Summary) {
+func sweepFixture(t *testing.T) (Grid, []CellResult) {
 	t.Helper()
 	g := Grid{
 		Axes: []Axis{
@@ -117,7 +117,7 @@ func sweepFixture(t *testing.T) (Grid, []Summary) {
 		}
 		crs = append(crs, cr)
 	}
-	return g, Summarize(g, crs)
+	return g, crs
 }
 
 // capacityFixture has one search per way a search ends: an SLO breaking after
@@ -168,7 +168,7 @@ func tuneFixture() []TuneCell {
 }
 
 func TestWriteGolden(t *testing.T) {
-	g, sums := sweepFixture(t)
+	g, crs := sweepFixture(t)
 	caps := capacityFixture()
 	cells := tuneFixture()
 	for _, tc := range []struct {
@@ -178,13 +178,13 @@ func TestWriteGolden(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"table", "sweep-table.txt", func(w io.Writer) error { return WriteTable(w, g, sums) },
+		{"table", "sweep-table.txt", func(w io.Writer) error { return WriteTable(w, g, crs, nil) },
 			// One repeat's overlap must not round away in a median of 0.5.
-			[]string{"2098 [2085–2110]", "concurrency", "topology", "0 [0–1]"}, nil},
-		{"csv", "sweep.csv", func(w io.Writer) error { return WriteCSV(w, g, sums) },
+			[]string{"2098 ±1%", "concurrency", "topology", "0 [0–1]"}, nil},
+		{"csv", "sweep.csv", func(w io.Writer) error { return WriteCSV(w, g, crs) },
 			// Server figures no run had are empty, not a measured zero.
-			[]string{"concurrency,topology,runs,throughput,throughput_min,throughput_max", ",0.5,0,1,,,,,,\n"}, nil},
-		{"json", "sweep.json", func(w io.Writer) error { return WriteJSON(w, sums) },
+			[]string{"concurrency,topology,runs,duration_s,duration_s_min,duration_s_max,throughput.acquired_per_s", ",,,,,\n"}, nil},
+		{"json", "sweep.json", func(w io.Writer) error { return WriteJSON(w, g, crs) },
 			[]string{`"coords"`, `"sweep-c0-r1"`}, nil},
 		{"capacity", "capacity.txt", func(w io.Writer) error { return WriteCapacity(w, caps, "concurrency") },
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},

@@ -311,14 +311,6 @@ func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
 	}
 }
 
-func TestSweepColumnsAreCatalogueFigures(t *testing.T) {
-	for _, c := range sweepColumns {
-		if _, err := results.LookupFigure(c.metric); err != nil {
-			t.Errorf("column %s: %v", c.header, err)
-		}
-	}
-}
-
 // TestOpenLoopStepToleratesOnlyEdgeDrops: a request intended in the window's
 // last millisecond and not started when it closed was not late, so it does
 // not prove the step saturated; one more drop does.

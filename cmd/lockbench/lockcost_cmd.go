@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/results"
 )
 
 // costRunFlags are the run flags lock-cost takes: not --lock and --topology,
@@ -38,7 +39,7 @@ func lockCostCommand() *cli.Command {
 			"   default locks: single, fenced, redislock, redlock@redlock:5, redsync@redlock:5",
 		Flags: append(cliFlags(table),
 			&cli.StringSliceFlag{Name: "lock", Category: "target", Usage: "lock to compare, repeatable: " + sweep.LockSpecHelp},
-			withFaultFlag, countFlag, formatFlag("table", "json")),
+			withFaultFlag, countFlag, formatFlag("table", "json", "csv"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			var locks []sweep.LockSpec
 			for _, s := range compose.JoinClusterPieces(c.StringSlice("lock")) {
@@ -68,7 +69,7 @@ func redlockCostCommand() *cli.Command {
 			"   lockbench redlock-cost --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379   (external masters: N = the URLs)",
 		Flags: append(cliFlags(table),
 			&cli.StringFlag{Name: "masters", Value: "3,5,7", Usage: "Redlock master counts to compare against single", Category: "output"},
-			countFlag, formatFlag("table", "json")),
+			countFlag, formatFlag("table", "json", "csv"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			locks := []sweep.LockSpec{{Lock: "single", Topology: "single"}}
 			if urls := c.StringSlice("redis"); len(urls) > 0 {
@@ -93,7 +94,11 @@ func redlockCostCommand() *cli.Command {
 // runLockCost checks every run of the comparison, runs and stores them, and
 // prints the table (or JSON).
 func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, withFault bool) error {
-	format, err := checkFormat(c, "table", "json")
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
+	columns, err := viewColumns(c, results.LockCostView(), format)
 	if err != nil {
 		return err
 	}
@@ -109,8 +114,11 @@ func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, with
 	if err != nil {
 		return err
 	}
-	if format == "json" {
+	switch format {
+	case "json":
 		return sweep.WriteLockCostJSON(c.App.Writer, rows)
+	case "csv":
+		return sweep.WriteLockCostCSV(c.App.Writer, rows)
 	}
-	return sweep.WriteLockCost(c.App.Writer, rows)
+	return sweep.WriteLockCost(c.App.Writer, rows, columns)
 }

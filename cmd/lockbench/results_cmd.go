@@ -25,9 +25,9 @@ func resultsCommand() *cli.Command {
 			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag,
 				&cli.StringSliceFlag{Name: "tag", Usage: "only runs with this key=value tag (repeatable: all must match)"}}, Action: resultsLs},
 			{Name: "show", Usage: "the summary of one run, or min/median/max over a group of repeats", ArgsUsage: "ID|GROUP|FILE",
-				Flags: []cli.Flag{outFlag}, Action: resultsShow},
+				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv")}, Action: resultsShow},
 			{Name: "compare", Usage: "runs (or groups of repeats) side by side with ratios to the first", ArgsUsage: "A B [C…]",
-				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"}}, Action: resultsCompare},
+				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv"), columnsFlag}, Action: resultsCompare},
 			{Name: "merge", Usage: "merge results of generators that ran together into one", ArgsUsage: "A B [C…]  (or --run-id ID)",
 				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Usage: "file to write the merged result to (default: <out>/merged-<id>.json)"},
 					&cli.StringFlag{Name: "run-id", Usage: "merge every generator of this run found in --out (<run-id>-g<i>.json)"}}, Action: resultsMerge},
@@ -108,9 +108,16 @@ func flatten(groups [][]*results.Result) []*results.Result {
 }
 
 func resultsShow(c *cli.Context) error {
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
 	groups, err := resolve(c, 1)
 	if err != nil {
 		return err
+	}
+	if format != "table" {
+		return showAs(c, format, groups)
 	}
 	for _, rs := range groups {
 		if len(rs) == 1 {
@@ -128,28 +135,56 @@ func resultsShow(c *cli.Context) error {
 	return nil
 }
 
+// showAs prints what show names as JSON or CSV: a run's result file and
+// summary CSV, a group's figures over its repeats.
+func showAs(c *cli.Context, format string, groups [][]*results.Result) error {
+	w := c.App.Writer
+	for _, rs := range groups {
+		var err error
+		switch {
+		case len(rs) == 1 && format == "json":
+			err = writeJSON(w, rs[0])
+		case len(rs) == 1:
+			err = results.WriteCSV(w, rs[0])
+		default:
+			for _, g := range results.GroupRuns(rs) {
+				if err = results.CompareGroups([]results.Group{g}).Write(w, format); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func resultsCompare(c *cli.Context) error {
-	format := c.String("format")
-	if format != "table" && format != "json" && format != "csv" {
-		return usageError{msg: fmt.Sprintf("--format %q: want table, json or csv", format)}
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
+	columns, err := viewColumns(c, results.CompareView(), format)
+	if err != nil {
+		return err
 	}
 	groups, err := resolve(c, 2)
 	if err != nil {
 		return err
 	}
-	grouped := false
-	for _, g := range groups {
-		grouped = grouped || len(g) > 1
-	}
-	var cmp results.Comparison
-	if grouped {
-		gs := make([]results.Group, len(groups))
-		for i, rs := range groups {
-			gs[i] = results.Group{Key: c.Args().Get(i), Runs: rs}
+	gs := make([]results.Group, len(groups))
+	for i, rs := range groups {
+		key := c.Args().Get(i)
+		if len(rs) == 1 {
+			key = rs[0].ID
 		}
-		cmp = results.CompareGroups(gs)
-	} else {
-		cmp = results.Compare(flatten(groups))
+		gs[i] = results.Group{Key: key, Runs: rs}
+	}
+	cmp := results.CompareGroups(gs)
+	if len(columns) > 0 {
+		figs, _ := results.CompareView().Figures(columns)
+		cmp = results.CompareFigures(gs, figs)
 	}
 	return cmp.Write(c.App.Writer, format)
 }

@@ -64,9 +64,13 @@ func sweepCommand() *cli.Command {
 			"   lockbench sweep -f plan.yaml",
 		Flags: append(cliFlags(table),
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "sweep plan in YAML: " + sweep.FileHelp, Category: "output"},
-			countFlag, assertFlag, formatFlag("table", "csv", "json")),
+			countFlag, assertFlag, formatFlag("table", "csv", "json"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			format, err := checkFormat(c, "table", "csv", "json")
+			if err != nil {
+				return err
+			}
+			columns, err := viewColumns(c, results.SweepView(), format)
 			if err != nil {
 				return err
 			}
@@ -89,14 +93,13 @@ func sweepCommand() *cli.Command {
 			if err != nil && c.Context.Err() == nil {
 				return err
 			}
-			sums := sweep.Summarize(g, crs)
 			switch format {
 			case "csv":
-				err = sweep.WriteCSV(c.App.Writer, g, sums)
+				err = sweep.WriteCSV(c.App.Writer, g, crs)
 			case "json":
-				err = sweep.WriteJSON(c.App.Writer, sums)
+				err = sweep.WriteJSON(c.App.Writer, g, crs)
 			default:
-				err = sweep.WriteTable(c.App.Writer, g, sums)
+				err = sweep.WriteTable(c.App.Writer, g, crs, columns)
 			}
 			if err != nil {
 				return err
