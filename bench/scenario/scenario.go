@@ -165,8 +165,8 @@ func WriteVerdict(w io.Writer, v Verdict) error {
 	if s.Violation != "" {
 		fmt.Fprintf(w, "violation: %s\n", s.Violation)
 	}
-	t := results.NewTable(w, "variant", "mitigated", "violated", "overlaps", "stale accepted", "fencing rejected",
-		"failed attempts", "acquired/s", "acquire p99")
+	t := results.NewTable(w, "variant", "mitigated", "violated", "overlaps", "stale\naccepted", "fencing\nrejected",
+		"failed\nattempts", "acquired/s", "acquire\np99")
 	for _, vv := range v.Variants {
 		mit := "no"
 		if vv.Variant.Mitigated {

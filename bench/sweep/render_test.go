@@ -189,7 +189,7 @@ func TestWriteGolden(t *testing.T) {
 		{"capacity", "capacity.txt", func(w io.Writer) error { return WriteCapacity(w, caps, "concurrency") },
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},
 		{"tune", "tune.txt", func(w io.Writer) error { return WriteTune(w, cells, Recommend(cells, 0.001)) },
-			[]string{"RECOMMENDED", "≤ 5.00s (ttl)", "TTL 1s with renewal every 300ms"}, nil},
+			[]string{"RECOMMENDED", "≤ 5.00s |", "TTL 1s with renewal every 300ms"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

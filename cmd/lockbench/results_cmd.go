@@ -22,7 +22,7 @@ func resultsCommand() *cli.Command {
 		Name:  "results",
 		Usage: "list, show, compare, merge, export and report stored results",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag,
+			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv"),
 				&cli.StringSliceFlag{Name: "tag", Usage: "only runs with this key=value tag (repeatable: all must match)"}}, Action: resultsLs},
 			{Name: "show", Usage: "the summary of one run, or min/median/max over a group of repeats", ArgsUsage: "ID|GROUP|FILE",
 				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv")}, Action: resultsShow},
@@ -45,6 +45,10 @@ func resultsCommand() *cli.Command {
 }
 
 func resultsLs(c *cli.Context) error {
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
 	want, err := plan.ParseTags(c.StringSlice("tag"))
 	if err != nil {
 		return usageError{msg: "--tag " + err.Error()}
@@ -67,6 +71,12 @@ func resultsLs(c *cli.Context) error {
 	if len(rs) == 0 {
 		fmt.Fprintf(c.App.ErrWriter, "no runs in %s%s\n", dir, map[bool]string{true: " with those tags", false: " yet"}[len(want) > 0])
 		return nil
+	}
+	switch format {
+	case "json":
+		return writeJSON(c.App.Writer, results.ListEntries(rs))
+	case "csv":
+		return results.WriteListCSV(c.App.Writer, rs)
 	}
 	return results.WriteList(c.App.Writer, rs)
 }
