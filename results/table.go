@@ -213,14 +213,12 @@ func SaturationNote(r *Result) string {
 		"--pipeline auto or more generators (see Beyond one machine) would show the servers' limit", 100*r.Client.CPUShare, plural(cpus, "CPU"))
 }
 
-// figureText is one figure of r as a table cell, "-" when r lacks it.
+// figureText is one figure of r as a table cell at the figure's
+// precision, "n/a" when r lacks it.
 func figureText(f Figure, r *Result) string {
 	v, err := f.Value(r)
 	if err != nil {
-		return "-"
-	}
-	if f.Unit == UnitRatio {
-		return fmt.Sprintf("%.4f", v)
+		return "n/a"
 	}
 	return f.Format(v)
 }

@@ -37,8 +37,8 @@ func SweepView() View {
 
 // LockCostView is `lock-cost`'s table, one row per lock.
 func LockCostView() View {
-	return View{Name: "lock-cost", Defaults: []string{"throughput.acquired_per_s", "acquire.p50", "acquire.p99",
-		"servers.commands_per_acquire", "servers.cpu_us_per_acquire"}}
+	return View{Name: "lock-cost", Defaults: []string{"throughput.acquired_per_s", "acquire.p99",
+		"servers.commands_per_acquire", "servers.cpu_us_per_acquire", "client.cpu_us_per_acquire"}}
 }
 
 // FaultView is `lock-cost --with-fault`'s table of each lock under its fault.
@@ -128,13 +128,15 @@ type RowsView struct {
 	Extras [][]string
 }
 
-// WriteRows renders c as v lays it out. A runs column appears where any row
-// has repeats; then a cell is the median and its spread.
+// WriteRows renders c as v lays it out. Where rows have repeats a cell is
+// the median and its spread; a runs column counts them where rows differ
+// in how many they have, else a line under the table says it once.
 func (c Comparison) WriteRows(w io.Writer, v RowsView) error {
 	if len(c.Columns) == 0 {
 		return nil
 	}
-	repeats := slices.ContainsFunc(c.Columns, func(col Column) bool { return len(col.Runs) > 1 })
+	runs := len(c.Columns[0].Runs)
+	repeats := slices.ContainsFunc(c.Columns, func(col Column) bool { return len(col.Runs) != runs })
 	header := make([]any, 0, len(v.Lead)+len(c.Rows)+len(v.Extra)+1)
 	for _, h := range v.Lead {
 		header = append(header, h)
@@ -173,6 +175,9 @@ func (c Comparison) WriteRows(w io.Writer, v RowsView) error {
 	}
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render table: %w", err)
+	}
+	if !repeats && runs > 1 {
+		fmt.Fprintf(w, "(each row: the median of its %d runs ±their spread)\n", runs)
 	}
 	if v.Ratios && len(c.Columns) > 1 {
 		fmt.Fprintln(w, RatioLegend("the first row"))

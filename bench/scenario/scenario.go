@@ -166,7 +166,7 @@ func WriteVerdict(w io.Writer, v Verdict) error {
 		fmt.Fprintf(w, "violation: %s\n", s.Violation)
 	}
 	t := results.NewTable(w, "variant", "mitigated", "violated", "overlaps", "stale\naccepted", "fencing\nrejected",
-		"failed\nattempts", "acquired/s", "acquire\np99")
+		"failed\nattempts", "acq/s", "acquire\np99")
 	for _, vv := range v.Variants {
 		mit := "no"
 		if vv.Variant.Mitigated {

@@ -51,12 +51,13 @@ func (t *plainTable) flush() error {
 	return nil
 }
 
-// wrap breaks s into lines of at most width runes at spaces; a word longer
-// than width has a line of its own.
+// wrap breaks s into lines of at most width runes at spaces, keeping a
+// flag with its value ("--ttl 1s"); a word longer than width has a line of
+// its own.
 func wrap(s string, width int) []string {
 	var lines []string
 	line := ""
-	for _, word := range strings.Fields(s) {
+	for _, word := range flagWords(strings.Fields(s)) {
 		switch {
 		case line == "":
 			line = word
@@ -68,4 +69,19 @@ func wrap(s string, width int) []string {
 		}
 	}
 	return append(lines, line)
+}
+
+// flagWords joins each --flag with the value after it, so that no line
+// ends between them.
+func flagWords(fields []string) []string {
+	var out []string
+	for i := 0; i < len(fields); i++ {
+		w := fields[i]
+		if strings.HasPrefix(w, "--") && i+1 < len(fields) && !strings.HasPrefix(fields[i+1], "-") {
+			w += " " + fields[i+1]
+			i++
+		}
+		out = append(out, w)
+	}
+	return out
 }
