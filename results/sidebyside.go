@@ -74,4 +74,3 @@ func SharedCPUNote(rs []*Result) string {
 	return fmt.Sprintf("note: %s shared the generator's %d CPUs with it, so %s latency ratios include that sharing; servers on their own hosts would not.",
 		strings.Join(crowded, ", "), cpus, rows)
 }
-

@@ -434,7 +434,6 @@ func configText(r *Result, k string) string {
 	return jsonText(v)
 }
 
-
 // FilterTags keeps the runs that carry every tag of want.
 func FilterTags(runs []*Result, want map[string]string) []*Result {
 	var out []*Result

@@ -20,7 +20,9 @@ type plainTable struct {
 func newPlainTable(w io.Writer) *plainTable { return &plainTable{w: w} }
 
 // row adds an entry: its name, then paragraphs of text, each wrapped.
-func (t *plainTable) row(name string, text ...string) { t.rows = append(t.rows, append([]string{name}, text...)) }
+func (t *plainTable) row(name string, text ...string) {
+	t.rows = append(t.rows, append([]string{name}, text...))
+}
 
 // flush writes the entries, every line at most results.MaxTableWidth wide.
 func (t *plainTable) flush() error {
