@@ -128,6 +128,10 @@ func SummarizeCost(rows []CostRuns) []CostSummary {
 		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: figuresOf(cmp, i), Ratios: map[string]string{}}
 		for _, r := range cmp.Rows {
 			s.Ratios[r.Figure().Name] = ratioText(r.Cells[i])
+			if c := r.Cells[i]; i == 0 && c.Present && r.Figure().Shown(c.Value) != 0 {
+				// The baseline against itself.
+				s.Ratios[r.Figure().Name] = "1.00x"
+			}
 		}
 		out[i] = s
 	}
