@@ -16,9 +16,6 @@ func WriteSideBySide(w io.Writer, rs []*Result) error {
 	return WriteSideBySideGroups(w, groups, nil)
 }
 
-// SideBySideFigures are the figures a side-by-side table shows by default, by name.
-func SideBySideFigures() []string { return SideBySideView().Defaults }
-
 // WriteSideBySideGroups prints the side-by-side view of groups of repeats:
 // one row per group, each figure the median over its runs with its ratio to
 // the first group; columns names figures other than the view's defaults.

@@ -188,6 +188,8 @@ func TestWriteGolden(t *testing.T) {
 			[]string{`"coords"`, `"sweep-c0-r1"`}, nil},
 		{"capacity", "capacity.txt", func(w io.Writer) error { return WriteCapacity(w, caps, "concurrency") },
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},
+		{"tune-csv", "tune.csv", func(w io.Writer) error { return WriteTuneCSV(w, cells, Recommend(cells, 0.001)) },
+			[]string{"ttl,renew_every,runs,acquired", "1s,300ms,1,11800,2,", ",true,true\n"}, nil},
 		{"tune", "tune.txt", func(w io.Writer) error { return WriteTune(w, cells, Recommend(cells, 0.001)) },
 			[]string{"RECOMMENDED", "≤ 5.00s |", "TTL 1s with renewal every 300ms"}, nil},
 	} {

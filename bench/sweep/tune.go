@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -253,4 +255,29 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 	}
 	fmt.Fprintln(w, rec.Why)
 	return nil
+}
+
+// WriteTuneCSV prints every cell as CSV with every figure the table and the
+// JSON have: blocked_p99_us is empty where no holder crashed (the TTL
+// bounds it then), overrun_p99_us where no work outlived its lease.
+func WriteTuneCSV(w io.Writer, cells []TuneCell, rec Recommendation) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"ttl", "renew_every", "runs", "acquired", "expired", "expiry_rate", "expiry_rate_upper_95", "overrun_p99_us", "overlaps",
+		"renew_per_s", "attempts_per_acquire", "blocked_p99_us", "blocked_samples", "meets", "recommended"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, c := range cells {
+		blocked, overrun := "", ""
+		if c.BlockedSamples > 0 {
+			blocked = g(c.BlockedP99US)
+		}
+		if c.Expired > 0 {
+			overrun = g(c.OverrunP99US)
+		}
+		best := rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery
+		_ = cw.Write([]string{c.TTL, c.RenewEvery, strconv.Itoa(len(c.RunIDs)), strconv.FormatInt(c.Acquired, 10), strconv.FormatInt(c.Expired, 10),
+			g(c.ExpiryRate), g(c.UpperBound), overrun, strconv.FormatInt(c.Overlaps, 10), g(c.RenewPerS), g(c.AttemptsPerAcquire),
+			blocked, strconv.FormatInt(c.BlockedSamples, 10), strconv.FormatBool(c.Meets), strconv.FormatBool(best)})
+	}
+	cw.Flush()
+	return cw.Error()
 }

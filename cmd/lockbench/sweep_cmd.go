@@ -373,9 +373,9 @@ func tuneTTLCommand() *cli.Command {
 			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try (on etcd:N: 2s,4s,8s)", Category: "output"},
 			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
 			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
-			countFlag, reportFlag, formatFlag("table", "json")),
+			countFlag, reportFlag, formatFlag("table", "json", "csv")),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, "table", "json", "csv")
 			if err != nil {
 				return err
 			}
@@ -428,9 +428,12 @@ func tuneTTLCommand() *cli.Command {
 					return err
 				}
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				err = writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
-			} else {
+			case "csv":
+				err = sweep.WriteTuneCSV(c.App.Writer, tc, rec)
+			default:
 				err = sweep.WriteTune(c.App.Writer, tc, rec)
 			}
 			if err == nil && c.Context.Err() != nil {
