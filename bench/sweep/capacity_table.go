@@ -12,7 +12,9 @@ import (
 // search and its table change independently; figures are formatted by the
 // catalogue like every other table's.
 
-// WriteCapacity prints each search's steps and its verdict.
+// WriteCapacity prints each search's steps and its verdict. A step's broken
+// SLOs are named under the table, one line a step, so that their text does
+// not widen it.
 func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 	thr, err := results.LookupFigure("throughput")
 	if err != nil {
@@ -21,16 +23,18 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 	for _, c := range cs {
 		fmt.Fprintf(w, "%s\n", c.Label)
 		op := latencyOpOf(c)
-		header := []any{loadName, "acq/s", op + " p99"}
+		header := []any{loadName, "acq/s", op + "\np99"}
 		openLoop := op == results.OpTimeToAcquire
 		if openLoop {
 			header = append(header, "served", "dropped")
 		}
-		t := results.NewTable(w, append(header, "SLO (on "+op+")", "run")...)
+		t := results.NewTable(w, append(header, "SLO\n(on "+op+")", "run")...)
+		var broken []string
 		for _, s := range c.Steps {
 			verdict := "met"
 			if !s.MetSLO {
-				verdict = "broken: " + strings.Join(s.Broken, "; ")
+				verdict = "broken"
+				broken = append(broken, fmt.Sprintf("%s %s broke: %s", loadName, formatLoad(s.Load), strings.Join(s.Broken, "; ")))
 			}
 			mark := ""
 			if c.Knee != nil && s.RunID == c.Knee.RunID {
@@ -44,6 +48,9 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 		}
 		if err := t.Render(); err != nil {
 			return err
+		}
+		for _, b := range broken {
+			fmt.Fprintln(w, b)
 		}
 		if openLoop {
 			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops a request already late (not started 1ms after its intended start) when the window closed, is saturated\n",

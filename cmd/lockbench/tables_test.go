@@ -230,6 +230,27 @@ func TestEveryTableFitsTerminal(t *testing.T) {
 			}
 			return sweep.WriteCapacity(b, caps, "concurrency")
 		})},
+		{"capacity-open-loop", render(func(b *bytes.Buffer) error {
+			slo, err := results.ParseAssertion("p99<50ms")
+			if err != nil {
+				return err
+			}
+			ramp := sweep.Ramp{Start: 1000, Max: 64000, Factor: 2, MinGain: 0.05, Patience: 2, OpenLoop: true}
+			c, err := sweep.Search(ctx, "redlock:5", ramp, []results.Assertion{slo}, func(_ context.Context, load float64) (*results.Result, error) {
+				v := plan.Values{}
+				v.Set("topology", "redlock:5")
+				r := tr.result(v, "", 0)
+				offered := int64(load * r.DurationS)
+				served := min(offered, int64(r.Throughput.AcquiredPerS*r.DurationS))
+				r.Counters.Scheduled, r.Counters.Served, r.Counters.Dropped = offered, served, offered-served
+				r.Throughput.AcquiredPerS = float64(served) / r.DurationS
+				return r, nil
+			})
+			if err != nil {
+				return err
+			}
+			return sweep.WriteCapacity(b, []sweep.Capacity{c}, "rate")
+		})},
 		{"workloads", cli(true, "workloads")},
 		{"scenario-list", cli(true, "scenario", "list")},
 	}
