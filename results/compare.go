@@ -278,7 +278,19 @@ func ratioText(c Cell) string {
 	case c.Ratio == nil:
 		return "-"
 	}
-	return fmt.Sprintf("%.2fx", *c.Ratio)
+	return RatioText(*c.Ratio)
+}
+
+// RatioText renders a ratio with three significant digits from 1 up (2.58x,
+// 11.5x, 115x) and two decimals below (0.66x), so that a cell stays narrow.
+func RatioText(r float64) string {
+	switch {
+	case r >= 99.95:
+		return fmt.Sprintf("%.0fx", r)
+	case r >= 9.995:
+		return fmt.Sprintf("%.1fx", r)
+	}
+	return fmt.Sprintf("%.2fx", r)
 }
 
 // WriteJSON renders c as indented JSON, the form scripts should read.

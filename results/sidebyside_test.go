@@ -84,8 +84,8 @@ func TestWriteSideBySideINFORefused(t *testing.T) {
 			continue
 		}
 		cells := strings.Split(line, "|")
-		// cells: "", topology, lock, acq/s, p50, p99, p99.9, cmds, cpu, ""
-		for _, i := range []int{7, 8} {
+		// cells: "", topology, lock, acq/s, p50, p99, cmds, cpu, ""
+		for _, i := range []int{6, 7} {
 			if got := strings.TrimSpace(cells[i]); got != "n/a" {
 				t.Errorf("%s: column %d = %q, want n/a", strings.TrimSpace(cells[1]), i, got)
 			}
@@ -118,7 +118,7 @@ func TestWriteSideBySideGroups(t *testing.T) {
 	rows := 0
 	for _, line := range strings.Split(out, "\n") {
 		cells := strings.Split(line, "|")
-		if len(cells) < 9 || strings.TrimSpace(cells[3]) == "acq/s" {
+		if len(cells) < 8 || strings.TrimSpace(cells[3]) == "acq/s" {
 			continue
 		}
 		rows++

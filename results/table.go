@@ -292,27 +292,36 @@ func formatErrors(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
+// listLabelWidth is the most of a label the listing shows; a longer one is
+// cut with "…" (results ls --format json|csv gives it whole).
+const listLabelWidth = 14
+
 // WriteList renders runs as `results ls` prints them, one line a run, as a
-// plain listing to read and grep: id, label (where any run has one),
-// topology, lock, workload, load (concurrency, or rate in open loop),
-// window, faults, acquisitions/s, acquire p99, incidents and group. A group
-// is shown by a short number, named in full under the listing, so the
-// listing fits a terminal; results show takes the full name. JSON and CSV
-// (results ls --format) carry every field.
+// plain listing to read and grep: id, label, topology, lock, workload, load
+// (concurrency, or rate in open loop), number of faults, acquisitions/s,
+// acquire p99, incidents and group. A
+// group is shown by a short number, named in full under the listing, so
+// the listing fits a terminal; results show takes the full name. JSON and
+// CSV (results ls --format) carry every field in full.
 func WriteList(w io.Writer, runs []*Result) error {
+	// Label, faults and group only where some run has one.
 	labels := slices.ContainsFunc(runs, func(r *Result) bool { return r.Label != "" })
+	faults := slices.ContainsFunc(runs, func(r *Result) bool { return len(r.Faults) > 0 })
 	groups := listGroups(runs)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(cells ...string) {
-		if !labels {
-			cells = append(cells[:1], cells[2:]...)
-		}
 		if len(groups) == 0 {
 			cells = cells[:len(cells)-1]
 		}
+		if !faults {
+			cells = append(cells[:6], cells[7:]...)
+		}
+		if !labels {
+			cells = append(cells[:1], cells[2:]...)
+		}
 		_, _ = io.WriteString(tw, strings.Join(cells, "\t")+"\n")
 	}
-	row("id", "label", "topology", "lock", "workload", "load", "window", "faults", "acq/s", "acquire p99", "incidents", "group")
+	row("id", "label", "topology", "lock", "workload", "load", "faults", "acq/s", "p99", "incidents", "group")
 	for _, r := range runs {
 		p99 := "n/a"
 		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
@@ -326,7 +335,7 @@ func WriteList(w io.Writer, runs []*Result) error {
 		if g, _ := r.Config["group"].(string); g != "" {
 			group = fmt.Sprintf("g%d", slices.Index(groups, g)+1)
 		}
-		row(id, orDash(r.Label), r.Topology.Spec, r.Lock.Name, orDash(configText(r, "workload")), loadOf(r), formatValue(UnitSeconds, r.DurationS),
+		row(id, clip(orDash(r.Label), listLabelWidth), r.Topology.Spec, r.Lock.Name, orDash(configText(r, "workload")), loadOf(r),
 			strconv.Itoa(len(r.Faults)), fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, strconv.FormatInt(r.Incidents.Total(), 10), group)
 	}
 	if err := tw.Flush(); err != nil {
@@ -336,6 +345,15 @@ func WriteList(w io.Writer, runs []*Result) error {
 		fmt.Fprintf(w, "g%d: group %s\n", i+1, g)
 	}
 	return nil
+}
+
+// clip cuts s to n runes, the last one "…" when it was longer.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // listGroups are the groups of runs, in the order the listing meets them.

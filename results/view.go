@@ -26,7 +26,7 @@ type View struct {
 // SideBySideView is `run`'s table of several topologies or locks.
 func SideBySideView() View {
 	return View{Name: "side-by-side", Defaults: []string{"throughput.acquired_per_s", "acquire.p50", "acquire.p99",
-		"acquire.p999", "servers.commands_per_acquire", "servers.cpu_us_per_acquire"}}
+		"servers.commands_per_acquire", "servers.cpu_us_per_acquire"}}
 }
 
 // SweepView is `sweep`'s table, one row per cell of the grid.

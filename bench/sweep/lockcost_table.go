@@ -117,7 +117,7 @@ func ratioText(c results.Cell) string {
 	case c.Ratio == nil:
 		return "-"
 	}
-	return fmt.Sprintf("%.2fx", *c.Ratio)
+	return results.RatioText(*c.Ratio)
 }
 
 // SummarizeCost reduces each lock's runs to its row, over every figure.
