@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/results"
@@ -82,4 +84,29 @@ func kneeLoad(c Capacity) string {
 		return "-"
 	}
 	return formatLoad(c.Knee.Load)
+}
+
+// WriteCapacityCSV prints every step of every search as CSV: the search,
+// the load, throughput, the latency operation and its p99, the open-loop
+// counts (empty in closed loop), whether the step met the SLO and why not,
+// its run, and whether it is the search's saturation point or knee.
+func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"search", loadName, "acquired_per_s", "latency_op", "p99_us", "offered", "served", "dropped", "met_slo", "broken", "run", "saturation", "knee"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, c := range cs {
+		op := latencyOpOf(c)
+		for _, s := range c.Steps {
+			offered, served, dropped := "", "", ""
+			if op == results.OpTimeToAcquire {
+				offered, served, dropped = strconv.FormatInt(s.Offered, 10), strconv.FormatInt(s.Served, 10), strconv.FormatInt(s.Dropped, 10)
+			}
+			sat := c.Saturation != nil && c.Saturation.RunID == s.RunID
+			knee := c.Knee != nil && c.Knee.RunID == s.RunID
+			_ = cw.Write([]string{c.Label, f(s.Load), f(s.Throughput), op, f(s.P99US), offered, served, dropped,
+				strconv.FormatBool(s.MetSLO), strings.Join(s.Broken, "; "), s.RunID, strconv.FormatBool(sat), strconv.FormatBool(knee)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

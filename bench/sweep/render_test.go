@@ -188,6 +188,8 @@ func TestWriteGolden(t *testing.T) {
 			[]string{`"coords"`, `"sweep-c0-r1"`}, nil},
 		{"capacity", "capacity.txt", func(w io.Writer) error { return WriteCapacity(w, caps, "concurrency") },
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},
+		{"capacity-csv", "capacity.csv", func(w io.Writer) error { return WriteCapacityCSV(w, caps, "concurrency") },
+			[]string{"search,concurrency,acquired_per_s", "single,32,22400,", ",cap-single-32,true,false\n", ",cap-single-8,false,true\n"}, nil},
 		{"tune-csv", "tune.csv", func(w io.Writer) error { return WriteTuneCSV(w, cells, Recommend(cells, 0.001)) },
 			[]string{"ttl,renew_every,runs,acquired", "1s,300ms,1,11800,2,", ",true,true\n"}, nil},
 		{"tune", "tune.txt", func(w io.Writer) error { return WriteTune(w, cells, Recommend(cells, 0.001)) },

@@ -242,9 +242,9 @@ func capacityCommand() *cli.Command {
 			&cli.Float64Flag{Name: "start", Value: 1, Usage: "first load: concurrency, or requests/s with --rate (default: the --rate value)", Category: "output"},
 			&cli.Float64Flag{Name: "max", Value: 128, Usage: "highest load tried (with --rate: default 64 × the rate)", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
-			reportFlag, assertFlag, formatFlag("table", "json")),
+			reportFlag, assertFlag, formatFlag("table", "json", "csv")),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, "table", "json", "csv")
 			if err != nil {
 				return err
 			}
@@ -277,9 +277,12 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				err = writeJSON(c.App.Writer, caps)
-			} else {
+			case "csv":
+				err = sweep.WriteCapacityCSV(c.App.Writer, caps, loadFlag)
+			default:
 				err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
 			}
 			if err != nil {
