@@ -100,11 +100,20 @@ func Compare(runs []*Result) Comparison {
 // with the min / median / max of each figure, and marks differences from the
 // first group whose ranges overlap as within noise.
 func CompareGroups(groups []Group) Comparison {
+	var all []*Result
+	for _, g := range groups {
+		all = append(all, g.Runs...)
+	}
+	return CompareFigures(groups, FiguresFor(all))
+}
+
+// CompareFigures is CompareGroups over the figures given, in that order:
+// the comparison a view shows.
+func CompareFigures(groups []Group, figs []Figure) Comparison {
 	if len(groups) == 0 {
 		// Nothing to relate to a baseline; WriteTable reports the empty case.
 		return Comparison{}
 	}
-	var all []*Result
 	c := Comparison{Columns: make([]Column, len(groups))}
 	for i, g := range groups {
 		ids := make([]string, len(g.Runs))
@@ -112,16 +121,7 @@ func CompareGroups(groups []Group) Comparison {
 			ids[j] = r.ID
 		}
 		c.Columns[i] = Column{Key: g.Key, Label: groupLabel(g), Runs: ids}
-		all = append(all, g.Runs...)
 	}
-	return c.withRows(FiguresFor(all), groups)
-}
-
-// CompareFigures is CompareGroups over the figures named, in that order:
-// the comparison a view with --columns shows.
-func CompareFigures(groups []Group, figs []Figure) Comparison {
-	c := CompareGroups(groups)
-	c.Rows = nil
 	return c.withRows(figs, groups)
 }
 
