@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +22,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// RoleMember is a member of an etcd cluster (KindEtcd). Which member leads
+// RoleMember is a member of an etcd cluster (etcd:N). Which member leads
 // changes with elections; ask Topology.EtcdLeader.
 const RoleMember = "member"
 
@@ -139,7 +138,7 @@ func (u EtcdURL) Endpoint() string { return u.Scheme + "://" + u.Host }
 // port defaults to 2379. Its errors never repeat the password.
 func ParseEtcdURL(raw string) (EtcdURL, error) {
 	bad := func(why string) (EtcdURL, error) {
-		return EtcdURL{}, fmt.Errorf("--etcd %q: %s; want http://[user:password@]host:port or https://…", RedactURL(raw), why)
+		return EtcdURL{}, badRequest("--etcd %q: %s; want http://[user:password@]host:port or https://…", RedactURL(raw), why)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -258,13 +257,13 @@ func freePorts(n int) ([]int, error) {
 // upEtcdExternal reaches the members at the --etcd URLs.
 func (t *Topology) upEtcdExternal() error {
 	if t.opts.ClockShim {
-		return errors.New("the clock shim needs local servers; it cannot move the clock of an --etcd URL")
+		return badRequest("the clock shim needs local servers; it cannot move the clock of an --etcd URL")
 	}
 	if t.Spec.Masters == 0 {
 		t.Spec.Masters = len(t.opts.URLs)
 	}
 	if len(t.opts.URLs) != t.Spec.Masters {
-		return fmt.Errorf("topology %s needs %d --etcd URLs, one per member, got %d", t.Spec, t.Spec.Masters, len(t.opts.URLs))
+		return badRequest("needs %d --etcd URLs, one per member, got %d", t.Spec.Masters, len(t.opts.URLs))
 	}
 	t.Provider = ProviderExternal
 	t.etcd = &etcdCluster{}
@@ -510,18 +509,6 @@ func promLabel(labels, name string) string {
 		}
 	}
 	return ""
-}
-
-// parseEtcdSpec reads the N of etcd:N.
-func parseEtcdSpec(s, arg string, hasArg bool) (Spec, error) {
-	if !hasArg {
-		return Spec{}, fmt.Errorf("topology %q: etcd needs its member count; want %s", s, SpecHelp)
-	}
-	n, err := strconv.Atoi(arg)
-	if err != nil || !slices.Contains(EtcdSizes(), n) {
-		return Spec{}, fmt.Errorf("topology %q: etcd member count must be 1, 3 or 5; want %s", s, SpecHelp)
-	}
-	return Spec{Kind: KindEtcd, Masters: n}, nil
 }
 
 // settledLeader is the current leader, waiting up to two election timeouts

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockbench/lockbench/bench/k8s"
+	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
@@ -25,34 +25,56 @@ func envVar(name string) string {
 func cliFlags(table []plan.Flag) []cli.Flag {
 	var out []cli.Flag
 	for _, f := range table {
-		env := []string{envVar(f.Name)}
-		switch {
-		case f.Bool:
-			out = append(out, &cli.BoolFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category})
-		case f.Multi:
-			out = append(out, &cli.StringSliceFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
-				Value: defaultSlice(f.Default)})
-		default:
-			out = append(out, &cli.GenericFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
-				Value: &onceValue{name: f.Name, value: f.Default}})
-		}
+		out = append(out, cliFlag(f, false))
 	}
 	return out
 }
 
-// onceValue is a single-valued flag that refuses a second value: with two,
-// one would be silently ignored.
-type onceValue struct {
-	name, value string
-	set         bool
+// cliFlag is one run flag as urfave takes it; a hidden one is left out of
+// help (a flag the command refuses, so that it is refused with its reason
+// rather than as unknown).
+func cliFlag(f plan.Flag, hidden bool) cli.Flag {
+	env := []string{envVar(f.Name)}
+	usage := f.Usage
+	if s := f.ScopeText(); s != "" {
+		usage += " [" + s + "]"
+	}
+	switch {
+	case f.Bool:
+		return &cli.BoolFlag{Name: f.Name, Aliases: f.Aliases, Usage: usage, EnvVars: env, Category: f.Category, Hidden: hidden}
+	case f.Multi:
+		return &cli.StringSliceFlag{Name: f.Name, Aliases: f.Aliases, Usage: usage, EnvVars: env, Category: f.Category,
+			Value: defaultSlice(f.Default), Hidden: hidden}
+	}
+	return &cli.GenericFlag{Name: f.Name, Aliases: f.Aliases, Usage: usage, EnvVars: env, Category: f.Category,
+		Value: &onceValue{name: f.Name, value: f.Default}, Hidden: hidden}
 }
 
-// Set takes the flag's value, once.
-func (o *onceValue) Set(v string) error {
-	if o.set {
-		return fmt.Errorf("--%s given twice (%q, then %q); it takes one value", o.name, o.value, v)
+// runFlagsOf are the run flags command takes (table, for givenValues), its
+// urfave flags, and the flags it refuses with why: those are defined but
+// hidden, and refuseSet names the reason when one is given.
+func runFlagsOf(command string) (table []plan.Flag, flags []cli.Flag, refused map[string]string) {
+	table, refused = plan.CommandFlags(command)
+	flags = cliFlags(table)
+	for _, f := range plan.RunFlags() {
+		if _, ok := refused[f.Name]; ok {
+			flags = append(flags, cliFlag(f, true))
+		}
 	}
-	o.value, o.set = v, true
+	return table, flags, refused
+}
+
+// onceValue is a single-valued run flag, kept as the string plan parses. A
+// second value on the command line is refused for every command by
+// refuseRepeatedFlags; here a command-line value replaces one from the
+// environment.
+type onceValue struct {
+	name, value string
+}
+
+// Set takes the flag's value.
+func (o *onceValue) Set(v string) error {
+	o.value = v
 	return nil
 }
 
@@ -95,12 +117,12 @@ func givenValues(c *cli.Context, table []plan.Flag) plan.Values {
 }
 
 func runCommand() *cli.Command {
-	table := plan.RunFlags()
+	table, flags, _ := runFlagsOf("run")
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a lock benchmark and store its result",
 		UsageText: "lockbench run [flags]   (no flags: 10 s on a local single-instance redis-server)",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.IntFlag{Name: "count", Value: 1, Usage: "run each configuration this many times (repeats form a group for results show/compare)", EnvVars: []string{envVar("count")}, Category: "output"},
 			&cli.StringFlag{Name: "report", Usage: "also write the HTML report of this run to FILE", EnvVars: []string{envVar("report")}, Category: "output"},
 			&cli.StringSliceFlag{Name: "assert", Usage: "threshold to check, e.g. 'acquire.p99<10ms' or 'incidents.overlaps==0'; a failure exits 3", EnvVars: []string{envVar("assert")}, Category: "output"},
@@ -157,7 +179,7 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([
 			if perr := printResults(stdout, plans[0].Format, done, columns); perr != nil {
 				return nil, perr
 			}
-			return nil, fmt.Errorf("%w (%d finished run(s) above were stored)", err, len(done))
+			return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
 		}
 		if err != nil {
 			return nil, err
@@ -179,6 +201,9 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([
 	}
 	if c.Context.Err() != nil {
 		return nil, errors.New("interrupted; partial result stored")
+	}
+	if !plans[0].Quiet {
+		writeNext(stderr, nextAfterRuns(plans[0].OutDir, done, c.String("report") != "")...)
 	}
 	return done, nil
 }
@@ -241,7 +266,7 @@ func writeJSON(w io.Writer, v any) error {
 func printResults(w io.Writer, format string, rs []*results.Result, columns []string) error {
 	if format == "marked" {
 		for _, r := range rs {
-			if err := k8s.WriteMarked(w, r); err != nil {
+			if err := job.WriteMarked(w, r); err != nil {
 				return err
 			}
 		}
