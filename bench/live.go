@@ -65,7 +65,7 @@ func (l *Live) Snapshot() (s LiveSnapshot, ok bool) {
 		"counters.crashed": c.crashed, "counters.served": c.served, "counters.dropped": c.dropped, "counters.late": c.late,
 		"incidents.expired_during_work": c.expired, "incidents.release_lost": c.releaseLost, "incidents.renew_lost": c.renewLost,
 		"incidents.work_aborted": c.aborted, "incidents.overlaps": c.overlaps, "incidents.double_grants": c.doubleGrants, "incidents.overruns": c.overruns,
-		"incidents.fencing_rejected": c.fencingRejected,
+		"incidents.fencing_rejected":      c.fencingRejected,
 		"incidents.stale_writes_accepted": c.staleAccepted,
 	}}
 	return s, true
