@@ -76,6 +76,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("duration %v: want more than 0", o.Duration)
 	case o.Warmup < 0:
 		return fmt.Errorf("warmup %v: want 0 or more", o.Warmup)
+	case o.History != nil && o.History.Workers() < o.Concurrency:
+		return fmt.Errorf("history made for %d workers, run has %d", o.History.Workers(), o.Concurrency)
 	}
 	return nil
 }

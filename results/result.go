@@ -108,6 +108,9 @@ type Result struct {
 	Servers *Servers `json:"servers,omitempty"`
 	// Client is the load generator's own CPU cost over the window.
 	Client *Client `json:"client,omitempty"`
+	// History is the file the run's history was written to (--history),
+	// "" when it kept none.
+	History string `json:"history,omitempty"`
 	// Faults lists the faults injected, with their actual times.
 	Faults []FaultEvent `json:"faults,omitempty"`
 	// MergedFrom lists the ids of the generators' results this one merges.

@@ -144,9 +144,6 @@ type Header struct {
 	// DriftNS is the clock-drift allowance: a grant less than this before
 	// the earlier lease's end is legal under drift (see DriftAllowance).
 	DriftNS int64 `json:"drift_ns"`
-	// WindowStartNS is when the measured window opened (the trailer says
-	// when it closed).
-	WindowStartNS int64 `json:"window_start_ns"`
 	// Resource says where the protected resource lived ("in-process" or a
 	// redacted URL).
 	Resource string `json:"resource"`
@@ -166,8 +163,9 @@ type Fault struct {
 type Trailer struct {
 	// Events is how many events the file holds.
 	Events int64 `json:"events"`
-	// WindowEndNS is when the measured window closed.
-	WindowEndNS int64 `json:"window_end_ns"`
+	// WindowStartNS and WindowEndNS bound the measured window.
+	WindowStartNS int64 `json:"window_start_ns"`
+	WindowEndNS   int64 `json:"window_end_ns"`
 	// StalledNS is how long workers waited for the writer in all: the
 	// history's cost on the run, should the disk fall behind.
 	StalledNS int64 `json:"stalled_ns"`

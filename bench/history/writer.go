@@ -75,6 +75,9 @@ func Create(path string, h Header, workers int) (*Writer, error) {
 // Since converts t to the history's time base: nanoseconds from the origin.
 func (w *Writer) Since(t time.Time) int64 { return int64(t.Sub(w.origin)) }
 
+// Workers is how many worker buffers the writer has.
+func (w *Writer) Workers() int { return len(w.buffers) }
+
 // Buffer returns worker i's buffer.
 func (w *Writer) Buffer(i int) *Buffer { return w.buffers[i] }
 
@@ -224,6 +227,11 @@ type Buffer struct {
 // Add appends e, stamped with the buffer's generator and worker.
 func (b *Buffer) Add(e Event) {
 	e.Generator, e.Worker = b.w.generator, b.worker
+	b.put(e)
+}
+
+// put appends e as it is.
+func (b *Buffer) put(e Event) {
 	b.evs = append(b.evs, e)
 	if len(b.evs) == b.w.bufSize {
 		b.flush()

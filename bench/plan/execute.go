@@ -190,6 +190,13 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		opts.Resource = bench.NewSharedResource(rc, prefix)
 		r.Resource = compose.RedactURL(pl.Resource)
 	}
+	hist, err := startHistory(pl, id, prefix, r.Lock.Name, r.Lock.Fencing, r.Resource)
+	if err != nil {
+		return nil, err
+	}
+	if hist != nil {
+		opts.History = hist.w
+	}
 	opts.Progress = env.Progress
 	if isRedlock {
 		opts.NodeErrors = func() int64 {
@@ -218,9 +225,15 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		stopFaults()
 	}
 	if err != nil {
+		if hist != nil {
+			hist.w.Abort()
+		}
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	if m.BeforeWindow {
+		if hist != nil {
+			hist.w.Abort()
+		}
 		if isRedlock {
 			rl.Wait()
 		}
@@ -240,6 +253,11 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	}
 	r.Faults = faults.events()
 	markFaults(r)
+	if hist != nil {
+		if err := hist.finish(m, r); err != nil {
+			return nil, err
+		}
+	}
 	down := map[string]string{}
 	for _, addr := range topo.Down() {
 		down[addr] = faults.downReason(addr)
