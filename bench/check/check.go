@@ -114,7 +114,7 @@ type Report struct {
 	Complete bool
 	// Trailer is the history's last line, nil when it was cut short.
 	Trailer *history.Trailer
-	Faults   []history.Fault
+	Faults  []history.Fault
 	// Drift is the clock-drift allowance used.
 	Drift time.Duration
 
