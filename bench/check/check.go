@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockbench/lockbench/bench/history"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Options tune a check.
@@ -346,4 +348,44 @@ func short(tok string) string {
 		return tok[:8]
 	}
 	return tok
+}
+
+// Agree compares the check's counts with the incidents the run itself
+// counted (double grants, overruns, stale writes accepted and rejected):
+// they must be equal. A difference names the keys and events where the
+// run's recorded verdict and the model's differ.
+func (r *Report) Agree(inc results.Incidents) error {
+	type pair struct {
+		name      string
+		run, mine int64
+	}
+	var diffs []string
+	for _, p := range []pair{
+		{"double grants", inc.DoubleGrants, r.Counts.DoubleGrants},
+		{"overruns", inc.Overruns, r.Counts.Overruns},
+		{"stale writes accepted", inc.StaleWritesAccepted, r.Counts.StaleAccepted},
+		{"stale writes rejected (fencing)", inc.FencingRejected, r.Counts.FencingRejected},
+	} {
+		if p.run != p.mine {
+			diffs = append(diffs, fmt.Sprintf("%s: run %d, check %d", p.name, p.run, p.mine))
+		}
+	}
+	if inc.Overlaps != inc.DoubleGrants+inc.Overruns {
+		diffs = append(diffs, fmt.Sprintf("the run's overlaps %d are not double grants %d + overruns %d", inc.Overlaps, inc.DoubleGrants, inc.Overruns))
+	}
+	var events []string
+	for _, kr := range r.Keys {
+		for _, d := range kr.Disagreements {
+			if len(events) < 10 {
+				events = append(events, fmt.Sprintf("%s: the run recorded %s, the model says %s: %s", kr.Key, d.Recorded, d.Model, describe(d.Event)))
+			}
+		}
+	}
+	if len(diffs) == 0 && len(events) == 0 {
+		return nil
+	}
+	if len(events) == 0 {
+		events = append(events, "no event's verdict differs: the window's membership of events differs")
+	}
+	return fmt.Errorf("check and run disagree: %s\n  %s", strings.Join(diffs, "; "), strings.Join(events, "\n  "))
 }
