@@ -55,6 +55,7 @@ func vals(kv ...string) plan.Values {
 }
 
 func staleWrites(r *results.Result) bool { return r.Incidents.StaleWritesAccepted > 0 }
+
 // doubleGrants is the violation of the recipes whose lock is broken: a key
 // granted while an earlier lease on it was still valid. An overrun (a holder
 // starved of CPU past its lease on a loaded machine) is not the lock's fault
