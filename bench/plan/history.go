@@ -15,12 +15,16 @@ import (
 // HistoryIDMark in a --history path is replaced by each run's id.
 const HistoryIDMark = "{id}"
 
+// HistoryOff is the --history value that keeps none (a sweep axis can
+// compare runs with and without a history: --history off,DIR/).
+const HistoryOff = "off"
+
 // HistoryPath is where run id's history goes for the --history value given:
 // a directory (an existing one, or a path ending in /) gets ID.history.jsonl.gz,
 // {id} in a path is replaced by the id, and any other path is used as it is.
 func HistoryPath(given, id string) string {
 	switch {
-	case given == "":
+	case given == "" || given == HistoryOff:
 		return ""
 	case strings.Contains(given, HistoryIDMark):
 		return strings.ReplaceAll(given, HistoryIDMark, id)
@@ -34,7 +38,7 @@ func HistoryPath(given, id string) string {
 // that runs several (sweep, scenario, lock-cost, run over several
 // configurations) needs: one file would hold only the last run.
 func HistoryPerRun(given string) bool {
-	return given == "" || strings.Contains(given, HistoryIDMark) || strings.HasSuffix(given, "/") || isDir(given)
+	return given == "" || given == HistoryOff || strings.Contains(given, HistoryIDMark) || strings.HasSuffix(given, "/") || isDir(given)
 }
 
 // HistoryPerRunError is the message for a single file given where runs are many.
@@ -49,7 +53,7 @@ func isDir(p string) bool {
 
 // checkHistoryPath refuses a history path whose directory does not exist.
 func checkHistoryPath(given string) error {
-	if given == "" {
+	if given == "" || given == HistoryOff {
 		return nil
 	}
 	dir := filepath.Dir(strings.ReplaceAll(given, HistoryIDMark, "x"))

@@ -168,6 +168,9 @@ func (cp CostPlan) Check() error {
 	if cp.WithFault && len(cp.Base["redis"]) > 0 {
 		return &plan.InputError{Flag: "with-fault", Msg: "external servers (--redis) cannot be killed or paused; run without --with-fault"}
 	}
+	if h := cp.Base.Get("history"); !plan.HistoryPerRun(h) {
+		return plan.HistoryPerRunError("lock-cost makes many runs")
+	}
 	if len(cp.Base["peer-option"]) > 0 && !slices.ContainsFunc(cp.Locks, func(s LockSpec) bool { return lockimpl.IsPeer(s.Lock) }) {
 		return &plan.InputError{Flag: "peer-option", Msg: fmt.Sprintf("no peer-library lock (%s, %s) in the comparison to take it", lockimpl.LockRedsync, lockimpl.LockRedislock)}
 	}
