@@ -196,6 +196,8 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	}
 	if hist != nil {
 		opts.History = hist.w
+		// A run that ends early closes the file without a trailer.
+		defer hist.abort()
 	}
 	opts.Progress = env.Progress
 	if isRedlock {
@@ -225,15 +227,9 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		stopFaults()
 	}
 	if err != nil {
-		if hist != nil {
-			hist.w.Abort()
-		}
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	if m.BeforeWindow {
-		if hist != nil {
-			hist.w.Abort()
-		}
 		if isRedlock {
 			rl.Wait()
 		}

@@ -68,8 +68,18 @@ func checkHistoryPath(given string) error {
 
 // historyRecording is a run's history on its way to disk.
 type historyRecording struct {
-	w    *history.Writer
-	path string
+	w      *history.Writer
+	path   string
+	closed bool
+}
+
+// abort closes a history that finish did not: the run ended before its
+// result was whole.
+func (hr *historyRecording) abort() {
+	if !hr.closed {
+		hr.closed = true
+		hr.w.Abort()
+	}
 }
 
 // startHistory opens run id's history when the plan asks for one.
@@ -103,6 +113,7 @@ func (hr *historyRecording) finish(m *bench.Measurement, r *results.Result) erro
 		}
 		faults = append(faults, hf)
 	}
+	hr.closed = true
 	err := hr.w.Close(faults, history.Trailer{WindowStartNS: ws, WindowEndNS: ws + int64(m.Elapsed), Partial: m.Partial})
 	if err == nil {
 		r.History = hr.path
