@@ -36,8 +36,14 @@ type Counts struct {
 // Overlaps is the sum of both causes.
 func (c Counts) Overlaps() int64 { return c.DoubleGrants + c.Overruns }
 
-// Unsafe reports whether mutual exclusion broke or data was corrupted.
-func (c Counts) Unsafe() bool { return c.DoubleGrants+c.Overruns+c.StaleAccepted > 0 }
+// Unsafe reports whether the lock broke or the resource was corrupted: a
+// double grant, a stale write accepted, or, where the lock has no fencing
+// tokens, an overrun (nothing stops the overrunning holder's work). With
+// fencing an overrun is reported but is not unsafe by itself: the
+// resource rejects the stale holder's write, and one it accepted counts.
+func (c Counts) Unsafe(fencing bool) bool {
+	return c.DoubleGrants+c.StaleAccepted > 0 || (!fencing && c.Overruns > 0)
+}
 
 func (c *Counts) add(cause Cause, o history.Outcome) {
 	switch {
@@ -132,9 +138,9 @@ type segment struct {
 	ops []porcupine.Operation
 }
 
-// Unsafe reports whether the window's history broke mutual exclusion or
-// accepted a stale write.
-func (r *Report) Unsafe() bool { return r.Counts.Unsafe() }
+// Unsafe reports whether the window's history broke the lock or accepted
+// a stale write (see Counts.Unsafe).
+func (r *Report) Unsafe() bool { return r.Counts.Unsafe(r.Header.Fencing) }
 
 // Check replays h key by key and checks every key with Porcupine.
 func Check(h *history.History, opts Options) (*Report, error) {

@@ -107,8 +107,12 @@ func TestCheckCountsEachCause(t *testing.T) {
 			if violated != (rep.Porcupine == porcupine.Illegal) {
 				t.Fatalf("Porcupine says %s, the replay found %d failing keys", rep.Porcupine, len(rep.Keys))
 			}
-			if tc.want.Unsafe() != rep.Unsafe() {
-				t.Fatalf("unsafe %v, want %v", rep.Unsafe(), tc.want.Unsafe())
+			if tc.want.Unsafe(false) != rep.Unsafe() {
+				t.Fatalf("unsafe %v, want %v", rep.Unsafe(), tc.want.Unsafe(false))
+			}
+			h.Header.Fencing = true
+			if rep, _ := Check(h, opts); rep.Unsafe() != (tc.want.DoubleGrants+tc.want.StaleAccepted > 0) {
+				t.Fatalf("with fencing: unsafe %v; an overrun alone is not", rep.Unsafe())
 			}
 		})
 	}

@@ -50,7 +50,11 @@ func (r *Report) Render(w io.Writer) {
 // verdict says whether the window was safe and, if not, which cause broke it.
 func (r *Report) verdict() string {
 	c := r.Counts
-	if !c.Unsafe() {
+	if !r.Unsafe() {
+		if c.Overruns > 0 {
+			return fmt.Sprintf("SAFE for the resource: %d overrun(s) (holders worked past their leases), but fencing rejected %d stale write(s) and accepted none",
+				c.Overruns, c.FencingRejected)
+		}
 		if c.FencingRejected > 0 {
 			return fmt.Sprintf("SAFE: no two holders inside at once, no stale write accepted; fencing rejected %d stale write(s)", c.FencingRejected)
 		}
@@ -61,7 +65,11 @@ func (r *Report) verdict() string {
 		why = append(why, fmt.Sprintf("%d double grant(s): the lock granted a key whose lease was still valid (the lock is broken; a longer TTL does not help)", c.DoubleGrants))
 	}
 	if c.Overruns > 0 {
-		why = append(why, fmt.Sprintf("%d overrun(s): holders worked past their own leases (TTL, renewal or fencing is the fix)", c.Overruns))
+		fix := "TTL, renewal or fencing is the fix"
+		if r.Header.Fencing {
+			fix = "fencing stopped their writes but not what else they did"
+		}
+		why = append(why, fmt.Sprintf("%d overrun(s): holders worked past their own leases (%s)", c.Overruns, fix))
 	}
 	if c.StaleAccepted > 0 {
 		why = append(why, fmt.Sprintf("%d stale write(s) accepted: silent corruption", c.StaleAccepted))
