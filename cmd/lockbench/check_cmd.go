@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -34,6 +35,11 @@ func checkCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageError{msg: "check needs at least one HISTORY file (written by run --history)"}
+			}
+			for _, a := range c.Args().Slice() {
+				if strings.HasPrefix(a, "-") {
+					return usageError{msg: fmt.Sprintf("check: %q after a HISTORY file: flags go before the files (lockbench check --visualize out.html run.jsonl.gz)", a)}
+				}
 			}
 			format := c.String("format")
 			if format != "table" && format != "json" {

@@ -67,6 +67,7 @@ func TestCheckCommand(t *testing.T) {
 		{"not a history", []string{html}, 2, nil},
 		{"bad drift", []string{"--drift", "soon", safe}, 2, nil},
 		{"bad format", []string{"--format", "xml", safe}, 2, nil},
+		{"a flag after the files", []string{safe, "--visualize", html}, 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := lockbench(t, append([]string{"check"}, tc.args...)...)
