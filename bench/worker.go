@@ -133,10 +133,17 @@ type attempts struct {
 
 func (at *attempts) observe(a lockimpl.Attempt) {
 	w := at.w
-	now := time.Now()
+	var now time.Time
+	if at.m == closedLoop || w.hist != nil {
+		// Read only where needed: an open-loop attempt of the window counts
+		// whenever it ends.
+		now = time.Now()
+	}
 	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(now))
-	at.lastCall = now.Add(-a.Latency)
 	counts := at.lastCounted && !(a.Outcome == lockimpl.Failed && at.ctx.Err() != nil)
+	if w.hist != nil {
+		at.lastCall = now.Add(-a.Latency)
+	}
 	if w.hist != nil && a.Outcome != lockimpl.OK {
 		// An acquired lease goes in with its token once the acquisition returns.
 		w.hist.Add(history.Event{Key: at.key, Op: history.OpAcquire, Out: historyOutcome(a.Outcome), Window: counts,
