@@ -239,8 +239,8 @@ func replay(k Key, evs []*history.Event, drift int64) *KeyReport {
 // ended in.
 const segmentOps = 1000
 
-// segments cuts a key's events into Porcupine partitions. Each starts with
-// a resume operation that sets the model's state; the events are points in
+// segments cuts a key's events into Porcupine partitions. Each but the
+// first starts with a resume operation that sets the model's state; the events are points in
 // the resource's order (a strictly increasing time per key), so Porcupine's
 // search is the model's replay.
 func segments(evs []*history.Event) [][]porcupine.Operation {
@@ -254,13 +254,15 @@ func segments(evs []*history.Event) [][]porcupine.Operation {
 			if cur != nil {
 				out = append(out, cur)
 			}
-			t := e.Return - 1
+			cur = []porcupine.Operation{}
+			clientIDs = map[[2]int]int{}
 			if i > 0 {
-				t = max(t, last+1)
+				// A later segment starts from where the one before ended.
+				t := max(e.Return-1, last+1)
+				cur = append(cur, porcupine.Operation{ClientId: 0, Input: input{resume: s}, Call: t, Return: t})
+				clientIDs[[2]int{-1, -1}] = 0
+				last = t
 			}
-			cur = []porcupine.Operation{{ClientId: 0, Input: input{resume: s}, Call: t, Return: t}}
-			clientIDs = map[[2]int]int{{-1, -1}: 0}
-			last = t
 		}
 		t := max(e.Return, last+1)
 		last = t
