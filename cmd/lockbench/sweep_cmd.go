@@ -255,6 +255,9 @@ func capacityCommand() *cli.Command {
 			}
 			// Shorter steps than a lone run: a ramp has many.
 			given := withDefaults(givenValues(c, table), map[string]string{"duration": "3s", "warmup": "500ms"})
+			if !plan.HistoryPerRun(given.Get("history")) {
+				return plan.HistoryPerRunError("capacity makes many runs")
+			}
 			ramp := sweep.DefaultRamp()
 			ramp.Start, ramp.Max, ramp.Factor = c.Float64("start"), c.Float64("max"), c.Float64("factor")
 			ramp, loadFlag, err := sweep.CapacityRamp(given, ramp, c.IsSet("start"), c.IsSet("max"))
@@ -328,6 +331,9 @@ func tuneTTLCommand() *cli.Command {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
 			given := givenValues(c, table)
+			if !plan.HistoryPerRun(given.Get("history")) {
+				return plan.HistoryPerRunError("tune-ttl makes many runs")
+			}
 			defaults := map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"}
 			if plan.StagedRate(given) {
 				delete(defaults, "duration") // the stages are the window
