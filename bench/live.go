@@ -64,7 +64,8 @@ func (l *Live) Snapshot() (s LiveSnapshot, ok bool) {
 		"contention.gave_up": c.gaveUp, "counters.released": c.released, "counters.renewed": c.renewed,
 		"counters.crashed": c.crashed, "counters.served": c.served, "counters.dropped": c.dropped, "counters.late": c.late,
 		"incidents.expired_during_work": c.expired, "incidents.release_lost": c.releaseLost, "incidents.renew_lost": c.renewLost,
-		"incidents.work_aborted": c.aborted, "incidents.overlaps": c.overlaps, "incidents.fencing_rejected": c.fencingRejected,
+		"incidents.work_aborted": c.aborted, "incidents.overlaps": c.overlaps, "incidents.double_grants": c.doubleGrants, "incidents.overruns": c.overruns,
+		"incidents.fencing_rejected":      c.fencingRejected,
 		"incidents.stale_writes_accepted": c.staleAccepted,
 	}}
 	return s, true

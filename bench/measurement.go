@@ -105,7 +105,7 @@ func (m *Measurement) Fill(r *results.Result) error {
 		Scheduled: m.Scheduled, Served: c.served, Dropped: c.dropped, Late: c.late, Unfinished: c.unfinished,
 		Writes: c.writes, Unreplicated: c.unreplicated}
 	r.Incidents = results.Incidents{ExpiredDuringWork: c.expired, ReleaseLost: c.releaseLost, RenewLost: c.renewLost,
-		WorkAborted: c.aborted, Overlaps: c.overlaps, FencingRejected: c.fencingRejected, StaleWritesAccepted: c.staleAccepted}
+		WorkAborted: c.aborted, Overlaps: c.overlaps, DoubleGrants: c.doubleGrants, Overruns: c.overruns, FencingRejected: c.fencingRejected, StaleWritesAccepted: c.staleAccepted}
 	r.Errors = map[string]int64{}
 	for k, v := range c.errs {
 		r.Errors[k] = v

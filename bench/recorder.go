@@ -41,6 +41,7 @@ type counters struct {
 	released, releaseLost, renewed, renewLost int64
 	expired, aborted, crashed, paused, writes int64
 	overlaps, fencingRejected, staleAccepted  int64
+	doubleGrants, overruns                    int64
 	served, late, dropped, unfinished         int64
 	unreplicated                              int64
 	errs                                      map[string]int64
@@ -65,6 +66,8 @@ func (c *counters) add(o *counters) {
 	c.paused += o.paused
 	c.writes += o.writes
 	c.overlaps += o.overlaps
+	c.doubleGrants += o.doubleGrants
+	c.overruns += o.overruns
 	c.fencingRejected += o.fencingRejected
 	c.staleAccepted += o.staleAccepted
 	c.served += o.served

@@ -99,7 +99,7 @@ func fixture(t testing.TB, id string, o fixtureOpts) *Result {
 		r.Config["repeat"] = o.repeat
 	}
 	if o.incidents {
-		r.Incidents = Incidents{ExpiredDuringWork: 4, ReleaseLost: 2, RenewLost: 0, Overlaps: 1, StaleWritesAccepted: 1}
+		r.Incidents = Incidents{ExpiredDuringWork: 4, ReleaseLost: 2, RenewLost: 0, Overlaps: 1, Overruns: 1, StaleWritesAccepted: 1}
 	}
 	if o.servers {
 		r.Servers = &Servers{CommandsPerAcquire: 3, CPUUSPerAcquire: 17.5 * o.slow,

@@ -143,6 +143,9 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if runs := len(plans) * c.Int("count"); runs > 1 && !plan.HistoryPerRun(plans[0].History) {
+				return plan.HistoryPerRunError(fmt.Sprintf("%d runs", runs))
+			}
 			columns, err := viewColumns(c, results.SideBySideView(), plans[0].Format)
 			if err != nil {
 				return err
