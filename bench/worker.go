@@ -59,9 +59,9 @@ func (w *worker) openLoop(requests <-chan request) {
 		now := time.Now()
 		late := now.Sub(intended) > w.opts.LateThreshold
 		w.rec.count(func(c *counters) {
-			c.served++
+			c.Counters.Served++
 			if late {
-				c.late++
+				c.Counters.Late++
 			}
 		})
 		w.criticalSection(w.drainCtx, intended, counted)
@@ -130,7 +130,7 @@ func (at *attempts) observe(a lockimpl.Attempt) {
 	if a.Outcome == lockimpl.Failed {
 		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
 		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
-			w.rec.count(func(c *counters) { c.unreplicated++ })
+			w.rec.count(func(c *counters) { c.Counters.Unreplicated++ })
 		}
 	}
 }
@@ -146,7 +146,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	rec := at.lastCounted
 	if acq.Outcome != lockimpl.OK {
 		if rec && ctx.Err() == nil {
-			w.rec.count(func(c *counters) { c.gaveUp++ })
+			w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
 		}
 		return
 	}
@@ -191,7 +191,7 @@ func (s *section) run(keyIdx int) {
 		return err
 	})
 	if overlap {
-		s.count(func(c *counters) { c.overlaps++ })
+		s.count(func(c *counters) { c.Incidents.Overlaps++ })
 	}
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
@@ -199,18 +199,18 @@ func (s *section) run(keyIdx int) {
 	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
 		// A dead client: it leaves the critical section and never releases.
 		s.protected(func(ctx context.Context) error { return s.resource.Abandon(ctx, entry, time.Now()) })
-		s.count(func(c *counters) { c.crashed++ })
+		s.count(func(c *counters) { c.Counters.Crashed++ })
 		s.stats.abandoned = append(s.stats.abandoned, s.lease)
 		return
 	}
 	switch s.work() {
 	case workAborted:
 		s.exit(entry)
-		s.count(func(c *counters) { c.aborted++ })
+		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
 		return
 	case workInterrupted:
 		s.exit(entry)
-		s.count(func(c *counters) { c.unfinished++ })
+		s.count(func(c *counters) { c.Counters.Unfinished++ })
 		s.releaseQuietly()
 		return
 	}
@@ -275,7 +275,7 @@ func (s *section) work() workEnd {
 		return workInterrupted
 	}
 	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
-		s.count(func(c *counters) { c.paused++ })
+		s.count(func(c *counters) { c.Counters.Paused++ })
 		// A stall is real time, blind to the run ending, as a GC stop would be.
 		time.Sleep(s.wl.Pause.Sample(s.rng))
 	}
@@ -292,10 +292,10 @@ func (s *section) renew(ctx context.Context) bool {
 	s.latency(opRenew, time.Since(start), out == lockimpl.Failed)
 	switch {
 	case out == lockimpl.OK:
-		s.count(func(c *counters) { c.renewed++ })
+		s.count(func(c *counters) { c.Counters.Renewed++ })
 		return true
 	case out.IsLost():
-		s.count(func(c *counters) { c.renewLost++ })
+		s.count(func(c *counters) { c.Incidents.RenewLost++ })
 		return false
 	}
 	if ctx.Err() == nil && s.recorded {
@@ -318,15 +318,15 @@ func (s *section) write(entry Entry) {
 		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
 	}
 	s.count(func(c *counters) {
-		c.writes++
+		c.Counters.Writes++
 		if expired {
-			c.expired++
+			c.Incidents.ExpiredDuringWork++
 		}
 		switch verdict {
 		case WriteFencingRejected:
-			c.fencingRejected++
+			c.Incidents.FencingRejected++
 		case WriteStaleAccepted:
-			c.staleAccepted++
+			c.Incidents.StaleWritesAccepted++
 		}
 	})
 }
@@ -337,9 +337,9 @@ func (s *section) release() {
 	s.latency(opRelease, time.Since(start), out == lockimpl.Failed)
 	switch {
 	case out == lockimpl.OK:
-		s.count(func(c *counters) { c.released++ })
+		s.count(func(c *counters) { c.Counters.Released++ })
 	case out.IsLost():
-		s.count(func(c *counters) { c.releaseLost++ })
+		s.count(func(c *counters) { c.Incidents.ReleaseLost++ })
 	case s.recorded:
 		s.rec.errorKind(lockimpl.ErrorKind(err))
 	}

@@ -135,7 +135,7 @@ func writeOps(w io.Writer, r *Result) error {
 		row := []any{}
 		for _, f := range opFigures(op) {
 			v, err := f.Value(r)
-			cell := "-"
+			cell := NotMeasuredText(err)
 			if err == nil {
 				cell = f.Format(v)
 			}
@@ -186,12 +186,8 @@ func writeCounts(w io.Writer, r *Result) error {
 	if note := SaturationNote(r); note != "" {
 		fmt.Fprintln(w, note)
 	}
-	if s := r.Servers; s != nil {
-		if s.Unavailable != "" {
-			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
-		} else {
-			fmt.Fprintf(w, "server cost: %.2f commands and %s CPU per acquisition (%s)\n", s.CommandsPerAcquire, FormatUS(s.CPUUSPerAcquire), s.Scope())
-		}
+	if line := ServerCostLine(r); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	return nil
 }
@@ -210,11 +206,12 @@ func SaturationNote(r *Result) string {
 		"--pipeline auto or more generators (see Beyond one machine) would show the servers' limit", 100*r.Client.CPUShare, plural(cpus, "CPU"))
 }
 
-// figureText is one figure of r as a table cell, "-" when r lacks it.
+// figureText is one figure of r as a table cell, "-" when r lacks it and
+// n/a when it is per acquisition of a run that made none.
 func figureText(f Figure, r *Result) string {
 	v, err := f.Value(r)
 	if err != nil {
-		return "-"
+		return NotMeasuredText(err)
 	}
 	if f.Unit == UnitRatio {
 		return fmt.Sprintf("%.4f", v)

@@ -54,20 +54,22 @@ func fakeRun(t *testing.T, id, spec, provider string, cpus int, f figures) *resu
 			LatencyUS: results.Percentiles{P50: f.p50, P90: (f.p50 + f.p99) / 2, P99: f.p99, P999: f.p999, Max: 2 * f.p999},
 		}},
 		Throughput: results.Throughput{AcquiredPerS: f.thr, AttemptsPerS: float64(attempts) / 10},
-		Contention: results.Contention{
-			Attempts:  attempts,
-			Acquired:  int64(f.thr * 10),
-			Contended: int64(f.contention * float64(attempts)),
-			Rate:      f.contention,
+		Counts: results.Counts{
+			Contention: results.Contention{
+				Attempts:  attempts,
+				Acquired:  int64(f.thr * 10),
+				Contended: int64(f.contention * float64(attempts)),
+				Rate:      f.contention,
+			},
+			Incidents: results.Incidents{Overlaps: f.overlaps},
 		},
-		Incidents: results.Incidents{Overlaps: f.overlaps},
-		Errors:    map[string]int64{},
+		Errors: map[string]int64{},
 	}
 	if f.errors > 0 {
 		r.Errors["timeout"] = f.errors
 	}
 	if f.cmds > 0 {
-		r.Servers = &results.Servers{CommandsPerAcquire: f.cmds, CPUUSPerAcquire: f.cpu}
+		r.Servers = &results.Servers{CommandsPerAcquire: &f.cmds, CPUUSPerAcquire: &f.cpu}
 	}
 	if cpus > 0 {
 		r.Hosts = []results.Host{{Name: "gen-0", CPUs: cpus, GOMAXPROCS: cpus, OS: "linux", Arch: "amd64"}}
