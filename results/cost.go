@@ -88,7 +88,7 @@ func ServerCostLine(r *Result) string {
 			cmds += n.Commands
 			cpu += n.CPUUS
 		}
-		return fmt.Sprintf("server cost: n/a per acquisition, the run made none (over the window the servers ran %d commands in %s of CPU; %s)",
+		return fmt.Sprintf("server cost: n/a per acquisition, the run made none (over the window the servers executed %d commands in %s of CPU; %s)",
 			cmds, FormatUS(cpu), s.Scope())
 	}
 	cost := text("servers.commands_per_acquire") + " commands"

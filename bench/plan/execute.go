@@ -113,6 +113,8 @@ type armed struct {
 	cleanUp func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env)
 	// close, when set, releases what the lock keeps of its own.
 	close func()
+	// sent counts the lock's round trips; nil where they are not counted.
+	sent *sentMeter
 }
 
 // armRedis reaches a Redis topology's servers and builds the lock over them.
@@ -128,14 +130,17 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if err != nil {
 		return armed{}, nil, err
 	}
-	locker, err := lockimpl.New(pl.Lock, nodes, pl.LockOptions)
+	sent := countSent(topo, clients, nodes)
+	lockOpts := pl.LockOptions
+	lockOpts.Sent = sent.counter
+	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
 	}
 	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
 	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs),
+	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), sent: sent,
 		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
 			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
 		}}
@@ -205,6 +210,7 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	}
 	opts.OnWindowStart = func(start time.Time) {
 		a.meter.before(ctx)
+		a.sent.before()
 		cpu.start()
 		if isRedlock {
 			nodeBase = rl.NodeCounts()
@@ -234,6 +240,7 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		r.NodeOutcomes = nodeOutcomes(topo, nodeBase, rl.NodeCounts())
 	}
 	cpu.stop()
+	a.sent.after()
 	a.meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
@@ -247,6 +254,7 @@ func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	r.Servers = a.meter.servers(r.Contention.Acquired, down)
 	r.Servers.SetShares(r.DurationS)
 	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
+	a.sent.fill(r.Client, r.Contention.Acquired)
 	if !pl.StartAt.IsZero() {
 		r.StartOffsetS = m.StartOffset.Seconds()
 	}
