@@ -153,17 +153,19 @@ func Catalogue() []Figure {
 // in a Counts and adds them up through these, its live snapshot and /metrics
 // name them by these, and merge sums them: nothing lists the counters again.
 //
-// Adding a counter is one line in the catalogue: add its field to the
-// section of Counts it belongs to (Counters, or Incidents for an event that
-// means a lease did not protect its work), then one line in counterFigures
-// or incidentFigures, e.g.
+// Adding a counter: give it a field in the section of Counts it belongs to
+// (Counters, or Incidents for an event that means a lease did not protect
+// its work; the field is the result file's schema), and one line in
+// counterFigures or incidentFigures below, e.g.
 //
 //	i("double_grants", func(i *Incidents) *int64 { return &i.DoubleGrants }),
 //
-// and count the event where it happens (bench/worker.go:
-// c.Incidents.DoubleGrants++). The result JSON, the run table, compare,
-// --assert, merge, the live snapshot and /metrics then carry it; a test holds
-// the live and Prometheus names equal to these.
+// then count the event where it happens (bench/worker.go, inside
+// rec.count: c.Incidents.DoubleGrants++). The result file, the run table,
+// compare, --assert, merge, the live snapshot and /metrics carry it with
+// nothing else to edit; a test (bench/metrics) holds the live and Prometheus
+// names equal to these. Incidents.Total sums the incidents by hand: say
+// there whether the new one adds to the total.
 func CounterFigures() []Figure {
 	var out []Figure
 	for _, group := range [][]Figure{contentionFigures(), openLoopFigures(), counterFigures(), incidentFigures()} {
