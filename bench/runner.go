@@ -22,7 +22,7 @@ import (
 type Options struct {
 	// Concurrency is the number of workers (in open loop: the most requests in flight).
 	Concurrency int
-	// Duration is the measured window.
+	// Duration is the measured window; with a staged rate, the stages' sum.
 	Duration time.Duration
 	// Warmup runs before the window and is not recorded.
 	Warmup time.Duration
@@ -85,8 +85,18 @@ func validateWorkload(w workloads.Workload) error {
 		return fmt.Errorf("ttl %v: want more than 0", w.TTL)
 	case w.RenewEvery < 0 || (w.RenewEvery > 0 && w.RenewEvery >= w.TTL):
 		return fmt.Errorf("renew-every %v: want 0 (off) or less than the ttl %v", w.RenewEvery, w.TTL)
-	case w.Rate < 0:
-		return fmt.Errorf("rate %v: want 0 (closed loop) or more", w.Rate)
+	case w.Rate.Start < 0:
+		return fmt.Errorf("rate %v: want 0 (closed loop) or more", w.Rate.Start)
+	}
+	return nil
+}
+
+// validateStages checks that a staged rate's stages are the window: the
+// window is their sum, and any other duration would cut them short or run
+// past them at no rate.
+func validateStages(w workloads.Workload, o Options) error {
+	if w.Rate.Staged() && w.Rate.Window() != o.Duration {
+		return fmt.Errorf("duration %v: the rate's stages (%s) last %v, which is the window", o.Duration, w.Rate, w.Rate.Window())
 	}
 	return nil
 }
@@ -173,6 +183,9 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	if err := validateWorkload(wl); err != nil {
 		return nil, err
 	}
+	if err := validateStages(wl, opts); err != nil {
+		return nil, err
+	}
 	if opts.LateThreshold == 0 {
 		opts.LateThreshold = DefaultLateThreshold
 	}
@@ -216,9 +229,10 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	defer closeWindow()
 	r.windowCtx = windowCtx
 	var requests chan request
-	if wl.Rate > 0 {
+	if wl.Rate.Open() {
 		requests = make(chan request)
-		r.sched = newScheduler(wl.Rate, start, win)
+		r.sched = newScheduler(NewPacer(wl.Rate, opts.Warmup), start, win)
+		r.series.offered = r.sched.offered
 	}
 	var wg sync.WaitGroup
 	for i := range opts.Concurrency {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -223,7 +224,7 @@ func TestRunCrashesBlockKeys(t *testing.T) {
 }
 
 func TestRunOpenLoopSchedulesAtRate(t *testing.T) {
-	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Rate: 500}
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Rate: workloads.ConstantRate(500)}
 	r := runMem(t, newMemLocker(false), wl, Options{Concurrency: 8, Duration: 3 * time.Second})
 	if s := r.Counters.Scheduled; s < 1470 || s > 1530 {
 		t.Fatalf("scheduled %d requests at 500/s for 3s, want 1500 ± 2%%", s)
@@ -236,7 +237,7 @@ func TestRunOpenLoopSchedulesAtRate(t *testing.T) {
 func TestRunOpenLoopCountsLate(t *testing.T) {
 	// One worker, 20 ms of work, 200 requests/s: the generator cannot keep up,
 	// and time-to-acquire must show the queueing, not hide it.
-	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "20ms"), Rate: 200}
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "20ms"), Rate: workloads.ConstantRate(200)}
 	r := runMem(t, newMemLocker(false), wl, Options{Concurrency: 1, Duration: time.Second})
 	c := r.Counters
 	if c.Late < c.Served-1 || c.Dropped < c.Scheduled/2 {
@@ -260,6 +261,16 @@ func checkOpenLoopIdentities(t *testing.T, r *results.Result) {
 	if want := r.Contention.Acquired + c.Dropped; tta != want {
 		t.Errorf("time_to_acquire has %d values, want acquired %d + dropped %d", tta, r.Contention.Acquired, c.Dropped)
 	}
+	var offered int64
+	for _, p := range r.Series {
+		if p.Offered == nil {
+			t.Fatalf("second %v of an open-loop run has no offered count", p.ElapsedS)
+		}
+		offered += *p.Offered
+	}
+	if !r.Partial && offered != c.Scheduled {
+		t.Errorf("the series offers %d requests, want the %d scheduled", offered, c.Scheduled)
+	}
 	if served := r.Contention.Acquired + r.Contention.GaveUp; served != c.Served {
 		t.Errorf("acquired %d + gave up %d = %d, want every served request (%d) to end one of the two ways",
 			r.Contention.Acquired, r.Contention.GaveUp, served, c.Served)
@@ -267,28 +278,49 @@ func checkOpenLoopIdentities(t *testing.T, r *results.Result) {
 }
 
 func TestRunOpenLoopIdentities(t *testing.T) {
+	staged := func(start float64, st ...workloads.RateStage) workloads.Rate {
+		return workloads.Rate{Start: start, Stages: st}
+	}
 	for _, tc := range []struct {
 		name    string
 		wl      workloads.Workload
 		workers int
 		warmup  time.Duration
+		// scheduled is the window's requests: the rate's integral over it.
+		scheduled int64
 	}{
 		// 4 workers holding 5 ms can serve 800/s of 2000/s offered.
-		{"overloaded", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "5ms"), Rate: 2000}, 4, 300 * time.Millisecond},
-		{"keeps up", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Rate: 300}, 4, 200 * time.Millisecond},
-		{"contended", workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "2ms"), Rate: 1000}, 8, 0},
+		{"overloaded", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "5ms"), Rate: workloads.ConstantRate(2000)}, 4, 300 * time.Millisecond, 2000},
+		{"keeps up", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Rate: workloads.ConstantRate(300)}, 4, 200 * time.Millisecond, 300},
+		{"contended", workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "2ms"), Rate: workloads.ConstantRate(1000)}, 8, 0, 1000},
+		// A ramp from 200/s to 3000/s outruns 4 workers holding 5 ms halfway.
+		{"ramp up overloaded", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "5ms"),
+			Rate: staged(200, workloads.RateStage{Target: 3000, Duration: time.Second})}, 4, 200 * time.Millisecond, 1600},
+		// Down to 0, a pause, and up again: 200 + 0 + 200.
+		{"ramp down, pause, up", workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "1ms"),
+			Rate: staged(1000, workloads.RateStage{Target: 0, Duration: 400 * time.Millisecond}, workloads.RateStage{Target: 0, Duration: 200 * time.Millisecond},
+				workloads.RateStage{Target: 1000, Duration: 400 * time.Millisecond})}, 4, 100 * time.Millisecond, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runMem(t, newMemLocker(false), tc.wl, Options{Concurrency: tc.workers, Duration: time.Second, Warmup: tc.warmup})
-			// Warm-up requests belong to the warm-up: the window's are exactly rate × duration.
-			if want := int64(tc.wl.Rate); r.Counters.Scheduled != want {
-				t.Errorf("scheduled %d, want %d (rate × window)", r.Counters.Scheduled, want)
+			// Warm-up requests belong to the warm-up: the window's are exactly its own.
+			if r.Counters.Scheduled != tc.scheduled {
+				t.Errorf("scheduled %d, want %d (the rate's integral over the window)", r.Counters.Scheduled, tc.scheduled)
 			}
 			checkOpenLoopIdentities(t, r)
-			if tc.name == "overloaded" && r.Counters.Dropped == 0 {
+			if strings.Contains(tc.name, "overloaded") && r.Counters.Dropped == 0 {
 				t.Errorf("no request dropped at 2.5× what the workers can serve: %+v", r.Counters)
 			}
 		})
+	}
+}
+
+func TestRunRefusesStagesOtherThanTheWindow(t *testing.T) {
+	wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second,
+		Rate: workloads.Rate{Start: 10, Stages: []workloads.RateStage{{Target: 20, Duration: time.Second}}}}
+	_, err := Run(context.Background(), newMemLocker(false), wl, Options{Concurrency: 1, Duration: 2 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "last 1s, which is the window") {
+		t.Fatalf("Run with stages of 1s in a 2s window: %v, want refused", err)
 	}
 }
 

@@ -109,15 +109,24 @@ func WriteCSV(w io.Writer, r *Result) error {
 	return nil
 }
 
+// offeredText is a second's offered requests, or "" when none were recorded.
+func offeredText(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return strconv.FormatInt(*n, 10)
+}
+
 // WriteSeriesCSV writes r's per-second series as CSV: elapsed_s, acquired,
-// attempts, p99_us, errors, incidents, and the faults that fired in that
-// second joined by ";".
+// attempts, p99_us, errors, incidents, the faults that fired in that second
+// joined by ";", and offered: the requests meant to start in that second
+// (open loop; empty in closed loop).
 func WriteSeriesCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"elapsed_s", "acquired", "attempts", "p99_us", "errors", "incidents", "faults"})
+	_ = cw.Write([]string{"elapsed_s", "acquired", "attempts", "p99_us", "errors", "incidents", "faults", "offered"})
 	for _, p := range r.Series {
 		_ = cw.Write([]string{num(p.ElapsedS), strconv.FormatInt(p.Acquired, 10), strconv.FormatInt(p.Attempts, 10),
-			num(p.P99US), strconv.FormatInt(p.Errors, 10), strconv.FormatInt(p.Incidents, 10), strings.Join(p.Faults, ";")})
+			num(p.P99US), strconv.FormatInt(p.Errors, 10), strconv.FormatInt(p.Incidents, 10), strings.Join(p.Faults, ";"), offeredText(p.Offered)})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {

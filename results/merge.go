@@ -313,6 +313,9 @@ func mergeSeries(runs []*Result) []SeriesPoint {
 			}
 			m.Acquired += p.Acquired
 			m.Attempts += p.Attempts
+			if p.Offered != nil {
+				m.Offered = addOffered(m.Offered, *p.Offered)
+			}
 			m.Errors += p.Errors
 			m.Incidents += p.Incidents
 			m.P99US = math.Max(m.P99US, p.P99US)
@@ -330,6 +333,16 @@ func mergeSeries(runs []*Result) []SeriesPoint {
 		out = append(out, *bySec[s])
 	}
 	return out
+}
+
+// addOffered adds n to a merged second's offered requests, absent until a
+// generator recorded some.
+func addOffered(sum *int64, n int64) *int64 {
+	total := n
+	if sum != nil {
+		total += *sum
+	}
+	return &total
 }
 
 func appendMissing(list []string, items ...string) []string {

@@ -307,6 +307,10 @@ type seriesSpec struct {
 	logY                       bool
 	format                     func(float64) string
 	value                      func(p SeriesPoint, dt float64) (float64, bool)
+	// offered, when set, is what was offered in a second, drawn dotted
+	// beside value for the runs that record it; offeredNote explains it.
+	offered     func(p SeriesPoint, dt float64) (float64, bool)
+	offeredNote string
 }
 
 // seriesChart draws one per-second figure of every run over time, with the
@@ -314,13 +318,20 @@ type seriesSpec struct {
 func seriesChart(spec seriesSpec, runs []*Result) chart {
 	c := chart{Name: spec.name, Title: spec.title, Note: "per second; dashed lines and shaded spans mark injected faults"}
 	segs := make([][][]step, len(runs))
+	offered := make([][][]step, len(runs))
 	lo, hi, tmax := math.Inf(1), 0.0, 0.0
+	widen := func(seg []step) {
+		for _, s := range seg {
+			lo, hi, tmax = math.Min(lo, s.v), math.Max(hi, s.v), math.Max(tmax, s.to)
+		}
+	}
 	for i, r := range runs {
 		segs[i] = seriesSteps(r, spec.value)
-		for _, seg := range segs[i] {
-			for _, s := range seg {
-				lo, hi, tmax = math.Min(lo, s.v), math.Max(hi, s.v), math.Max(tmax, s.to)
-			}
+		if spec.offered != nil {
+			offered[i] = seriesSteps(r, spec.offered)
+		}
+		for _, seg := range append(append([][]step(nil), segs[i]...), offered[i]...) {
+			widen(seg)
 		}
 		for _, f := range faultMarks(r) {
 			tmax = math.Max(tmax, clampData(math.Max(f.AtS, f.EndS)))
@@ -345,9 +356,15 @@ func seriesChart(spec seriesSpec, runs []*Result) chart {
 		for _, seg := range segs[i] {
 			c.Lines = append(c.Lines, svgPoly{stepPoints(p, seg), runColor(i), RunName(r)})
 		}
-		if len(segs[i]) > 0 {
+		for _, seg := range offered[i] {
+			c.Offered = append(c.Offered, svgPoly{stepPoints(p, seg), runColor(i), RunName(r) + " (offered)"})
+		}
+		if len(segs[i]) > 0 || len(offered[i]) > 0 {
 			c.Legend = append(c.Legend, legendItem{runColor(i), RunName(r)})
 		}
+	}
+	if len(c.Offered) > 0 {
+		c.Note = "per second; " + spec.offeredNote + "; dashed lines and shaded spans mark injected faults"
 	}
 	markFaults(&c, p, runs)
 	return c
@@ -411,6 +428,13 @@ func throughputChart(runs []*Result) chart {
 		empty:  "no per-second series recorded",
 		format: func(v float64) string { return fmt.Sprintf("%.0f", v) },
 		value:  func(p SeriesPoint, dt float64) (float64, bool) { return float64(p.Acquired) / dt, true },
+		offered: func(p SeriesPoint, dt float64) (float64, bool) {
+			if p.Offered == nil {
+				return 0, false
+			}
+			return float64(*p.Offered) / dt, true
+		},
+		offeredNote: "dotted lines: requests offered per second (open loop), against the acquisitions served",
 	}, runs)
 }
 

@@ -64,6 +64,7 @@ svg text.cell { font-size: 10px; fill: #222; } svg text.cell.light { fill: #fff;
 {{end}}{{range .Rects}}<rect class="data" x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}" fill="{{.Color}}"><title>{{.Title}}</title></rect>
 {{end}}{{range .Boxes}}<rect class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" width="{{f .W}}" height="{{f .H}}" fill="{{.Fill}}" stroke="{{.Stroke}}">{{with .Title}}<title>{{.}}</title>{{end}}</rect>
 {{end}}{{range .Lines}}<polyline class="data" points="{{.Points}}" stroke="{{.Color}}"><title>{{.Title}}</title></polyline>
+{{end}}{{range .Offered}}<polyline class="data offered" points="{{.Points}}" stroke="{{.Color}}" stroke-dasharray="1.5 3"><title>{{.Title}}</title></polyline>
 {{end}}{{range .Dots}}<circle class="{{.Class}}" cx="{{f .X}}" cy="{{f .Y}}" r="{{f .R}}" fill="{{.Fill}}" stroke="{{.Stroke}}">{{with .Title}}<title>{{.}}</title>{{end}}</circle>
 {{end}}{{range .Marks}}<line class="{{.Class}}" x1="{{f .X1}}" y1="{{f .Y1}}" x2="{{f .X2}}" y2="{{f .Y2}}"/>
 {{end}}{{range .Texts}}<text class="{{.Class}}" x="{{f .X}}" y="{{f .Y}}" text-anchor="{{.Anchor}}">{{.Text}}</text>

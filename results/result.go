@@ -341,6 +341,9 @@ func (i Incidents) Total() int64 {
 type SeriesPoint struct {
 	// ElapsedS is the second's end, counted from the window's start.
 	ElapsedS float64 `json:"elapsed_s"`
+	// Offered, in open loop, is the requests meant to start in this second
+	// (the offered rate, to set against Acquired); absent in closed loop.
+	Offered *int64 `json:"offered,omitempty"`
 	// Acquired in this second.
 	Acquired int64 `json:"acquired"`
 	// Attempts in this second.

@@ -26,18 +26,21 @@ const (
 // chart is one figure of the report: either drawn elements or, when it has
 // nothing to draw, an Empty text saying so.
 type chart struct {
-	Name   string
-	Title  string
-	Note   string
-	Empty  string
-	W, H   float64
-	Axes   []svgLine
-	Texts  []svgText
-	Bands  []svgRect
-	Marks  []svgLine
-	Rects  []svgRect
-	Lines  []svgPoly
-	Legend []legendItem
+	Name  string
+	Title string
+	Note  string
+	Empty string
+	W, H  float64
+	Axes  []svgLine
+	Texts []svgText
+	Bands []svgRect
+	Marks []svgLine
+	Rects []svgRect
+	Lines []svgPoly
+	// Offered are dotted lines of what was offered, beside the Lines of
+	// what was served (an open-loop run's offered rate).
+	Offered []svgPoly
+	Legend  []legendItem
 	// Boxes are rects that are not data (empty cells, outlines, colour
 	// scales), Dots are circles: point markers of class "data" and rings.
 	// Caption is text below the chart.

@@ -48,6 +48,7 @@ type Workload struct {
 	CrashProb float64
 	// RenewEvery is the renewal interval while holding; 0 means no renewal.
 	RenewEvery time.Duration
-	// Rate is the open-loop request rate per second; 0 means closed loop.
-	Rate float64
+	// Rate is the open-loop request rate, constant or staged; the zero
+	// Rate means closed loop.
+	Rate Rate
 }

@@ -72,7 +72,7 @@ func TestLiveAndPrometheusNameEveryCatalogueCounter(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rate := range []float64{0, 200} {
-		wl := workloads.Workload{Keys: keys, TTL: time.Second, Rate: rate}
+		wl := workloads.Workload{Keys: keys, TTL: time.Second, Rate: workloads.ConstantRate(rate)}
 		live := bench.NewLive()
 		m, err := bench.Run(context.Background(), &mapLocker{held: map[string]string{}}, wl,
 			bench.Options{Concurrency: 4, Duration: 300 * time.Millisecond, Live: live})

@@ -98,7 +98,7 @@ var runFlags = []Flag{
 	{Name: "pause-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder stalls before its protected write (GC pause)"},
 	{Name: "pause", Default: "0", Category: catWorkload, Usage: "stall length distribution, same forms as --hold"},
 	{Name: "crash-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder dies without releasing"},
-	{Name: "rate", Default: "0", Category: catWorkload, Usage: "open loop: lock requests per second (0: closed loop)"},
+	{Name: "rate", Default: "0", Category: catWorkload, Usage: "open loop: lock requests per second (500, 50/100ms), or stages START,TARGET:DURATION,... ramping linearly (100,2000:30s,2000:1m), whose sum is the window (0: closed loop)"},
 
 	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)"},
 	{Name: "pipeline", Default: "off", Category: catRunner, Usage: "off, or auto: workers' commands are coalesced into pipelines on a few connections per server (go-redis auto-pipelining), so one generator can reach the server's limit; latency then includes batching"},

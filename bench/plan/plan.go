@@ -154,7 +154,27 @@ func Resolve(given Values) (Values, error) {
 	if v.Get("workload") == "" {
 		v.Set("workload", "custom")
 	}
+	stagedWindow(v, given)
 	return v, nil
+}
+
+// StagedRate reports whether v gives --rate as stages, whose sum is then
+// the window: a command's own default duration must not replace it.
+func StagedRate(v Values) bool {
+	r, err := workloads.ParseRate("rate", v.Get("rate"))
+	return err == nil && r.Staged()
+}
+
+// stagedWindow makes a staged --rate's stages the window when no duration
+// was given, so the result's config records the window the run had; a
+// duration given that differs is refused by Parse.
+func stagedWindow(v, given Values) {
+	if given.Has("duration") {
+		return
+	}
+	if r, err := workloads.ParseRate("rate", v.Get("rate")); err == nil && r.Staged() {
+		v.Set("duration", r.Window().String())
+	}
 }
 
 // Expand resolves the given values and returns one plan per --topology.
@@ -338,6 +358,9 @@ func Parse(v Values) (Plan, error) {
 	}
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
+	if r := pl.Workload.Rate; r.Staged() && pl.Bench.Duration != r.Window() && p.err == nil {
+		p.fail("duration", "%v, but the stages of --rate %s last %v, and with stages they are the window; drop --duration or give %v", pl.Bench.Duration, v.Get("rate"), r.Window(), r.Window())
+	}
 	for _, f := range pl.Faults {
 		if p.err == nil && f.At >= pl.Bench.Duration {
 			p.fail("fault", "%q: at=%v is not inside the %v window (--duration); it would never be applied", f.String(), f.At, pl.Bench.Duration)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/compose/composetest"
@@ -329,4 +330,36 @@ func deref(v *float64) float64 {
 		return 0
 	}
 	return *v
+}
+
+func TestStagedRateIsTheWindow(t *testing.T) {
+	p, err := Expand(Values{"rate": {"100,2000:30s,2000:1m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p[0].Bench.Duration; d != 90*time.Second || p[0].Values.Get("duration") != "1m30s" {
+		t.Fatalf("duration %v (config %q), want the stages' 1m30s", d, p[0].Values.Get("duration"))
+	}
+	if r := p[0].Workload.Rate; !r.Staged() || r.Start != 100 || len(r.Stages) != 2 {
+		t.Fatalf("rate %+v, want 100 then two stages", r)
+	}
+	if _, err := Expand(Values{"rate": {"100,2000:30s,2000:1m"}, "duration": {"1m30s"}}); err != nil {
+		t.Fatalf("-d equal to the stages' sum: %v", err)
+	}
+	_, err = Expand(Values{"rate": {"100,2000:30s,2000:1m"}, "duration": {"10s"}})
+	if err == nil || !IsInputError(err) || !strings.HasPrefix(err.Error(), "--duration: 10s, ") || !strings.Contains(err.Error(), "1m30s") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("-d 10s with stages of 1m30s: %v, want one line of bad input naming --duration and the stages' 1m30s", err)
+	}
+	// A fault must fall inside the stages' window, as inside -d's.
+	if _, err := Expand(Values{"rate": {"10,10:1s"}, "fault": {"pause:node=0,at=2s,for=1s"}}); err == nil || !strings.Contains(err.Error(), "--fault") {
+		t.Fatalf("a fault after the stages: %v, want refused", err)
+	}
+}
+
+func TestStagedRate(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "500": false, "50/100ms": false, "100,2000:5s": true, "100,2000": false} {
+		if got := StagedRate(Values{"rate": {v}}); got != want {
+			t.Errorf("StagedRate(%q) = %v, want %v", v, got, want)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // Axis is one run flag varied over a list of values.
@@ -132,7 +133,7 @@ func AxesFromValues(given plan.Values, names []string) (plan.Values, []Axis) {
 		}
 		var list []string
 		for _, v := range vals {
-			list = append(list, ParseList(v)...)
+			list = append(list, splitValue(name, v)...)
 		}
 		if len(list) > 1 {
 			axes = append(axes, Axis{Flag: name, Values: list})
@@ -141,6 +142,19 @@ func AxesFromValues(given plan.Values, names []string) (plan.Values, []Axis) {
 		base[name] = list
 	}
 	return base, axes
+}
+
+// splitValue splits one value given to a sweep flag into its list. A staged
+// --rate (100,2000:30s,2000:1m) is one value, though it holds commas: its
+// start rate would otherwise become an axis value of its own; several staged
+// rates are separated by '|'.
+func splitValue(flag, v string) []string {
+	if flag == "rate" && !strings.Contains(v, "|") {
+		if r, err := workloads.ParseRate(flag, v); err == nil && r.Staged() {
+			return []string{strings.TrimSpace(v)}
+		}
+	}
+	return ParseList(v)
 }
 
 // Runner executes one run and stores its result. group names the cell's set

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/workloads"
 )
 
 // gridRunFlags are the run flags a grid command takes; each may be a list.
@@ -257,52 +255,24 @@ func capacityCommand() *cli.Command {
 			}
 			// Shorter steps than a lone run: a ramp has many.
 			given := withDefaults(givenValues(c, table), map[string]string{"duration": "3s", "warmup": "500ms"})
-			ramp, loadFlag, err := rampFromCLI(c, given)
+			ramp := sweep.DefaultRamp()
+			ramp.Start, ramp.Max, ramp.Factor = c.Float64("start"), c.Float64("max"), c.Float64("factor")
+			ramp, loadFlag, err := sweep.CapacityRamp(given, ramp, c.IsSet("start"), c.IsSet("max"))
 			if err != nil {
-				return err
+				return usageError{msg: err.Error()}
 			}
-			if loadFlag == "concurrency" {
+			if loadFlag == sweep.LoadConcurrency {
 				if err := refuseSet(c, map[string]string{"concurrency": "ramps concurrency itself; use --start and --max (or --rate to ramp the request rate, where -c bounds requests in flight)"}); err != nil {
 					return err
 				}
 			}
-			topologies := given["topology"]
-			if len(topologies) == 0 {
-				topologies = []string{"single"}
+			search := sweep.CapacitySearch{Given: given, Ramp: ramp, LoadFlag: loadFlag, SLO: slo, Run: storeRunner()}
+			if !c.Bool("quiet") {
+				search.OnStep = func(topo, load string) { fmt.Fprintf(c.App.ErrWriter, "capacity %s: %s %s\n", topo, loadFlag, load) }
 			}
-			var caps []sweep.Capacity
-			var all []*results.Result
-			run := storeRunner()
-			for _, topo := range topologies {
-				v := given.Clone()
-				v.Set("topology", topo)
-				if _, err := plan.Expand(v); err != nil {
-					return err
-				}
-				step := func(ctx context.Context, load float64) (*results.Result, error) {
-					sv := v.Clone()
-					sv.Set(loadFlag, strconv.FormatFloat(load, 'f', -1, 64))
-					if !c.Bool("quiet") {
-						fmt.Fprintf(c.App.ErrWriter, "capacity %s: %s %s\n", topo, loadFlag, strconv.FormatFloat(load, 'f', -1, 64))
-					}
-					r, err := run(ctx, sv, "", 0)
-					if err == nil {
-						all = append(all, r)
-					}
-					return r, err
-				}
-				cp, err := sweep.Search(c.Context, topo, ramp, slo, step)
-				if c.Context.Err() != nil {
-					if len(cp.Steps) > 0 {
-						cp.Stop = "interrupted"
-						caps = append(caps, cp)
-					}
-					break
-				}
-				if err != nil {
-					return err
-				}
-				caps = append(caps, cp)
+			caps, all, err := search.Search(c.Context)
+			if err != nil {
+				return err
 			}
 			if format == "json" {
 				err = writeJSON(c.App.Writer, caps)
@@ -324,35 +294,6 @@ func capacityCommand() *cli.Command {
 			return checkAsserts(c, asserts, all)
 		},
 	}
-}
-
-// rampFromCLI ramps concurrency, or the request rate when --rate is given.
-func rampFromCLI(c *cli.Context, given plan.Values) (sweep.Ramp, string, error) {
-	ramp := sweep.DefaultRamp()
-	ramp.Factor = c.Float64("factor")
-	ramp.Start, ramp.Max = c.Float64("start"), c.Float64("max")
-	load := "concurrency"
-	if given.Has("rate") {
-		// The same forms run accepts (500, 50/100ms), but a ramp needs a rate.
-		rate, err := workloads.ParseRate("rate", given.Get("rate"))
-		switch {
-		case err != nil:
-			return ramp, "", usageError{msg: err.Error()}
-		case rate <= 0:
-			return ramp, "", usageError{msg: fmt.Sprintf("--rate %q: want a positive number of requests per second", given.Get("rate"))}
-		}
-		load, ramp.OpenLoop = "rate", true
-		if !c.IsSet("start") {
-			ramp.Start = rate
-		}
-		if !c.IsSet("max") {
-			ramp.Max = 64 * ramp.Start
-		}
-	}
-	if err := ramp.Validate(); err != nil {
-		return ramp, "", usageError{msg: "capacity: " + err.Error()}
-	}
-	return ramp, load, nil
 }
 
 // tuneRetry is tune-ttl's acquire retry unless the user or the workload
@@ -387,7 +328,11 @@ func tuneTTLCommand() *cli.Command {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
 			given := givenValues(c, table)
-			base := withDefaults(given.Clone(), map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"})
+			defaults := map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"}
+			if plan.StagedRate(given) {
+				delete(defaults, "duration") // the stages are the window
+			}
+			base := withDefaults(given.Clone(), defaults)
 			resolved, err := plan.Resolve(base)
 			if err != nil {
 				return err
