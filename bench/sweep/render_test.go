@@ -157,11 +157,11 @@ func capacityFixture() []Capacity {
 // with renewal, so exactly one cell wins on blocked time.
 func tuneFixture() []TuneCell {
 	cells := []TuneCell{
-		{TTL: "1s", RenewEvery: "off", RunIDs: []string{"tune-1"}, Acquired: 12000, Expired: 240, Overlaps: 3, AttemptsPerAcquire: 41.5, OverrunP99US: 212_000},
+		{TTL: "1s", RenewEvery: "off", RunIDs: []string{"tune-1"}, Acquired: 12000, Expired: 240, Overlaps: 3, AttemptsPerAcquire: perAcq(41.5), OverrunP99US: 212_000},
 		{TTL: "1s", RenewEvery: "300ms", RunIDs: []string{"tune-2"}, Acquired: 11800, Expired: 2,
-			RenewPerS: 38.2, BlockedP99US: 998_000, BlockedSamples: 40, AttemptsPerAcquire: 1.3},
-		{TTL: "5s", RenewEvery: "off", RunIDs: []string{"tune-3"}, Acquired: 11950, BlockedP99US: 4_990_000, BlockedSamples: 41, AttemptsPerAcquire: 1.9},
-		{TTL: "5s", RenewEvery: "1.5s", RunIDs: []string{"tune-4"}, Acquired: 11900, RenewPerS: 7.9, AttemptsPerAcquire: 1.1},
+			RenewPerS: 38.2, BlockedP99US: 998_000, BlockedSamples: 40, AttemptsPerAcquire: perAcq(1.3)},
+		{TTL: "5s", RenewEvery: "off", RunIDs: []string{"tune-3"}, Acquired: 11950, BlockedP99US: 4_990_000, BlockedSamples: 41, AttemptsPerAcquire: perAcq(1.9)},
+		{TTL: "5s", RenewEvery: "1.5s", RunIDs: []string{"tune-4"}, Acquired: 11900, RenewPerS: 7.9, AttemptsPerAcquire: perAcq(1.1)},
 	}
 	for i := range cells {
 		cells[i] = cells[i].judged(0.001)

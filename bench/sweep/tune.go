@@ -35,7 +35,8 @@ type TuneCell struct {
 	BlockedSamples int64 `json:"blocked_samples"`
 	// AttemptsPerAcquire is acquire attempts over acquisitions: how hard
 	// holders waiting on a crashed holder's key retried.
-	AttemptsPerAcquire float64 `json:"attempts_per_acquire"`
+	// Null when the candidate made no acquisition.
+	AttemptsPerAcquire *float64 `json:"attempts_per_acquire"`
 	// UpperBound is the 95% upper confidence bound on the expiry rate from
 	// Expired of Acquired: what the samples prove, not what they suggest.
 	UpperBound float64 `json:"expiry_rate_upper_95"`
@@ -68,9 +69,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 				c.BlockedSamples += b.Count
 			}
 		}
-		if c.Acquired > 0 {
-			c.AttemptsPerAcquire = float64(attempts) / float64(c.Acquired)
-		}
+		c.AttemptsPerAcquire = results.PerAcquire(float64(attempts), c.Acquired)
 		if secs > 0 {
 			c.RenewPerS = float64(renewed) / secs
 		}
@@ -240,11 +239,19 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 			overrun = results.FormatUS(c.OverrunP99US)
 		}
 		_ = t.Append(c.TTL, renewLabel(c.RenewEvery), c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.ExpiryRate), fmt.Sprintf("%.2g", c.UpperBound),
-			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), fmt.Sprintf("%.2f", c.AttemptsPerAcquire), blocked, meets)
+			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), perAcquireText(c.AttemptsPerAcquire), blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, rec.Why)
 	return nil
+}
+
+// perAcquireText is a figure per acquisition as a cell: n/a over none.
+func perAcquireText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *v)
 }
