@@ -3,6 +3,7 @@ package results
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,10 +26,24 @@ func isBackground(name string) bool {
 	return false
 }
 
+// scriptCalls are the commands that run a script or a function.
+var scriptCalls = []string{"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"}
+
+// runsScripts reports whether node n ran any script in the window.
+func runsScripts(n ServerNode) bool {
+	for name, c := range n.ByCommand {
+		if c > 0 && slices.Contains(scriptCalls, strings.ToLower(name)) {
+			return true
+		}
+	}
+	return false
+}
+
 // ScriptCommands is how many of the servers' commands ran inside scripts
 // rather than came from the lock's clients: per command name, what the
-// servers ran (INFO commandstats) beyond what the lock's clients sent
-// (Client.Sent), commands of replication and sentinels left out. INFO
+// servers that ran scripts ran (INFO commandstats) beyond what the lock's
+// clients sent (Client.Sent), commands of replication and sentinels left
+// out. INFO
 // counts a script's own calls (release's GET and DEL) as commands, so
 // "commands per acquisition" alone reads as more round trips than there
 // were. It needs both counts; without either it says why.
@@ -41,6 +56,11 @@ func (r *Result) ScriptCommands() (int64, error) {
 	}
 	ran := map[string]int64{}
 	for _, n := range r.Servers.Nodes {
+		if !runsScripts(n) {
+			// A replica runs a script's effects as plain commands, sent by
+			// its primary: replication, not calls inside a script.
+			continue
+		}
 		for name, c := range n.ByCommand {
 			ran[strings.ToLower(name)] += c
 		}

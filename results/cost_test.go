@@ -140,6 +140,21 @@ func TestServerCostLine(t *testing.T) {
 			"server cost: 3.00 commands and 18µs CPU per acquisition (all nodes)"},
 		{"round trips beside commands", withSent(fixture(t, "r", fixtureOpts{servers: true})),
 			"server cost: 2.00 round trips, 4.03 server commands (2.00 inside scripts) and 18µs CPU per acquisition (all nodes)"},
+		{"a replica's effects are replication, not script calls", func() *Result {
+			r := withSent(fixture(t, "r", fixtureOpts{servers: true}))
+			n := r.Contention.Acquired
+			r.Servers.Nodes = append(r.Servers.Nodes, ServerNode{Addr: "127.0.0.1:7002", Commands: 2 * n,
+				ByCommand: map[string]int64{"set": n, "del": n}})
+			r.Servers.SetPerAcquire(n)
+			return r
+		}(), "server cost: 2.00 round trips, 6.03 server commands (2.00 inside scripts) and 18µs CPU per acquisition (all nodes)"},
+		{"no script run", func() *Result {
+			r := withSent(fixture(t, "r", fixtureOpts{servers: true}))
+			n := r.Contention.Acquired
+			r.Client.Sent.ByCommand = map[string]int64{"set": n, "get": n, "del": n}
+			r.Servers.Nodes[0].ByCommand = map[string]int64{"set": n, "get": n, "del": n}
+			return r
+		}(), "server cost: 2.00 round trips, 4.03 server commands (0.00 inside scripts) and 18µs CPU per acquisition (all nodes)"},
 		{"INFO refused", func() *Result {
 			r := fixture(t, "r", fixtureOpts{servers: true})
 			r.Servers.Unavailable = "INFO not available on 127.0.0.1:7001: ERR unknown command"
