@@ -4,7 +4,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test lint demo redis etcd bench bench-redlock fuzz clean image
+.PHONY: all build install test lint demo redis etcd bench bench-redlock fuzz clean image image-lockbench
 
 all: build
 
@@ -70,6 +70,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 10s ./bench/job/
+	$(GO) test -run '^$$' -fuzz FuzzMoveSecrets -fuzztime 10s ./bench/job/
+	$(GO) test -run '^$$' -fuzz FuzzEnvFile -fuzztime 10s ./bench/job/
 
 # lockbench/redis:local: a FROM scratch image of this machine's redis-server and
 # its libraries, for a Docker engine that cannot pull redis:7.0 (see README).
@@ -78,3 +81,9 @@ image:
 
 clean:
 	rm -rf bin runs
+
+# lockbench/lockbench:local: a FROM scratch image of a static lockbench, the
+# generators' image for lockbench swarm job where no registry is reachable.
+image-lockbench:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -s -w" -o bin/lockbench-static ./cmd/lockbench
+	./bin/lockbench-static image build lockbench

@@ -86,7 +86,7 @@ type clusterInfo struct {
 func (t *Topology) upCluster(ctx context.Context, provider string) error {
 	switch provider {
 	case ProviderDocker:
-		return errors.New("topology cluster runs local redis-server processes or reaches --redis URLs; --provider docker does not start clusters")
+		return badRequest("topology cluster runs local redis-server processes or reaches --redis URLs; --provider docker does not start clusters")
 	case ProviderExternal:
 		return t.upClusterExternal(ctx)
 	}
@@ -288,7 +288,7 @@ func (t *Topology) waitCluster(ctx context.Context, what string, check func(cont
 // that URL's user, password and TLS settings.
 func (t *Topology) upClusterExternal(ctx context.Context) error {
 	if t.opts.ClockShim {
-		return errors.New("the clock shim needs local servers; it cannot move the clock of a --redis URL")
+		return badRequest("the clock shim needs local servers; it cannot move the clock of a --redis URL")
 	}
 	t.Provider = ProviderExternal
 	var errs []error
@@ -298,7 +298,7 @@ func (t *Topology) upClusterExternal(ctx context.Context) error {
 			return err
 		}
 		if o.DB != 0 {
-			return fmt.Errorf("--redis %s: a Redis Cluster has only database 0", RedactURL(u))
+			return badRequest("--redis %s: a Redis Cluster has only database 0", RedactURL(u))
 		}
 		err = t.discover(ctx, o)
 		if err == nil {
@@ -334,7 +334,7 @@ func (t *Topology) discover(ctx context.Context, o *redis.Options) error {
 		return errors.New("CLUSTER NODES lists no master serving slots")
 	}
 	if t.Spec.Masters > 0 && len(masters) != t.Spec.Masters {
-		return fmt.Errorf("topology %s, but the cluster has %d masters serving slots", t.Spec, len(masters))
+		return badRequest("topology %s, but the cluster has %d masters serving slots", t.Spec, len(masters))
 	}
 	info := &clusterInfo{shardOf: map[*Node]int{}}
 	node := func(l clusterLine, name, role string, shard int) {

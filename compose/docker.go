@@ -68,7 +68,7 @@ func resolveProvider(opts UpOptions) (string, error) {
 	}
 	if len(opts.URLs) > 0 {
 		if p == ProviderDocker {
-			return "", errors.New("--provider docker starts its own containers; it takes no --redis URLs (drop one of the two)")
+			return "", badRequest("--provider docker starts its own containers; it takes no --redis URLs (drop one of the two)")
 		}
 		return ProviderExternal, nil
 	}

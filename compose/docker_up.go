@@ -586,3 +586,17 @@ func CountLabelled(ctx context.Context, label string) (containers, networks int,
 	}
 	return len(cs.Items), len(ns.Items), nil
 }
+
+// DockerClient connects to the engine the docker provider uses (DOCKER_HOST,
+// else testcontainers' discovery), once it has answered a ping; its error
+// wraps ErrNoDockerEngine. The caller closes it.
+func DockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
+	if err := checkDockerEngine(ctx); err != nil {
+		return nil, err
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, noEngine(err)
+	}
+	return cli, nil
+}

@@ -139,7 +139,7 @@ func (u EtcdURL) Endpoint() string { return u.Scheme + "://" + u.Host }
 // port defaults to 2379. Its errors never repeat the password.
 func ParseEtcdURL(raw string) (EtcdURL, error) {
 	bad := func(why string) (EtcdURL, error) {
-		return EtcdURL{}, fmt.Errorf("--etcd %q: %s; want http://[user:password@]host:port or https://…", RedactURL(raw), why)
+		return EtcdURL{}, badRequest("--etcd %q: %s; want http://[user:password@]host:port or https://…", RedactURL(raw), why)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -258,13 +258,13 @@ func freePorts(n int) ([]int, error) {
 // upEtcdExternal reaches the members at the --etcd URLs.
 func (t *Topology) upEtcdExternal() error {
 	if t.opts.ClockShim {
-		return errors.New("the clock shim needs local servers; it cannot move the clock of an --etcd URL")
+		return badRequest("the clock shim needs local servers; it cannot move the clock of an --etcd URL")
 	}
 	if t.Spec.Masters == 0 {
 		t.Spec.Masters = len(t.opts.URLs)
 	}
 	if len(t.opts.URLs) != t.Spec.Masters {
-		return fmt.Errorf("topology %s needs %d --etcd URLs, one per member, got %d", t.Spec, t.Spec.Masters, len(t.opts.URLs))
+		return badRequest("needs %d --etcd URLs, one per member, got %d", t.Spec.Masters, len(t.opts.URLs))
 	}
 	t.Provider = ProviderExternal
 	t.etcd = &etcdCluster{}

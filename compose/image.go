@@ -76,8 +76,21 @@ func BuildLocalImage(ctx context.Context, opts ImageOptions) (ImageInfo, error) 
 	if err != nil {
 		return ImageInfo{}, err
 	}
+	links := []imageLink{{name: "/usr/local/bin/redis-sentinel", target: "redis-server"}}
+	return buildImage(ctx, opts.Tag, imageDockerfile, files, links, opts.Log,
+		map[string]string{"org.lockbench.image": "redis-local", "org.lockbench.redis-server": server})
+}
+
+// imageLink is a symbolic link in the image.
+type imageLink struct {
+	name, target string
+}
+
+// buildImage builds a FROM scratch image from files of this machine through
+// the engine's API, with a build context made in memory: nothing is pulled.
+func buildImage(ctx context.Context, tag, dockerfile string, files []imageFile, links []imageLink, log io.Writer, labels map[string]string) (ImageInfo, error) {
 	var buf bytes.Buffer
-	if err := writeImageContext(&buf, files); err != nil {
+	if err := writeImageContext(&buf, dockerfile, files, links); err != nil {
 		return ImageInfo{}, fmt.Errorf("image build context: %w", err)
 	}
 	if err := checkDockerEngine(ctx); err != nil {
@@ -88,29 +101,29 @@ func BuildLocalImage(ctx context.Context, opts ImageOptions) (ImageInfo, error) 
 		return ImageInfo{}, noEngine(err)
 	}
 	defer cli.Close()
-	info := ImageInfo{Tag: opts.Tag}
+	info := ImageInfo{Tag: tag}
 	for _, f := range files {
 		info.Files = append(info.Files, f.dst)
-		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, "image: %s <- %s\n", f.dst, f.src)
+		if log != nil {
+			fmt.Fprintf(log, "image: %s <- %s\n", f.dst, f.src)
 		}
 	}
 	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
-		Tags:        []string{opts.Tag},
+		Tags:        []string{tag},
 		Remove:      true,
 		ForceRemove: true,
-		Labels:      map[string]string{"org.lockbench.image": "redis-local", "org.lockbench.redis-server": server},
+		Labels:      labels,
 	})
 	if err != nil {
-		return info, fmt.Errorf("build image %s: %w", opts.Tag, err)
+		return info, fmt.Errorf("build image %s: %w", tag, err)
 	}
 	defer res.Body.Close()
-	if err := readBuildOutput(res.Body, opts.Log); err != nil {
-		return info, fmt.Errorf("build image %s: %w", opts.Tag, err)
+	if err := readBuildOutput(res.Body, log); err != nil {
+		return info, fmt.Errorf("build image %s: %w", tag, err)
 	}
-	img, err := cli.ImageInspect(ctx, opts.Tag)
+	img, err := cli.ImageInspect(ctx, tag)
 	if err != nil {
-		return info, fmt.Errorf("inspect built image %s: %w", opts.Tag, err)
+		return info, fmt.Errorf("inspect built image %s: %w", tag, err)
 	}
 	info.ID, info.Size = img.ID, img.Size
 	return info, nil
@@ -202,8 +215,8 @@ CMD ["redis-server", "--protected-mode", "no"]
 
 // writeImageContext writes the build context: the Dockerfile, and rootfs/
 // with each file's content (symlinks followed) at its path in the image,
-// redis-sentinel as a link to redis-server, /data and /tmp.
-func writeImageContext(w io.Writer, files []imageFile) error {
+// the links, /data and /tmp.
+func writeImageContext(w io.Writer, dockerfile string, files []imageFile, links []imageLink) error {
 	tw := tar.NewWriter(w)
 	now := time.Now()
 	dirs := map[string]bool{}
@@ -227,10 +240,10 @@ func writeImageContext(w io.Writer, files []imageFile) error {
 		}
 		return nil
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(imageDockerfile)), ModTime: now}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile)), ModTime: now}); err != nil {
 		return err
 	}
-	if _, err := io.WriteString(tw, imageDockerfile); err != nil {
+	if _, err := io.WriteString(tw, dockerfile); err != nil {
 		return err
 	}
 	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "rootfs/", Mode: 0o755, ModTime: now}); err != nil {
@@ -261,9 +274,11 @@ func writeImageContext(w io.Writer, files []imageFile) error {
 			return err
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "rootfs/usr/local/bin/redis-sentinel",
-		Linkname: "redis-server", Mode: 0o777, ModTime: now}); err != nil {
-		return err
+	for _, l := range links {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "rootfs" + l.name,
+			Linkname: l.target, Mode: 0o777, ModTime: now}); err != nil {
+			return err
+		}
 	}
 	return tw.Close()
 }

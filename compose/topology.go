@@ -205,7 +205,7 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 	case spec.Kind == KindEtcd && provider == ProviderExternal:
 		err = t.upEtcdExternal()
 	case spec.Kind == KindEtcd && provider == ProviderDocker:
-		err = errors.New("etcd:N runs as local etcd processes or --etcd URLs; the docker provider has no etcd image")
+		err = badRequest("etcd:N runs as local etcd processes or --etcd URLs; the docker provider has no etcd image")
 	case spec.Kind == KindEtcd:
 		err = t.upEtcd(ctx)
 	case provider == ProviderExternal:
@@ -276,16 +276,16 @@ func (t *Topology) workDir() (string, error) {
 func (t *Topology) upExternal() error {
 	urls := t.opts.URLs
 	if t.Spec.Kind == KindReplicated {
-		return errors.New("topology replicated starts its own redis-server and sentinel processes; it takes no --redis URLs")
+		return badRequest("topology replicated starts its own redis-server and sentinel processes; it takes no --redis URLs")
 	}
 	if t.opts.ClockShim {
-		return errors.New("the clock shim needs local servers; it cannot move the clock of a --redis URL")
+		return badRequest("the clock shim needs local servers; it cannot move the clock of a --redis URL")
 	}
 	if t.Spec.Masters == 0 {
 		t.Spec.Masters = len(urls)
 	}
 	if len(urls) != t.Spec.Masters {
-		return fmt.Errorf("topology %s needs %d --redis URLs, got %d", t.Spec, t.Spec.Masters, len(urls))
+		return badRequest("needs %d --redis URLs, one per master, got %d", t.Spec.Masters, len(urls))
 	}
 	t.Provider = "external"
 	for i, u := range urls {
@@ -302,7 +302,7 @@ func (t *Topology) upExternal() error {
 // its errors never repeat the password.
 func ParseRedisURL(raw string) (*redis.Options, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("--redis %q: %s; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), why)
+		return badRequest("--redis %q: %s; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), why)
 	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {

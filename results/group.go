@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -109,8 +110,11 @@ func GroupRuns(runs []*Result) []Group {
 
 // FindRuns resolves a reference to one or more runs, so a command can take a
 // run and a group of repeats alike: a path to a result file, then an exact
-// run id, then an exact group key (Config["group"]), then a unique prefix of a
-// run id or group key. A group resolves to all of its runs, oldest first.
+// run id, then an exact group key (Config["group"]), then a label that names
+// one run or one group, then a unique prefix (or suffix) of a run id or group
+// key. A group resolves to all of its runs, oldest first. A reference that
+// names a file lockbench cannot read gets that file's fault, not "no such
+// run": the file is there, and broken.
 func FindRuns(dir, ref string) ([]*Result, error) {
 	if st, err := os.Stat(ref); err == nil && !st.IsDir() {
 		r, err := Read(ref)
@@ -119,20 +123,89 @@ func FindRuns(dir, ref string) ([]*Result, error) {
 		}
 		return []*Result{r}, nil
 	}
-	if r, err := Read(filepath.Join(dir, FileName(ref))); err == nil {
+	r, err := Read(filepath.Join(dir, FileName(ref)))
+	switch {
+	case err == nil:
 		return []*Result{r}, nil
-	}
-	rs, _, err := List(dir)
-	if err != nil {
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("run %q: %w", ref, err)
 	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("run %q: no such file, and %w in %s", ref, ErrNoResults, dir)
+	rs, broken, err := List(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", ref, err)
 	}
 	if g := groupMembers(rs, func(k string) bool { return k == ref }); len(g) > 0 {
 		return g, nil
 	}
-	return findByPrefix(rs, dir, ref)
+	if labelled, err := findByLabel(rs, ref); len(labelled) > 0 || err != nil {
+		return labelled, err
+	}
+	found, err := findByPrefix(rs, dir, ref)
+	if err != nil && !errors.Is(err, errAmbiguous) {
+		if b := brokenNamed(broken, ref); b != nil {
+			return nil, fmt.Errorf("run %q: %w", ref, b)
+		}
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("run %q: no such file, and %w in %s", ref, ErrNoResults, dir)
+		}
+	}
+	return found, err
+}
+
+// findByLabel returns the runs labelled ref when they are one run or one
+// group of repeats; runs of one label that are neither (side-by-side
+// topologies, two separate runs) are named by their ids in the error.
+func findByLabel(rs []*Result, ref string) ([]*Result, error) {
+	var out []*Result
+	groups := map[string]bool{}
+	for _, r := range rs {
+		if r.Label == ref {
+			out = append(out, r)
+			g, _ := r.Config["group"].(string)
+			groups[g] = true
+		}
+	}
+	if len(out) <= 1 {
+		return out, nil
+	}
+	if len(groups) == 1 && !groups[""] {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt.Before(out[j].StartedAt) })
+		return out, nil
+	}
+	ids := make([]string, len(out))
+	for i, r := range out {
+		ids[i] = r.ID
+	}
+	sort.Strings(ids)
+	more := ""
+	if len(ids) > 5 {
+		ids, more = ids[:5], ", …"
+	}
+	return nil, fmt.Errorf("run %q: label %q names %d runs that are not one group of repeats (%s%s); name one by its id, or give them all to results compare or report",
+		ref, ref, len(out), strings.Join(ids, ", "), more)
+}
+
+// brokenNamed is the unreadable file ref names, the way a run is named (its
+// id, or a unique prefix or suffix of it), or nil.
+func brokenNamed(broken []error, ref string) *BrokenFile {
+	var match []*BrokenFile
+	for _, e := range broken {
+		var b *BrokenFile
+		if !errors.As(e, &b) {
+			continue
+		}
+		id := strings.TrimSuffix(filepath.Base(b.Path), ".json")
+		if id == ref {
+			return b
+		}
+		if strings.HasPrefix(id, ref) || strings.HasSuffix(id, ref) {
+			match = append(match, b)
+		}
+	}
+	if len(match) == 1 {
+		return match[0]
+	}
+	return nil
 }
 
 // findByPrefix matches ref as a prefix of run ids and group keys, or, when

@@ -38,6 +38,7 @@ func WriteReportWith(w io.Writer, runs []*Result, extras ReportExtras) error {
 	if len(runs) == 0 && extras.empty() {
 		return fmt.Errorf("report: no runs given")
 	}
+	runs = withNames(runs)
 	page, err := buildReport(runs)
 	if err != nil {
 		return err
@@ -121,11 +122,7 @@ func buildReport(runs []*Result) (reportPage, error) {
 	if len(runs) == 0 {
 		return reportPage{Title: "lockbench report"}, nil
 	}
-	names := make([]string, len(runs))
-	for i, r := range runs {
-		names[i] = RunName(r)
-	}
-	page := reportPage{Title: "lockbench report: " + strings.Join(names, ", "), Config: buildConfigTable(runs)}
+	page := reportPage{Title: "lockbench report: " + runsTitle(runs), Config: buildConfigTable(runs)}
 	for i, r := range runs {
 		page.Runs = append(page.Runs, summaryRow(i, r))
 	}
@@ -147,6 +144,32 @@ func buildReport(runs []*Result) (reportPage, error) {
 		{"Server cost", append([]chart{serverChart(runs)}, nodeCharts(runs)...)},
 	}
 	return page, nil
+}
+
+// maxTitleNames is how many run names a title lists before it counts the rest.
+const maxTitleNames = 3
+
+// runsTitle names the page after its runs: their one label when they share
+// it, else their names, the first few of many and how many more.
+func runsTitle(runs []*Result) string {
+	labels := map[string]bool{}
+	for _, r := range runs {
+		labels[r.Label] = true
+	}
+	if len(labels) == 1 && runs[0].Label != "" {
+		if len(runs) == 1 {
+			return runs[0].Label
+		}
+		return fmt.Sprintf("%s (%d runs)", runs[0].Label, len(runs))
+	}
+	var names []string
+	for _, r := range runs {
+		names = append(names, RunName(r))
+	}
+	if len(names) > maxTitleNames {
+		return fmt.Sprintf("%s and %d more runs", strings.Join(names[:maxTitleNames-1], ", "), len(names)-maxTitleNames+1)
+	}
+	return strings.Join(names, ", ")
 }
 
 func summaryRow(i int, r *Result) runRow {
@@ -461,10 +484,19 @@ func figureRow(f Figure, runs []*Result) barRow {
 // figureChart draws figs as bar rows, or says why when no run has any of
 // them non-zero (or at all).
 func figureChart(name, title string, runs []*Result, figs []Figure, empty string) chart {
+	return figureChartOf(name, title, runs, figs, empty, func(*Result) bool { return true })
+}
+
+// figureChartOf is figureChart over the runs that measure figs at all
+// (measured says which): the others are left out, not drawn as zeros.
+func figureChartOf(name, title string, runs []*Result, figs []Figure, empty string, measured func(*Result) bool) chart {
 	var rows []barRow
 	nonZero := false
 	for _, f := range figs {
 		row := figureRow(f, runs)
+		for i, r := range runs {
+			row.has[i] = row.has[i] && measured(r)
+		}
 		for i, v := range row.values {
 			nonZero = nonZero || (row.has[i] && v != 0)
 		}
@@ -486,7 +518,7 @@ func groupCharts(runs []*Result) []chart {
 	figs := FiguresFor(runs)
 	var out []chart
 	if open := InGroup(figs, GroupOpenLoop); len(open) > 0 {
-		c := figureChart("open-loop", "Open-loop requests", runs, open, "no open-loop requests")
+		c := figureChartOf("open-loop", "Open-loop requests", runs, open, "no open-loop requests", (*Result).OpenLoop)
 		c.Note = "dropped requests never started before the window closed; time_to_acquire counts each from its intended start to the window's end, a lower bound"
 		out = append(out, c)
 	}
@@ -567,7 +599,9 @@ func nodeCharts(runs []*Result) []chart {
 		}
 		row := barRow{label: fmt.Sprintf("master %d server cpu", i), format: FormatUS}
 		for _, r := range runs {
-			has := r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
+			// Only runs with masters to tell apart: a single-instance run's
+			// server CPU is in the server cost chart.
+			has := len(r.NodeOutcomes) > 1 && r.Servers != nil && i < len(r.Servers.Nodes) && r.Servers.Nodes[i].Error == ""
 			v := 0.0
 			if has {
 				v = r.Servers.Nodes[i].CPUUS

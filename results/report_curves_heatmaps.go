@@ -84,8 +84,9 @@ func addExtras(page *reportPage, runs []*Result, e ReportExtras) {
 		secs = append(secs, section{"Heat maps", cs})
 	}
 	page.Sections = append(secs, page.Sections...)
+	// The search or sweep names the page, not the runs it made.
+	page.Title = "lockbench report: " + extrasTitle(e)
 	if len(runs) == 0 {
-		page.Title = "lockbench report: " + extrasTitle(e)
 		page.Notice = "No individual runs were given: this report holds only the sections below, drawn from capacity searches and sweeps."
 	}
 }

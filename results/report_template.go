@@ -16,6 +16,7 @@ table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; }
 tr.differs td { background: #fff6d5; }
+table.config th, table.config td { overflow-wrap: anywhere; }
 .warn { color: #b00; font-weight: 600; }
 figure.chart { margin: 16px 0; padding: 8px; border: 1px solid #e4e4e4; border-radius: 4px; }
 figcaption .note { color: #777; font-size: 12px; margin-left: 8px; }

@@ -65,6 +65,10 @@ func NewHistogram() *hdr.Histogram { return hdr.New(HistMinUS, HistMaxUS, HistSi
 
 // Result is one run, as stored in its JSON file.
 type Result struct {
+	// shownName is the name a report gives the run among others (see
+	// RunNames); never stored.
+	shownName string
+
 	// Schema is always "lockbench/v1".
 	Schema string `json:"schema"`
 	// ID names the run; its keys live under lockbench:<id>:.
@@ -546,7 +550,11 @@ func Summarize(h *hdr.Histogram, errors int64) (OpSummary, error) {
 	return OpSummary{Count: h.TotalCount(), Errors: errors, LatencyUS: PercentilesOf(h), HDR: enc}, nil
 }
 
-// PercentilesOf reads the standard percentiles of h.
+// PercentilesOf reads the standard percentiles of h. Every figure, the mean
+// included, reads each value at its bucket's upper edge (at most 0.1% above
+// what was recorded, at 3 significant digits), as HdrHistogram reports
+// percentiles: so one sample's p50, max and mean are one number, and no
+// mean exceeds the max.
 func PercentilesOf(h *hdr.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
@@ -558,8 +566,21 @@ func PercentilesOf(h *hdr.Histogram) Percentiles {
 		P99:  float64(h.ValueAtQuantile(99)),
 		P999: float64(h.ValueAtQuantile(99.9)),
 		Max:  float64(h.Max()),
-		Mean: h.Mean(),
+		Mean: upperEdgeMean(h),
 	}
+}
+
+// upperEdgeMean is h's mean with each value at its bucket's upper edge, the
+// point the percentiles read (HdrHistogram's own Mean takes bucket middles,
+// so a single sample's mean came out below its p50 and max).
+func upperEdgeMean(h *hdr.Histogram) float64 {
+	var sum float64
+	for _, b := range h.Distribution() {
+		if b.Count != 0 {
+			sum += float64(b.Count) * float64(b.To)
+		}
+	}
+	return sum / float64(h.TotalCount())
 }
 
 // EncodeHistogram returns h in HdrHistogram's compressed base64 form.

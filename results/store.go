@@ -110,9 +110,10 @@ func List(dir string) (rs []*Result, skipped []error, err error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		r, err := Read(filepath.Join(dir, e.Name()))
+		path := filepath.Join(dir, e.Name())
+		r, err := Read(path)
 		if err != nil {
-			skipped = append(skipped, err)
+			skipped = append(skipped, &BrokenFile{Path: path, Err: err})
 			continue
 		}
 		rs = append(rs, r)
@@ -120,6 +121,19 @@ func List(dir string) (rs []*Result, skipped []error, err error) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].StartedAt.After(rs[j].StartedAt) })
 	return rs, skipped, nil
 }
+
+// BrokenFile is a .json file in a results directory that is not a result
+// lockbench can read (truncated, another tool's JSON, another schema).
+type BrokenFile struct {
+	Path string
+	Err  error
+}
+
+// Error says what is wrong with the file; it names the file.
+func (b *BrokenFile) Error() string { return b.Err.Error() }
+
+// Unwrap is the read or decode error.
+func (b *BrokenFile) Unwrap() error { return b.Err }
 
 // Find resolves a reference to exactly one run: a path to a file, an id,
 // or a unique prefix or suffix of one (see FindRuns).

@@ -274,10 +274,15 @@ type barRow struct {
 }
 
 // barChart lays out rows of horizontal bars, one bar per run in run order.
+// A run that has none of the rows' figures (a closed-loop run among open-loop
+// ones, a single-instance run in a per-master chart) is left out rather than
+// drawn as zeros; it keeps its colour in the others.
 func barChart(name, title string, runs []*Result, rows []barRow) chart {
+	in := runsWithFigures(runs, rows)
 	c := chart{Name: name, Title: title, Note: "bars scaled per row", W: chartW}
 	y := plotTop
-	barX, barMax := barLabelW, chartW-barLabelW-barValueGap
+	barX := rowLabelWidth(rows)
+	barMax := chartW - barX - barValueGap
 	for _, row := range rows {
 		if row.key != "" {
 			c.Figures = append(c.Figures, row.key)
@@ -288,6 +293,9 @@ func barChart(name, title string, runs []*Result, rows []barRow) chart {
 			hi = math.Max(hi, v)
 		}
 		for i, v := range row.values {
+			if !in[i] {
+				continue
+			}
 			c.Texts = append(c.Texts, barValue(row, i, v, barX, y, barMax, hi))
 			if row.has[i] && v > 0 {
 				w := math.Max(1, v/hi*barMax)
@@ -300,8 +308,45 @@ func barChart(name, title string, runs []*Result, rows []barRow) chart {
 		y += barRowGap
 	}
 	c.H = y + plotTop
-	c.Legend = runLegend(runs)
+	for i, item := range runLegend(runs) {
+		if in[i] {
+			c.Legend = append(c.Legend, item)
+		}
+	}
 	return c
+}
+
+// runsWithFigures says which runs have at least one of rows' figures; when
+// none has any, every run is shown (as n/a) rather than an empty chart.
+func runsWithFigures(runs []*Result, rows []barRow) []bool {
+	in := make([]bool, len(runs))
+	anyIn := false
+	for i := range runs {
+		for _, row := range rows {
+			in[i] = in[i] || row.has[i]
+		}
+		anyIn = anyIn || in[i]
+	}
+	if !anyIn {
+		for i := range in {
+			in[i] = true
+		}
+	}
+	return in
+}
+
+// rowLabelCharW is the width of a character of a bar row's label, roughly
+// (11 px system-ui, with room to spare), so that no label is clipped.
+const rowLabelCharW = 6.4
+
+// rowLabelWidth is where the bars start: past the longest row label, and
+// never nearer the left edge than barLabelW.
+func rowLabelWidth(rows []barRow) float64 {
+	w := barLabelW
+	for _, row := range rows {
+		w = math.Max(w, float64(len([]rune(row.label)))*rowLabelCharW+12)
+	}
+	return w
 }
 
 func barValue(row barRow, i int, v, barX, y, barMax, hi float64) svgText {

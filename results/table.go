@@ -114,7 +114,7 @@ func WriteSummary(w io.Writer, r *Result) error {
 		fmt.Fprintln(w, "pipeline auto: the workers' commands were batched into pipelines, so each latency includes the batching delay")
 	}
 	if r.Counters.Unfinished > 0 {
-		fmt.Fprintf(w, "%d critical sections of the window were cut off unfinished\n", r.Counters.Unfinished)
+		fmt.Fprintf(w, "%s cut off unfinished\n", Count(r.Counters.Unfinished, "critical section of the window was|critical sections of the window were"))
 	}
 	fmt.Fprintln(w)
 	if err := writeOps(w, r); err != nil {
@@ -259,8 +259,11 @@ func formatTags(tags map[string]string) string {
 }
 
 // RunName is how lists, legends and titles name a run: its --label, or
-// its id when it has none.
+// its id when it has none; in a report, the name RunNames set it apart by.
 func RunName(r *Result) string {
+	if r.shownName != "" {
+		return r.shownName
+	}
 	if r.Label != "" {
 		return r.Label
 	}

@@ -140,7 +140,14 @@ type InputError struct {
 	Msg  string
 }
 
-func (e *InputError) Error() string { return fmt.Sprintf("--%s: %s", e.Flag, e.Msg) }
+// Error names the flag once: a message that already starts with it (a
+// parser's `--renew-every "ttl/0": …`) is not prefixed again.
+func (e *InputError) Error() string {
+	if strings.HasPrefix(e.Msg, "--"+e.Flag+" ") || strings.HasPrefix(e.Msg, "--"+e.Flag+":") {
+		return e.Msg
+	}
+	return fmt.Sprintf("--%s: %s", e.Flag, e.Msg)
+}
 
 // badInput builds an InputError.
 func badInput(flag, format string, args ...any) error {
@@ -148,9 +155,11 @@ func badInput(flag, format string, args ...any) error {
 }
 
 // IsInputError reports whether err is bad input (exit code 2).
+// Requests a topology cannot meet (the wrong number of --redis URLs) are
+// bad input too, though some are only found as it comes up.
 func IsInputError(err error) bool {
 	var ie *InputError
-	return errors.As(err, &ie)
+	return errors.As(err, &ie) || compose.IsInputError(err)
 }
 
 // Shown returns a flag's value as it may be recorded or printed: URLs with

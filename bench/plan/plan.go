@@ -188,6 +188,7 @@ func Expand(given Values) ([]Plan, error) {
 		topologies = []string{"single"}
 	}
 	var plans []Plan
+	seen := map[string]string{}
 	for _, t := range topologies {
 		one := v.Clone()
 		one.Set("topology", t)
@@ -195,6 +196,16 @@ func Expand(given Values) ([]Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The same topology twice would be run twice and shown as if it
+		// were two to compare; repeats are --count's.
+		if first, twice := seen[p.Topology.String()]; twice {
+			as := ""
+			if first != t {
+				as = fmt.Sprintf(" (as %q and %q)", first, t)
+			}
+			return nil, badInput("topology", "%s given twice%s; give each topology once, and --count N to repeat runs", p.Topology.String(), as)
+		}
+		seen[p.Topology.String()] = t
 		plans = append(plans, p)
 	}
 	return plans, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
@@ -88,6 +89,10 @@ func (s CapacitySearch) Search(ctx context.Context) ([]Capacity, []*results.Resu
 			sv := v.Clone()
 			text := strconv.FormatFloat(load, 'f', -1, 64)
 			sv.Set(s.LoadFlag, text)
+			// Each step is named by where it stands, after the search's own
+			// --label, as a sweep's cells are: lists and report legends then
+			// tell the steps apart without their ids.
+			sv.Set("label", strings.TrimSpace(s.Given.Get("label")+" "+topo+" "+s.LoadFlag+"="+text))
 			if s.OnStep != nil {
 				s.OnStep(topo, text)
 			}

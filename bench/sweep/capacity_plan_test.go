@@ -108,3 +108,32 @@ func TestAxesFromValuesKeepsStagedRateWhole(t *testing.T) {
 		t.Fatalf("two constant rates: axes %+v, want an axis of two", axes)
 	}
 }
+
+// TestCapacityStepsAreLabelled: every step is named by its topology and load,
+// after the search's own label, so a report of a search tells them apart.
+func TestCapacityStepsAreLabelled(t *testing.T) {
+	var labels []string
+	run := func(_ context.Context, v plan.Values, _ string, _ int) (*results.Result, error) {
+		labels = append(labels, v.Get("label"))
+		return &results.Result{ID: "r", Throughput: results.Throughput{AcquiredPerS: 100},
+			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}, nil
+	}
+	ramp := Ramp{Start: 1, Max: 2, Factor: 2, MinGain: 0.05, Patience: 5}
+	for given, want := range map[string]string{
+		"":     "single concurrency=1|single concurrency=2",
+		"prod": "prod single concurrency=1|prod single concurrency=2",
+	} {
+		labels = nil
+		v := plan.Values{}
+		if given != "" {
+			v.Set("label", given)
+		}
+		s := CapacitySearch{Given: v, Ramp: ramp, LoadFlag: LoadConcurrency, Run: run}
+		if _, _, err := s.Search(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(labels, "|"); got != want {
+			t.Errorf("--label %q: steps labelled %q, want %q", given, got, want)
+		}
+	}
+}

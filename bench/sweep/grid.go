@@ -190,7 +190,11 @@ func Run(ctx context.Context, g Grid, cells []Cell, run Runner, progress Progres
 			}
 			r, err := run(ctx, c.Values.Clone(), group, i)
 			if err != nil {
-				return append(out, cr), fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
+				// Every cell's values were checked before the first ran, so a
+				// failure here is mostly the servers' (one that does not
+				// answer), not the cell's: lead with it, then say where the
+				// grid stopped.
+				return append(out, cr), fmt.Errorf("%w (stopped at run %d of %d, %s; %s)", err, done+1, total, c.Label(g.Axes), storedSoFar(done))
 			}
 			cr.Results = append(cr.Results, r)
 			done++
@@ -198,4 +202,15 @@ func Run(ctx context.Context, g Grid, cells []Cell, run Runner, progress Progres
 		out = append(out, cr)
 	}
 	return out, nil
+}
+
+// storedSoFar says how many runs of a grid finished and were stored.
+func storedSoFar(done int) string {
+	switch done {
+	case 0:
+		return "nothing stored"
+	case 1:
+		return "1 run stored"
+	}
+	return fmt.Sprintf("%d runs stored", done)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/k8s"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
@@ -38,8 +39,8 @@ func k8sCommand() *cli.Command {
 				if c.Duration("start-in") < 0 {
 					return usageError{msg: "--start-in: want a duration of 0 or more"}
 				}
-				spec := k8s.JobSpec{Name: c.String("name"), RunID: runID, Generators: c.Int("generators"), Image: c.String("image"),
-					StartAt: time.Now().Add(c.Duration("start-in")), RunFlags: runFlags, EnvSecret: c.String("env-secret")}
+				spec := job.Spec{Name: c.String("name"), RunID: runID, Generators: c.Int("generators"), Image: c.String("image"),
+					StartAt: time.Now().Add(c.Duration("start-in")), RunFlags: runFlags}
 				if err := spec.Validate(); err != nil {
 					return usageError{msg: err.Error()}
 				}
@@ -48,7 +49,7 @@ func k8sCommand() *cli.Command {
 				if err := checkRunFlags(c, check); err != nil {
 					return err
 				}
-				return k8s.WriteJob(c.App.Writer, spec)
+				return k8s.WriteJob(c.App.Writer, spec, c.String("env-secret"))
 			},
 		}},
 	}
@@ -59,7 +60,10 @@ func checkRunFlags(c *cli.Context, args []string) error {
 	table := plan.RunFlags()
 	var err error
 	app := &cli.App{Name: "lockbench", Writer: c.App.ErrWriter, ErrWriter: c.App.ErrWriter, ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, e error, _ bool) error { return usageError{msg: "run flags: " + e.Error()} },
+		OnUsageError: func(rc *cli.Context, e error, _ bool) error {
+			return usageError{msg: "run flags: " + usageMessage(rc, e)}
+		},
+		Before: refuseRepeatedFlags,
 		Commands: []*cli.Command{{Name: "run", Flags: cliFlags(table), Action: func(rc *cli.Context) error {
 			if rc.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("run flags: %q is not a flag", rc.Args().First())}
@@ -84,7 +88,7 @@ func resultsCollect(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
-	rs, err := k8s.Collect(in)
+	rs, err := job.Collect(in)
 	for _, r := range rs {
 		path, werr := results.Write(c.String("out"), r)
 		if werr != nil {
@@ -96,7 +100,7 @@ func resultsCollect(c *cli.Context) error {
 		return err
 	}
 	if len(rs) == 0 {
-		return usageError{msg: "collect: no result between " + k8s.BeginMarker + " and " + k8s.EndMarker + " in the logs"}
+		return usageError{msg: "collect: no result between " + job.BeginMarker + " and " + job.EndMarker + " in the logs"}
 	}
 	return nil
 }

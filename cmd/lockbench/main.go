@@ -134,12 +134,22 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		// Errors are printed once, by run, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{msg: err.Error()}
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError{msg: usageMessage(c, err)}
 		},
+		Action: unknownCommand,
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(c.App.ErrWriter, "lockbench: unknown command %q; see lockbench help\n", name)
 			os.Exit(exitBadInput)
+		},
+		// Before any command runs: a single-valued flag given twice is
+		// refused for every command alike, then the engine's environment
+		// becomes the flags' variables.
+		Before: func(c *cli.Context) error {
+			if err := refuseRepeatedFlags(c); err != nil {
+				return err
+			}
+			return applyJobEnvironment(c)
 		},
 		Commands: []*cli.Command{
 			runCommand(),
@@ -152,6 +162,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			lockCostCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
+			swarmCommand(),
 			imageCommand(),
 			versionCommand(),
 		},
@@ -161,12 +172,16 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 }
 
 // setUsageErrors makes every subcommand report flag errors as bad input,
-// and refuses arguments where a command takes none: an argument that would
-// be ignored is bad input too.
+// refuses arguments where a command takes none (an argument that would be
+// ignored is bad input too), and gives commands that only group others one
+// line for a name they do not have.
 func setUsageErrors(cmds []*cli.Command, f cli.OnUsageErrorFunc) {
 	for _, c := range cmds {
 		c.OnUsageError = f
-		if c.Action != nil && c.ArgsUsage == "" {
+		switch {
+		case c.Action == nil && len(c.Subcommands) > 0:
+			c.Action = unknownSubcommand
+		case c.Action != nil && c.ArgsUsage == "":
 			c.Action = noArguments(c.Name, c.Action)
 		}
 		setUsageErrors(c.Subcommands, f)

@@ -83,7 +83,10 @@ func outSlip(c *cli.Context, ext string) error {
 // resolve finds the runs each argument names (id, group, prefix or file).
 func resolve(c *cli.Context, min int) ([][]*results.Result, error) {
 	if c.NArg() < min {
-		return nil, usageError{msg: fmt.Sprintf("%s needs at least %d run id(s), group id(s) or file(s)", c.Command.Name, min)}
+		if min == 1 {
+			return nil, usageError{msg: fmt.Sprintf("%s needs a run id, group id, label or file", c.Command.Name)}
+		}
+		return nil, usageError{msg: fmt.Sprintf("%s needs at least %d run ids, group ids, labels or files", c.Command.Name, min)}
 	}
 	var out [][]*results.Result
 	for _, ref := range c.Args().Slice() {
@@ -209,6 +212,7 @@ func resultsExport(c *cli.Context) error {
 	if err != nil {
 		return usageError{msg: err.Error()}
 	}
+	var wrote, next []string
 	if dir := c.String("hgrm"); dir != "" {
 		files, err := results.ExportHGRM(dir, r)
 		if err != nil {
@@ -217,13 +221,15 @@ func resultsExport(c *cli.Context) error {
 		for _, f := range files {
 			fmt.Fprintln(c.App.Writer, f)
 		}
+		wrote = append(wrote, fmt.Sprintf("%s (percentile distributions, one per operation) in %s", results.Count(int64(len(files)), ".hgrm file"), dir))
+		next = append(next, "plot "+filepath.Join(dir, "*.hgrm")+" with HdrHistogram's plotter (plotFiles.html)")
 	}
 	for _, out := range []struct {
-		path  string
-		write func(*bytes.Buffer) error
+		path, what string
+		write      func(*bytes.Buffer) error
 	}{
-		{c.String("csv"), func(b *bytes.Buffer) error { return results.WriteCSV(b, r) }},
-		{c.String("series-csv"), func(b *bytes.Buffer) error { return results.WriteSeriesCSV(b, r) }},
+		{c.String("csv"), "every figure, one a row", func(b *bytes.Buffer) error { return results.WriteCSV(b, r) }},
+		{c.String("series-csv"), "the per-second series", func(b *bytes.Buffer) error { return results.WriteSeriesCSV(b, r) }},
 	} {
 		if out.path == "" {
 			continue
@@ -236,7 +242,10 @@ func resultsExport(c *cli.Context) error {
 			return err
 		}
 		fmt.Fprintln(c.App.Writer, out.path)
+		wrote = append(wrote, fmt.Sprintf("%s (%s)", out.path, out.what))
 	}
+	fmt.Fprintf(c.App.ErrWriter, "exported %s: %s\n", r.ID, strings.Join(wrote, "; "))
+	writeNext(c.App.ErrWriter, append(next, "lockbench results report"+outArg(c.String("out"))+" -o report.html "+r.ID)...)
 	return nil
 }
 

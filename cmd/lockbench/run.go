@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/lockbench/lockbench/bench/k8s"
+	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
@@ -40,19 +40,17 @@ func cliFlags(table []plan.Flag) []cli.Flag {
 	return out
 }
 
-// onceValue is a single-valued flag that refuses a second value: with two,
-// one would be silently ignored.
+// onceValue is a single-valued run flag, kept as the string plan parses. A
+// second value on the command line is refused for every command by
+// refuseRepeatedFlags; here a command-line value replaces one from the
+// environment.
 type onceValue struct {
 	name, value string
-	set         bool
 }
 
-// Set takes the flag's value, once.
+// Set takes the flag's value.
 func (o *onceValue) Set(v string) error {
-	if o.set {
-		return fmt.Errorf("--%s given twice (%q, then %q); it takes one value", o.name, o.value, v)
-	}
-	o.value, o.set = v, true
+	o.value = v
 	return nil
 }
 
@@ -152,7 +150,7 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 			if perr := printResults(stdout, plans[0].Format, done); perr != nil {
 				return nil, perr
 			}
-			return nil, fmt.Errorf("%w (%d finished run(s) above were stored)", err, len(done))
+			return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
 		}
 		if err != nil {
 			return nil, err
@@ -178,6 +176,9 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 	}
 	if c.Context.Err() != nil {
 		return nil, errors.New("interrupted; partial result stored")
+	}
+	if !plans[0].Quiet {
+		writeNext(stderr, nextAfterRuns(plans[0].OutDir, done, c.String("report") != "")...)
 	}
 	return done, nil
 }
@@ -240,7 +241,7 @@ func writeJSON(w io.Writer, v any) error {
 func printResults(w io.Writer, format string, rs []*results.Result) error {
 	if format == "marked" {
 		for _, r := range rs {
-			if err := k8s.WriteMarked(w, r); err != nil {
+			if err := job.WriteMarked(w, r); err != nil {
 				return err
 			}
 		}

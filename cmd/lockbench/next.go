@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// defaultOut is the results directory commands read unless told otherwise.
+const defaultOut = "./runs"
+
+// writeNext ends a command's output with the one or two commands a user
+// usually runs next, ready to paste.
+func writeNext(w io.Writer, commands ...string) {
+	if len(commands) > 0 {
+		fmt.Fprintf(w, "next: %s\n", strings.Join(commands, "   or   "))
+	}
+}
+
+// outArg is the --out a results command needs to find what was stored in
+// dir: none for the default directory.
+func outArg(dir string) string {
+	if filepath.Clean(dir) == filepath.Clean(defaultOut) {
+		return ""
+	}
+	return " --out " + shellWord(dir)
+}
+
+// shellWord quotes s for a shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runRefs names what a run command stored, for the commands after it: each
+// group of repeats by its group id, each single run by its id.
+func runRefs(rs []*results.Result) []string {
+	var refs []string
+	for _, g := range results.GroupRuns(rs) {
+		if key, ok := g.Runs[0].Config["group"].(string); ok && key != "" {
+			refs = append(refs, key)
+			continue
+		}
+		for _, r := range g.Runs {
+			refs = append(refs, r.ID)
+		}
+	}
+	return refs
+}
+
+// nextAfterRuns are the commands after a run: its tables again, or several
+// side by side, and the HTML report unless --report wrote it already.
+func nextAfterRuns(dir string, rs []*results.Result, reported bool) []string {
+	refs := strings.Join(runRefs(rs), " ")
+	out := outArg(dir)
+	var next []string
+	if len(runRefs(rs)) > 1 {
+		next = append(next, "lockbench results compare"+out+" "+refs)
+	} else {
+		next = append(next, "lockbench results show"+out+" "+refs)
+	}
+	if !reported {
+		next = append(next, "lockbench results report"+out+" -o report.html "+refs)
+	}
+	return next
+}
