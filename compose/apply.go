@@ -14,78 +14,80 @@ import (
 // because the schedule was stopped first.
 var ErrFaultSkipped = errors.New("not applied: the schedule stopped before its time")
 
-// CheckFault refuses, before a run starts, a fault the topology cannot take:
-// a process fault (kill, restart, pause, clock) on an external server, a
-// clock fault without the clock shim, latency or partition without proxies,
-// a replica where there is none, a node index out of range.
+// CheckFault refuses a fault the started topology cannot take: first the
+// rule plan applies before start-up (FitFault: the kind's targets, its
+// faults from this provider, its node count), then what only live servers
+// tell: a node index past the nodes there are, a node that is neither a
+// local process nor a container, a clock fault without the clock shim,
+// latency or partition without proxies, a cluster shard that is not there.
 func (t *Topology) CheckFault(f FaultSpec) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("fault %q on topology %s: %s", f.String(), t.Spec, fmt.Sprintf(format, args...))
 	}
-	data := t.DataNodes()
-	// The nodes the fault may hit: one by index, or every node that can hold
-	// the role, since a failover can move it before the fault applies.
-	var candidates []*Node
-	if t.cluster != nil && (f.Target == TargetPrimary || f.Target == TargetReplica) {
-		return bad("a cluster has a master and replicas per shard; use master=S, shard=S or node=N")
+	if err := FitFault(f, t.Spec, t.Provider); err != nil {
+		return bad("%v", err)
 	}
-	switch f.Target {
-	case TargetMaster, TargetShard:
-		var msg string
-		if candidates, msg = t.clusterCandidates(f); msg != "" {
-			return bad("%s", msg)
-		}
-	case TargetNode:
-		if f.Node < 0 || f.Node >= len(data) {
-			return bad("node=%d is out of range; data nodes are 0..%d", f.Node, len(data)-1)
-		}
-		candidates = data[f.Node : f.Node+1]
-	case TargetPrimary:
-		switch {
-		case t.Spec.Kind == KindReplicated:
-		case t.Spec.Kind == KindSingle && len(data) == 1:
-		default:
-			return bad("it has no primary (its masters are peers); use node=N")
-		}
-		candidates = data
-	case TargetReplica:
-		if t.Spec.Kind != KindReplicated {
-			return bad("it has no replica; only the replicated topology does")
-		}
-		candidates = data
-	case TargetLeader:
-		if t.etcd == nil {
-			return bad("it has no leader; only etcd:N does (use primary on replicated, node=N otherwise)")
-		}
-		candidates = data
-	default:
-		return bad("unknown target %q", f.Target)
+	candidates, msg := t.faultCandidates(f)
+	if msg != "" {
+		return bad("%s", msg)
 	}
 	for _, n := range candidates {
-		switch f.Kind {
-		case FaultKill, FaultRestart, FaultPause:
-			if n.Server == nil && !dockerFaultOK(n, f.Kind) {
-				return bad("%s needs a local server, and %s (%s) is external", f.Kind, n.Name, n.Addr)
-			}
-		case FaultClockJump, FaultClockSpeed:
-			if n.Server == nil {
-				return bad("%s needs a local server, and %s (%s) is external", f.Kind, n.Name, n.Addr)
-			}
-			if n.clock == nil {
-				return bad("%s needs the servers started with the clock shim (UpOptions.ClockShim)", f.Kind)
-			}
-		case FaultLatency, FaultPartition:
-			if n.proxy == nil && !dockerFaultOK(n, f.Kind) {
-				return bad("%s needs a proxy in front of %s (UpOptions.Proxy)", f.Kind, n.Name)
-			}
-		case FaultLagReplica, FaultFailover:
-			// The topology was checked above; CLIENT PAUSE and CLUSTER
-			// FAILOVER work on any reachable server.
-		default:
-			return bad("unknown fault kind %q", f.Kind)
+		if msg := n.faultMisfit(f.Kind); msg != "" {
+			return bad("%s", msg)
 		}
 	}
 	return nil
+}
+
+// faultCandidates are the nodes the fault may hit: one by index, or every
+// node that can hold the role, since a failover can move it before the
+// fault applies.
+func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
+	data := t.DataNodes()
+	switch f.Target {
+	case TargetMaster, TargetShard:
+		return t.clusterCandidates(f)
+	case TargetNode:
+		if f.Node < 0 || f.Node >= len(data) {
+			return nil, fmt.Sprintf("node=%d is out of range; data nodes are 0..%d", f.Node, len(data)-1)
+		}
+		return data[f.Node : f.Node+1], ""
+	case TargetPrimary, TargetReplica:
+		if len(data) > 1 && len(t.sentinels) == 0 {
+			return nil, fmt.Sprintf("it has no %s (its masters are peers); use node=N", f.Target)
+		}
+		return data, ""
+	case TargetLeader:
+		if t.etcd == nil {
+			return nil, "it has no leader"
+		}
+		return data, ""
+	}
+	return nil, fmt.Sprintf("unknown target %q", f.Target)
+}
+
+// faultMisfit says what the live node lacks for a fault of kind k, or "".
+func (n *Node) faultMisfit(k FaultKind) string {
+	switch k {
+	case FaultKill, FaultRestart, FaultPause:
+		if n.Server == nil && !dockerFaultOK(n, k) {
+			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
+		}
+	case FaultClockJump, FaultClockSpeed:
+		if n.Server == nil {
+			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
+		}
+		if n.clock == nil {
+			return fmt.Sprintf("%s needs the servers started with the clock shim (UpOptions.ClockShim)", k)
+		}
+	case FaultLatency, FaultPartition:
+		if n.proxy == nil && !dockerFaultOK(n, k) {
+			return fmt.Sprintf("%s needs a proxy in front of %s (UpOptions.Proxy)", k, n.Name)
+		}
+	}
+	// lag-replica and failover: CLIENT PAUSE and CLUSTER FAILOVER work on
+	// any reachable server.
+	return ""
 }
 
 // Apply applies the fault now and returns its undo, which is nil for faults

@@ -37,39 +37,6 @@ const (
 	clusterRedirects = 3
 )
 
-// parseClusterSpec reads the argument of cluster, cluster:M or cluster:M,R.
-func parseClusterSpec(s, arg string, hasArg bool) (Spec, error) {
-	if !hasArg {
-		return Spec{Kind: KindCluster, Replicas: 1}, nil
-	}
-	bad := func(why string) (Spec, error) {
-		return Spec{}, fmt.Errorf("topology %q: %s; want %s", s, why, SpecHelp)
-	}
-	ms, rs, hasR := strings.Cut(arg, ",")
-	m, err := strconv.Atoi(ms)
-	if err != nil || m < MinClusterMasters || m > MaxMasters {
-		return bad(fmt.Sprintf("master count must be a whole number from %d to %d", MinClusterMasters, MaxMasters))
-	}
-	r := 1
-	if hasR {
-		if r, err = strconv.Atoi(rs); err != nil || r < 0 || r > MaxClusterReplicas {
-			return bad(fmt.Sprintf("replica count must be a whole number from 0 to %d", MaxClusterReplicas))
-		}
-	}
-	return Spec{Kind: KindCluster, Masters: m, Replicas: r}, nil
-}
-
-// clusterString renders cluster, cluster:M (one replica each) or cluster:M,R.
-func (s Spec) clusterString() string {
-	switch {
-	case s.Masters == 0:
-		return "cluster"
-	case s.Replicas == 1:
-		return fmt.Sprintf("cluster:%d", s.Masters)
-	}
-	return fmt.Sprintf("cluster:%d,%d", s.Masters, s.Replicas)
-}
-
 // clusterInfo is what the topology knows of its cluster's shape: a shard is
 // named by the slots it served when the topology came up, whichever node
 // serves them now.
@@ -80,17 +47,6 @@ type clusterInfo struct {
 	shardOf map[*Node]int
 	// busPort is each local node's cluster bus port.
 	busPort map[*Node]int
-}
-
-// upCluster starts or discovers a Redis Cluster.
-func (t *Topology) upCluster(ctx context.Context, provider string) error {
-	switch provider {
-	case ProviderDocker:
-		return badRequest("topology cluster runs local redis-server processes or reaches --redis URLs; --provider docker does not start clusters")
-	case ProviderExternal:
-		return t.upClusterExternal(ctx)
-	}
-	return t.upClusterLocal(ctx)
 }
 
 // clusterArgs are the local cluster nodes' options: replica validity off
@@ -815,40 +771,4 @@ func (t *Topology) clusterCandidates(f FaultSpec) (candidates []*Node, msg strin
 		return nil, fmt.Sprintf("shard %d has no replica (cluster:M,0)", f.Shard)
 	}
 	return candidates, ""
-}
-
-// JoinClusterPieces puts cluster:M,R back together where a command line
-// split a repeatable flag's value at its comma: a piece that is a bare
-// number continues the piece before it when that one ends in a cluster spec
-// without a replica count, alone ("cluster:3", "0") or after a lock name
-// ("single@cluster:3", "0").
-func JoinClusterPieces(pieces []string) []string {
-	var out []string
-	for _, p := range pieces {
-		if n := len(out); n > 0 && isWholeNumber(p) {
-			prev := out[n-1]
-			if at := strings.LastIndexByte(prev, '@'); at >= 0 {
-				prev = prev[at+1:]
-			}
-			if strings.HasPrefix(prev, string(KindCluster)+":") && !strings.Contains(prev, ",") {
-				out[n-1] += "," + strings.TrimSpace(p)
-				continue
-			}
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func isWholeNumber(s string) bool {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -96,15 +96,15 @@ func disableRyuk() {
 }
 
 // upDocker starts the topology as containers of UpOptions.Image on a bridge
-// network of its own: single and redlock:N one container a master; replicated
-// a primary, a replica and three sentinels. Every port is published on a
+// network of its own: startNodes starts the kind's containers
+// (upDockerMasters, upDockerReplicated). Every port is published on a
 // fixed host port, so a container that a fault restarts comes back where the
 // clients look for it. Masters are published on 127.0.0.1; the replicated
 // topology on the network's gateway address, which both this machine and
 // the containers reach, so the addresses its servers and sentinels announce
 // (replica-announce-ip/port, sentinel announce-ip/port) are the ones the
 // clients dial.
-func (t *Topology) upDocker(ctx context.Context) error {
+func (t *Topology) upDocker(ctx context.Context, startNodes func(context.Context) error) error {
 	if t.opts.ClockShim {
 		return errors.New("the clock shim needs local servers; the docker provider cannot move a container's clock")
 	}
@@ -147,28 +147,31 @@ func (t *Topology) upDocker(ctx context.Context) error {
 		d.bindIP, d.fixedPorts = "", false
 	}
 	start := time.Now()
-	if t.Spec.Kind == KindReplicated {
-		if err := t.upDockerReplicated(ctx); err != nil {
-			return err
-		}
-	} else {
-		t.logf("docker: starting %d container(s) of %s on network %s", t.Spec.Masters, d.image, d.net)
-		nodes := make([]*Node, t.Spec.Masters)
-		errs := make([]error, t.Spec.Masters)
-		var wg sync.WaitGroup
-		for i := range nodes {
-			wg.Go(func() {
-				cmd := append([]string{"redis-server", "--protected-mode", "no"}, persistenceArgs(t.opts.Persistence)...)
-				nodes[i], errs[i] = d.startNode(ctx, fmt.Sprintf("master-%d", i), RoleMaster, cmd, redisPort, nil, 0)
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return err
-		}
-		t.Nodes = append(t.Nodes, nodes...)
+	if err := startNodes(ctx); err != nil {
+		return err
 	}
 	t.logf("docker: %s up after %s: %s", t.Spec, time.Since(start).Round(time.Millisecond), strings.Join(t.Addrs(), " "))
+	return nil
+}
+
+// upDockerMasters starts one container a master (single, redlock:N).
+func (t *Topology) upDockerMasters(ctx context.Context) error {
+	d := t.docker
+	t.logf("docker: starting %d container(s) of %s on network %s", t.Spec.Masters, d.image, d.net)
+	nodes := make([]*Node, t.Spec.Masters)
+	errs := make([]error, t.Spec.Masters)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Go(func() {
+			cmd := append([]string{"redis-server", "--protected-mode", "no"}, persistenceArgs(t.opts.Persistence)...)
+			nodes[i], errs[i] = d.startNode(ctx, fmt.Sprintf("master-%d", i), RoleMaster, cmd, redisPort, nil, 0)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	t.Nodes = append(t.Nodes, nodes...)
 	return nil
 }
 

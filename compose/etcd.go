@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +22,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// RoleMember is a member of an etcd cluster (KindEtcd). Which member leads
+// RoleMember is a member of an etcd cluster (etcd:N). Which member leads
 // changes with elections; ask Topology.EtcdLeader.
 const RoleMember = "member"
 
@@ -510,18 +509,6 @@ func promLabel(labels, name string) string {
 		}
 	}
 	return ""
-}
-
-// parseEtcdSpec reads the N of etcd:N.
-func parseEtcdSpec(s, arg string, hasArg bool) (Spec, error) {
-	if !hasArg {
-		return Spec{}, fmt.Errorf("topology %q: etcd needs its member count; want %s", s, SpecHelp)
-	}
-	n, err := strconv.Atoi(arg)
-	if err != nil || !slices.Contains(EtcdSizes(), n) {
-		return Spec{}, fmt.Errorf("topology %q: etcd member count must be 1, 3 or 5; want %s", s, SpecHelp)
-	}
-	return Spec{Kind: KindEtcd, Masters: n}, nil
 }
 
 // settledLeader is the current leader, waiting up to two election timeouts

@@ -232,7 +232,7 @@ func (t *Topology) sentinelLogTail() string {
 func (t *Topology) CurrentPrimary(ctx context.Context) (*Node, error) {
 	data := t.DataNodes()
 	if len(t.sentinels) == 0 {
-		if t.Spec.Kind == KindSingle && len(data) == 1 {
+		if len(data) == 1 {
 			return data[0], nil
 		}
 		return nil, fmt.Errorf("topology %s has no primary", t.Spec)
@@ -272,7 +272,7 @@ func (t *Topology) CurrentPrimary(ctx context.Context) (*Node, error) {
 // CurrentReplica is the replicated topology's data node that is not the
 // current primary.
 func (t *Topology) CurrentReplica(ctx context.Context) (*Node, error) {
-	if t.Spec.Kind != KindReplicated {
+	if len(t.sentinels) == 0 {
 		return nil, fmt.Errorf("topology %s has no replica", t.Spec)
 	}
 	p, err := t.CurrentPrimary(ctx)

@@ -1,6 +1,3 @@
-// Package compose brings up the Redis topologies a run measures (local
-// redis-server processes, docker containers or external servers), etcd
-// clusters (etcd.go), and the fault handles on them.
 package compose
 
 import (

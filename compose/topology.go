@@ -18,29 +18,6 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// Kind names a topology's shape.
-type Kind string
-
-const (
-	// KindSingle is one master.
-	KindSingle Kind = "single"
-	// KindRedlock is N independent masters.
-	KindRedlock Kind = "redlock"
-	// KindReplicated is a primary, one replica and three sentinels that fail
-	// over to the replica when the primary goes down.
-	KindReplicated Kind = "replicated"
-	// KindCluster is a Redis Cluster: M masters (shards), R replicas each.
-	KindCluster Kind = "cluster"
-	// KindEtcd is an etcd cluster of N members (compose/etcd.go).
-	KindEtcd Kind = "etcd"
-)
-
-// MaxMasters bounds redlock:N.
-const MaxMasters = 9
-
-// SpecHelp lists the accepted topology specs.
-const SpecHelp = "single, redlock:N with 1 ≤ N ≤ 9, replicated, cluster:M[,R] with 3 ≤ M ≤ 9 masters and 0 ≤ R ≤ 3 replicas each (default 1), or etcd:N with N = 1, 3 or 5"
-
 // Spec is a parsed --topology value.
 type Spec struct {
 	// Kind is the shape.
@@ -52,44 +29,6 @@ type Spec struct {
 	Masters int
 	// Replicas is the number of replicas per cluster shard; 0 for the others.
 	Replicas int
-}
-
-// ParseSpec parses single, redlock, redlock:N, replicated, cluster, cluster:M
-// or cluster:M,R.
-func ParseSpec(s string) (Spec, error) {
-	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
-	switch Kind(name) {
-	case KindSingle, KindReplicated:
-		if hasArg {
-			return Spec{}, fmt.Errorf("topology %q: %s takes no count; want %s", s, name, SpecHelp)
-		}
-		return Spec{Kind: Kind(name), Masters: 1}, nil
-	case KindRedlock:
-		if !hasArg {
-			return Spec{Kind: KindRedlock}, nil
-		}
-		n, err := strconv.Atoi(arg)
-		if err != nil || n < 1 || n > MaxMasters {
-			return Spec{}, fmt.Errorf("topology %q: master count must be a whole number from 1 to %d; want %s", s, MaxMasters, SpecHelp)
-		}
-		return Spec{Kind: KindRedlock, Masters: n}, nil
-	case KindCluster:
-		return parseClusterSpec(s, arg, hasArg)
-	case KindEtcd:
-		return parseEtcdSpec(s, arg, hasArg)
-	}
-	return Spec{}, fmt.Errorf("topology %q: unknown; want %s", s, SpecHelp)
-}
-
-// String renders the spec in --topology form.
-func (s Spec) String() string {
-	if s.Kind == KindRedlock || s.Kind == KindEtcd {
-		return fmt.Sprintf("%s:%d", s.Kind, s.Masters)
-	}
-	if s.Kind == KindCluster {
-		return s.clusterString()
-	}
-	return string(s.Kind)
 }
 
 // Node roles. A data node's Role is the one it had when the topology came up;
@@ -198,25 +137,11 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Topology{Spec: spec, Provider: ProviderLocal, opts: opts}
-	switch {
-	case spec.Kind == KindCluster:
-		err = t.upCluster(ctx, provider)
-	case spec.Kind == KindEtcd && provider == ProviderExternal:
-		err = t.upEtcdExternal()
-	case spec.Kind == KindEtcd && provider == ProviderDocker:
-		err = badRequest("etcd:N runs as local etcd processes or --etcd URLs; the docker provider has no etcd image")
-	case spec.Kind == KindEtcd:
-		err = t.upEtcd(ctx)
-	case provider == ProviderExternal:
-		err = t.upExternal()
-	case provider == ProviderDocker:
-		err = t.upDocker(ctx)
-	case spec.Kind == KindReplicated:
-		err = t.upReplicated(ctx)
-	default:
-		err = t.upMasters(ctx)
+	if err := spec.CheckProvider(provider); err != nil {
+		return nil, err
 	}
+	t := &Topology{Spec: spec, Provider: ProviderLocal, opts: opts}
+	err = spec.Shape().up(ctx, t, provider)
 	if err == nil && opts.Proxy {
 		err = t.startProxies()
 	}
@@ -225,6 +150,18 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// upMastersFrom brings up independent masters (single, redlock:N) from
+// provider.
+func (t *Topology) upMastersFrom(ctx context.Context, provider string) error {
+	switch provider {
+	case ProviderExternal:
+		return t.upExternal()
+	case ProviderDocker:
+		return t.upDocker(ctx, t.upDockerMasters)
+	}
+	return t.upMasters(ctx)
 }
 
 func (t *Topology) upMasters(ctx context.Context) error {
@@ -275,9 +212,6 @@ func (t *Topology) workDir() (string, error) {
 
 func (t *Topology) upExternal() error {
 	urls := t.opts.URLs
-	if t.Spec.Kind == KindReplicated {
-		return badRequest("topology replicated starts its own redis-server and sentinel processes; it takes no --redis URLs")
-	}
 	if t.opts.ClockShim {
 		return badRequest("the clock shim needs local servers; it cannot move the clock of a --redis URL")
 	}

@@ -14,7 +14,7 @@ type Assertion struct {
 	Expr string
 	// Metric is the metric's path, e.g. acquire.p99 or incidents.overlaps.
 	Metric string
-	// Op is one of < <= > >= == !=.
+	// Op is one of < <= > >= == != (= is read as ==).
 	Op string
 	// Value is the threshold, in the metric's unit (µs for latencies).
 	Value float64
@@ -22,7 +22,7 @@ type Assertion struct {
 
 // AssertHelp describes the assertion language.
 const AssertHelp = "METRIC OP VALUE, e.g. acquire.p99<10ms, incidents.overlaps==0, throughput>1000, contention.rate<0.5, errors==0, fairness.jain>0.9; " +
-	"OP is < <= > >= == !=; latency metrics are OP.pNN (p50 p90 p95 p99 p999 max mean) and take durations; see the README for every metric"
+	"OP is < <= > >= == != or = (the same as ==); latency metrics are OP.pNN (p50 p90 p95 p99 p999 max mean) and take durations; see the README for every metric"
 
 var assertOps = []string{"<=", ">=", "==", "!=", "<", ">", "="}
 

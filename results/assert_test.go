@@ -132,3 +132,13 @@ func TestMetricReadsWhatItNames(t *testing.T) {
 		})
 	}
 }
+
+// TestAssertHelpNamesEveryOperator: the help an error prints lists every
+// operator ParseAssertion takes ('incidents=0' is accepted).
+func TestAssertHelpNamesEveryOperator(t *testing.T) {
+	for _, op := range assertOps {
+		if !strings.Contains(AssertHelp, " "+op+" ") {
+			t.Errorf("AssertHelp %q does not name the operator %s", AssertHelp, op)
+		}
+	}
+}

@@ -2,17 +2,16 @@ package plan
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/lockimpl"
 )
 
-// isCluster reports whether the topology is a Redis Cluster.
-func isCluster(topo *compose.Topology) bool { return topo.Spec.Kind == compose.KindCluster }
+// isCluster reports whether the topology spreads keys over shards through a
+// cluster client.
+func isCluster(topo *compose.Topology) bool { return topo.Spec.Info().Sharded }
 
 // lockNodesFor are what the lock sends its commands through: on a cluster
 // one ClusterClient (the lock is a single-instance lock per key, and the
@@ -94,33 +93,6 @@ func cleanupClients(ctx context.Context, topo *compose.Topology, admin []*redis.
 	return clients
 }
 
-// clusterFaultMisfit refuses, before any server starts, faults a cluster
-// cannot take.
-func clusterFaultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) string {
-	switch {
-	case f.Target == compose.TargetPrimary || f.Target == compose.TargetReplica:
-		return fmt.Sprintf("a cluster has a master and replicas per shard; target %s does not fit, use master=S, shard=S or node=N", f.Target)
-	case external && f.Kind != compose.FaultLatency && f.Kind != compose.FaultPartition &&
-		f.Kind != compose.FaultFailover && f.Kind != compose.FaultLagReplica:
-		return "external servers (--redis) cannot be killed, paused, restarted or have their clocks moved"
-	case (f.Target == compose.TargetMaster || f.Target == compose.TargetShard) && topo.Masters > 0 && f.Shard >= topo.Masters:
-		return fmt.Sprintf("%s=%d but %s has shards 0 to %d", f.Target, f.Shard, topo, topo.Masters-1)
-	case f.Target == compose.TargetShard && topo.Masters > 0 && topo.Replicas == 0:
-		return fmt.Sprintf("%s has no replicas to %s", topo, f.Kind)
-	case f.Target == compose.TargetNode && topo.Masters > 0 && f.Node >= topo.Masters*(1+topo.Replicas):
-		return fmt.Sprintf("node=%d but %s has data nodes 0 to %d (masters first, then replicas)", f.Node, topo, topo.Masters*(1+topo.Replicas)-1)
-	}
-	return ""
-}
-
-// nonClusterFaultMisfit refuses the cluster-only fault targets elsewhere.
-func nonClusterFaultMisfit(f compose.FaultSpec) string {
-	if f.Target == compose.TargetMaster || f.Target == compose.TargetShard || f.Kind == compose.FaultFailover {
-		return fmt.Sprintf("%s %s needs --topology cluster:M", f.Kind, f.TargetString())
-	}
-	return ""
-}
-
 // unlinkEach deletes keys one UNLINK each, in one pipeline: on a cluster
 // node the keys of one SCAN page lie in many slots, and one UNLINK of
 // several would be refused (CROSSSLOT).
@@ -138,15 +110,4 @@ func unlinkEach(ctx context.Context, c *redis.Client, keys []string) (int64, err
 		}
 	}
 	return n, err
-}
-
-// clusterLockMisfit says why lock cannot run on a cluster, or "".
-func clusterLockMisfit(lock string) string {
-	switch lock {
-	case "single", "fenced", "naive":
-		return ""
-	case "redlock", lockimpl.LockRedsync:
-		return fmt.Sprintf("%s needs independent masters, and one Redis Cluster is not N independent masters (a key lives on one shard); use --lock single or fenced, or --topology redlock:N", lock)
-	}
-	return fmt.Sprintf("%s has not been measured on a Redis Cluster; use --lock single or fenced", lock)
 }

@@ -28,7 +28,7 @@ func TestClusterBadInput(t *testing.T) {
 		{[]string{"topology", "cluster:3,0", "fault", "at=1s failover shard=0"}, "fault", "no replicas"},
 		{[]string{"topology", "single", "fault", "at=1s failover shard=0"}, "fault", "needs --topology cluster"},
 		{[]string{"topology", "redlock:3", "fault", "at=1s kill master=0"}, "fault", "needs --topology cluster"},
-		{[]string{"topology", "single", "wait-replicas", "1"}, "wait-replicas", "replicated or cluster"},
+		{[]string{"topology", "single", "wait-replicas", "1"}, "wait-replicas", "replicated, cluster:M"},
 	} {
 		v := Values{}
 		for i := 0; i+1 < len(tc.flags); i += 2 {

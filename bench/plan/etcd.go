@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -19,33 +18,9 @@ import (
 // shorter one to ⌈1.5 × election timeout⌉ (2 s with its default 1 s).
 const EtcdMinTTL = 2 * time.Second
 
-// etcdTarget reads the servers of an etcd topology: --etcd URLs (or local
-// members), never --redis; and refuses --etcd on a Redis topology.
-func (p *parser) etcdTarget(pl *Plan) {
-	if pl.Topology.Kind != compose.KindEtcd {
-		if len(p.v["etcd"]) > 0 {
-			p.fail("etcd", "needs --topology etcd:N; %s is a Redis topology (use --redis)", pl.Topology)
-		}
-		return
-	}
-	if len(p.v["redis"]) > 0 {
-		p.fail("redis", "%s is an etcd topology; give its members with --etcd URL", pl.Topology)
-	}
-	pl.URLs = p.v["etcd"]
-	for _, u := range pl.URLs {
-		if _, err := compose.ParseEtcdURL(u); err != nil {
-			p.fail("etcd", "%s", strings.TrimPrefix(err.Error(), "--etcd "))
-		}
-	}
-	if n := len(pl.URLs); n > 0 && n != pl.Topology.Masters {
-		p.fail("etcd", "%s needs %d --etcd URLs, one per member, got %d", pl.Topology, pl.Topology.Masters, n)
-	}
-}
-
-// etcdChecks refuses, on an etcd topology, a TTL etcd would round or raise
-// and the Redis settings it would ignore.
+// etcdChecks refuses, for the etcd lock, a TTL etcd would round or raise.
 func (p *parser) etcdChecks(pl *Plan) {
-	if p.err != nil || pl.Topology.Kind != compose.KindEtcd {
+	if p.err != nil || pl.Lock != lockimpl.LockEtcd {
 		return
 	}
 	ttl := pl.Workload.TTL
@@ -59,32 +34,7 @@ func (p *parser) etcdChecks(pl *Plan) {
 	}
 	if len(pl.URLs) == 0 && ttl < EtcdMinTTL {
 		p.fail("ttl", "%v on %s: local etcd members grant at least %v (etcd raises a shorter lease to ⌈1.5 × election timeout⌉); want %v or more", ttl, pl.Topology, EtcdMinTTL, EtcdMinTTL)
-		return
 	}
-	for _, name := range []string{"persistence", "provider", "pool-size", "drift-factor", "fail-fast", "naive-gap", "peer-option", "wait-replicas"} {
-		f, _ := lookupFlag(name)
-		if p.v.Get(name) != f.Default {
-			p.fail(name, "is a Redis setting, and %s would ignore it (etcd keeps an fsync'd WAL, its client multiplexes one gRPC connection per member, and runs as local processes or --etcd URLs)", pl.Topology)
-			return
-		}
-	}
-}
-
-// anyFaultMisfit is faultMisfit with etcd's own refusals first: the faults
-// an etcd topology cannot take, and the leader target elsewhere.
-func anyFaultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) string {
-	etcd := topo.Kind == compose.KindEtcd
-	switch {
-	case etcd && external && f.Kind != compose.FaultLatency && f.Kind != compose.FaultPartition:
-		return "external etcd members (--etcd) cannot be killed, paused or restarted; latency and partition act through proxies"
-	case f.Target == compose.TargetLeader && !etcd:
-		return "target leader needs --topology etcd:N (use primary on replicated)"
-	case etcd && (f.Kind == compose.FaultClockJump || f.Kind == compose.FaultClockSpeed):
-		return "the clock shim cannot move an etcd member's clock (Go reads the time without libc)"
-	case etcd && f.Target == compose.TargetPrimary:
-		return "etcd:N has a leader, not a primary; use leader"
-	}
-	return faultMisfit(f, topo, external)
 }
 
 // armEtcd reaches an etcd topology's members and builds the etcd lock over
@@ -151,12 +101,4 @@ func cleanUpEtcd(ctx context.Context, pl Plan, locker *lockimpl.Etcd, m *bench.M
 		return
 	}
 	env.logf("cleanup: released %d lease(s) left by crashed holders", releaseAbandoned(cctx, locker, m))
-}
-
-// serverProgram names the processes the local provider starts for topo.
-func serverProgram(topo compose.Spec) string {
-	if topo.Kind == compose.KindEtcd {
-		return "etcd"
-	}
-	return "redis-server"
 }

@@ -89,9 +89,9 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 			return nil, badInput("fault", "%v", err)
 		}
 	}
-	arm := armRedis
-	if pl.Topology.Kind == compose.KindEtcd {
-		arm = armEtcd
+	arm, ok := armers()[pl.Topology.Info().Backend]
+	if !ok {
+		return nil, fmt.Errorf("no lock can be armed on %s (backend %q)", pl.Topology, pl.Topology.Info().Backend)
 	}
 	a, r, err := arm(ctx, pl, env, id, prefix, topo)
 	if err != nil {
@@ -100,7 +100,20 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	if a.close != nil {
 		defer a.close()
 	}
-	return measure(ctx, pl, env, id, prefix, topo, r, a)
+	return newSession(pl, env, id, prefix, topo, r, a).measure(ctx)
+}
+
+// armFunc reaches a started topology's servers and builds the plan's lock
+// over them, with the result it will fill.
+type armFunc func(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error)
+
+// armers are the arm functions by backend (compose.KindInfo.Backend): one
+// line per kind of server.
+func armers() map[string]armFunc {
+	return map[string]armFunc{
+		compose.BackendRedis: armRedis,
+		compose.BackendEtcd:  armEtcd,
+	}
 }
 
 // armed is a run's lock with what differs between kinds of server around
@@ -152,113 +165,192 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	return a, r, nil
 }
 
+// nodeCounter is a lock that counts its outcomes per node (Redlock's
+// masters): the result gets node_outcomes, and the live line master errors.
+type nodeCounter interface {
+	NodeCounts() []lockimpl.NodeCounts
+}
+
+// settler is a lock that finishes work in the background after a call
+// returned (Redlock settling late SETs and releases): it must land before
+// the closing INFO reading and the cleanup.
+type settler interface {
+	Wait()
+}
+
+// settle waits for a lock's background work, if it has any.
+func settle(l lockimpl.Locker) {
+	if s, ok := l.(settler); ok {
+		s.Wait()
+	}
+}
+
+// session is one measured run of an armed lock: the part of a run that is
+// the same whatever the servers are. What only some locks have is reached
+// through nodeCounter and settler, asked once in newSession.
+type session struct {
+	pl         Plan
+	env        Env
+	id, prefix string
+	topo       *compose.Topology
+	r          *results.Result
+	a          armed
+	faults     *faultLog
+	cpu        *cpuMeter
+	nodes      nodeCounter // nil unless the lock counts per node
+	background settler     // nil unless the lock works on after a call returned
+	nodeBase   []lockimpl.NodeCounts
+	stopFaults func()
+}
+
+func newSession(pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) *session {
+	s := &session{pl: pl, env: env, id: id, prefix: prefix, topo: topo, r: r, a: a, faults: newFaultLog(pl.Faults), cpu: &cpuMeter{}}
+	s.nodes, _ = a.locker.(nodeCounter)
+	s.background, _ = a.locker.(settler)
+	return s
+}
+
 // measure runs the armed lock through the plan's workload and window, with
-// its faults, live metrics and shared resource, and fills r with what was
-// measured: the part of a run that is the same whatever the servers are.
-func measure(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) (*results.Result, error) {
-	faults := newFaultLog(pl.Faults)
-	cpu := &cpuMeter{}
-	var stopFaults func()
-	var nodeBase []lockimpl.NodeCounts
-	rl, isRedlock := a.locker.(*lockimpl.Redlock)
-	opts := pl.Bench
-	opts.KeyPrefix = prefix
-	opts.HashTag = isCluster(topo)
-	opts.StartAt = pl.StartAt
-	if pl.MetricsAddr != "" {
-		live := bench.NewLive()
-		runID := pl.RunID
-		if runID == "" {
-			runID = id
-		}
-		stopMetrics, err := metrics.Serve(pl.MetricsAddr, live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(pl.GeneratorID),
-			Lock: pl.Lock, Topology: pl.Topology.String()})
-		if err != nil {
-			return nil, err
-		}
-		defer stopMetrics()
-		opts.Live = live
-		env.logf("metrics: http://%s/metrics", pl.MetricsAddr)
+// its faults, live metrics and shared resource, and fills the result.
+func (s *session) measure(ctx context.Context) (*results.Result, error) {
+	opts := s.pl.Bench
+	opts.KeyPrefix = s.prefix
+	opts.HashTag = isCluster(s.topo)
+	opts.StartAt = s.pl.StartAt
+	opts.Progress = s.env.Progress
+	stopMetrics, err := s.serveMetrics(&opts)
+	if err != nil {
+		return nil, err
 	}
-	r.Resource = "in-process"
-	if pl.Resource != "" {
-		rc, err := resourceClient(ctx, pl.Resource, pl.PoolSize)
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		defer func() {
-			if pl.RunID == "" {
-				_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, prefix+"resource:")
-			}
-		}()
-		opts.Resource = bench.NewSharedResource(rc, prefix)
-		r.Resource = compose.RedactURL(pl.Resource)
+	defer stopMetrics()
+	closeResource, err := s.sharedResource(ctx, &opts)
+	if err != nil {
+		return nil, err
 	}
-	opts.Progress = env.Progress
-	if isRedlock {
-		opts.NodeErrors = func() int64 {
-			var n int64
-			for i, c := range rl.NodeCounts() {
-				n += c.Errors + c.Timeouts
-				if i < len(nodeBase) {
-					n -= nodeBase[i].Errors + nodeBase[i].Timeouts
-				}
-			}
-			return n
-		}
+	defer closeResource()
+	if s.nodes != nil {
+		opts.NodeErrors = s.nodeErrors
 	}
-	opts.OnWindowStart = func(start time.Time) {
-		a.meter.before(ctx)
-		a.sent.before()
-		cpu.start()
-		if isRedlock {
-			nodeBase = rl.NodeCounts()
-		}
-		if len(pl.Faults) > 0 {
-			stopFaults = topo.Schedule(ctx, start, pl.Faults, faults.record(env))
-		}
-	}
-	m, err := bench.Run(ctx, a.locker, pl.Workload, opts)
-	if stopFaults != nil {
-		stopFaults()
+	opts.OnWindowStart = func(start time.Time) { s.windowStarts(ctx, start) }
+	m, err := bench.Run(ctx, s.a.locker, s.pl.Workload, opts)
+	if s.stopFaults != nil {
+		s.stopFaults()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
+		return nil, fmt.Errorf("run %s: %w", s.id, err)
 	}
 	if m.BeforeWindow {
-		if isRedlock {
-			rl.Wait()
-		}
-		a.cleanUp(context.WithoutCancel(ctx), m, nil, Env{})
+		s.settle()
+		s.a.cleanUp(context.WithoutCancel(ctx), m, nil, Env{})
 		return nil, interrupted(ctx, "during the warm-up")
 	}
-	if isRedlock {
-		// Releases still finishing in the background are part of the run's
-		// server cost, so they land before the closing INFO reading.
-		rl.Wait()
-		r.NodeOutcomes = nodeOutcomes(topo, nodeBase, rl.NodeCounts())
+	return s.fill(ctx, m)
+}
+
+// settle waits for the lock's background work, if it has any.
+func (s *session) settle() {
+	if s.background != nil {
+		s.background.Wait()
 	}
-	cpu.stop()
-	a.sent.after()
-	a.meter.after(context.WithoutCancel(ctx))
+}
+
+// serveMetrics serves /metrics during the run when the plan asks for it.
+func (s *session) serveMetrics(opts *bench.Options) (stop func(), err error) {
+	if s.pl.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	live := bench.NewLive()
+	runID := s.pl.RunID
+	if runID == "" {
+		runID = s.id
+	}
+	stop, err = metrics.Serve(s.pl.MetricsAddr, live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(s.pl.GeneratorID),
+		Lock: s.pl.Lock, Topology: s.pl.Topology.String()})
+	if err != nil {
+		return nil, err
+	}
+	opts.Live = live
+	s.env.logf("metrics: http://%s/metrics", s.pl.MetricsAddr)
+	return stop, nil
+}
+
+// sharedResource keeps the protected resource in the plan's Redis, if it
+// names one (in process otherwise); close removes a lone run's keys there.
+func (s *session) sharedResource(ctx context.Context, opts *bench.Options) (close func(), err error) {
+	s.r.Resource = "in-process"
+	if s.pl.Resource == "" {
+		return func() {}, nil
+	}
+	rc, err := resourceClient(ctx, s.pl.Resource, s.pl.PoolSize)
+	if err != nil {
+		return nil, err
+	}
+	opts.Resource = bench.NewSharedResource(rc, s.prefix)
+	s.r.Resource = compose.RedactURL(s.pl.Resource)
+	return func() {
+		if s.pl.RunID == "" {
+			_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, s.prefix+"resource:")
+		}
+		_ = rc.Close()
+	}, nil
+}
+
+// nodeErrors counts the per-node errors and timeouts of the window so far,
+// for the live line.
+func (s *session) nodeErrors() int64 {
+	var n int64
+	for i, c := range s.nodes.NodeCounts() {
+		n += c.Errors + c.Timeouts
+		if i < len(s.nodeBase) {
+			n -= s.nodeBase[i].Errors + s.nodeBase[i].Timeouts
+		}
+	}
+	return n
+}
+
+// windowStarts takes the opening readings and schedules the faults.
+func (s *session) windowStarts(ctx context.Context, start time.Time) {
+	s.a.meter.before(ctx)
+	s.a.sent.before()
+	s.cpu.start()
+	if s.nodes != nil {
+		s.nodeBase = s.nodes.NodeCounts()
+	}
+	if len(s.pl.Faults) > 0 {
+		s.stopFaults = s.topo.Schedule(ctx, start, s.pl.Faults, s.faults.record(s.env))
+	}
+}
+
+// fill takes the closing readings and fills the result with what was
+// measured, then cleans up.
+func (s *session) fill(ctx context.Context, m *bench.Measurement) (*results.Result, error) {
+	// Work still finishing in the background is part of the run's server
+	// cost, so it lands before the closing INFO reading.
+	s.settle()
+	r := s.r
+	if s.nodes != nil {
+		r.NodeOutcomes = nodeOutcomes(s.topo, s.nodeBase, s.nodes.NodeCounts())
+	}
+	s.cpu.stop()
+	s.a.sent.after()
+	s.a.meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
 	}
-	r.Faults = faults.events()
+	r.Faults = s.faults.events()
 	markFaults(r)
 	down := map[string]string{}
-	for _, addr := range topo.Down() {
-		down[addr] = faults.downReason(addr)
+	for _, addr := range s.topo.Down() {
+		down[addr] = s.faults.downReason(addr)
 	}
-	r.Servers = a.meter.servers(r.Contention.Acquired, down)
+	r.Servers = s.a.meter.servers(r.Contention.Acquired, down)
 	r.Servers.SetShares(r.DurationS)
-	r.Client = cpu.client(r.Contention.Acquired, r.DurationS)
-	a.sent.fill(r.Client, r.Contention.Acquired)
-	if !pl.StartAt.IsZero() {
+	r.Client = s.cpu.client(r.Contention.Acquired, r.DurationS)
+	s.a.sent.fill(r.Client, r.Contention.Acquired)
+	if !s.pl.StartAt.IsZero() {
 		r.StartOffsetS = m.StartOffset.Seconds()
 	}
-	a.cleanUp(context.WithoutCancel(ctx), m, down, env)
+	s.a.cleanUp(context.WithoutCancel(ctx), m, down, s.env)
 	return r, nil
 }
 
@@ -297,9 +389,7 @@ func cleanUp(ctx context.Context, pl Plan, locker lockimpl.Locker, m *bench.Meas
 		return
 	}
 	released := releaseAbandoned(ctx, locker, m)
-	if rl, ok := locker.(*lockimpl.Redlock); ok {
-		rl.Wait()
-	}
+	settle(locker)
 	keep := max(time.Minute, 10*pl.Workload.TTL)
 	n, err := expireFences(ctx, admin, prefix, keep)
 	if err != nil {
@@ -351,7 +441,7 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		}
 	}
 	if len(pl.URLs) == 0 && opts.Provider != compose.ProviderDocker {
-		env.logf("starting local %s processes for %s", serverProgram(pl.Topology), pl.Topology)
+		env.logf("starting local %s processes for %s", pl.Topology.Info().Program, pl.Topology)
 	}
 	topo, err := compose.Up(ctx, pl.Topology, opts)
 	if err != nil {
@@ -396,11 +486,11 @@ func lockNodes(clients []*redis.Client, pipeline string) ([]redis.Cmdable, error
 	return out, nil
 }
 
-// lockClients are the clients the lock uses: one per master, or on the
-// replicated topology one sentinel-aware client that follows the primary.
+// lockClients are the clients the lock uses: one per master, or behind
+// sentinels (replicated) one sentinel-aware client that follows the primary.
 func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
 	co := compose.ClientOptions{PoolSize: pl.PoolSize}
-	if topo.Spec.Kind == compose.KindReplicated {
+	if len(topo.SentinelAddrs()) > 0 {
 		return []*redis.Client{topo.FailoverClient(co)}
 	}
 	if isCluster(topo) {

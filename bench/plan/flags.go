@@ -35,6 +35,14 @@ type Flag struct {
 	// URL marks flags whose values are server URLs: a password in them is
 	// replaced by xxxxx wherever the value is recorded or shown.
 	URL bool
+	// Doc adds, in the README's flag table only, what one line of help
+	// cannot say.
+	Doc string
+	// Scope says where the flag has an effect; a value out of it is refused.
+	Scope Scope
+	// Commands holds what differs by command: the commands that set the
+	// flag themselves, and defaults and help of their own.
+	Commands map[string]CommandUse
 }
 
 // Values holds flag values by flag name; single-valued flags have one element.
@@ -70,56 +78,75 @@ const (
 	catOutput   = "output"
 )
 
+// startedHere are the providers of servers lockbench starts and configures.
+var startedHere = []string{compose.ProviderLocal, compose.ProviderDocker}
+
+// runFlags is the flag table: every run flag, its default, help and scope.
 var runFlags = []Flag{
-	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: single, redlock:N (1-9 masters), replicated (primary, replica, 3 sentinels), cluster:M[,R] (Redis Cluster, 3-9 masters, R replicas each, default 1) or etcd:N (1, 3 or 5 etcd members); repeat to compare side by side"},
-	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)"},
-	{Name: "etcd", Multi: true, URL: true, Category: catTarget, Usage: "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)"},
-	{Name: "lock", Category: catTarget, Usage: "lock: single, fenced, redlock or naive, or a peer library: redsync (single or redlock:N), redislock (single or replicated); etcd (etcd:N) (default: redlock on redlock topologies, etcd on etcd:N, single otherwise)"},
-	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)"},
-	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")"},
-	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always"},
-	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller); on etcd:N each request's timeout (0: 1s)"},
-	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl"},
-	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered"},
+	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: " + compose.SpecHelp() + "; repeat to compare side by side", Commands: map[string]CommandUse{"lock-cost": {Refused: "takes each lock's topology with --lock NAME@TOPOLOGY"}, "redlock-cost": {Refused: "runs single and redlock:N itself; choose N with --masters 3,5,7, or give the masters as --redis URLs"}}, Doc: "Repeat it to run the same workload on each and print a side-by-side table with ratios against the first. On `replicated` the lock follows the current primary through a sentinel client; on `cluster:M[,R]` it goes through a cluster client (see [Redis Cluster](#redis-cluster)); `etcd:N`: see [etcd](#etcd)"},
+	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)", Scope: Scope{ByKind: true}, Doc: "With `--topology cluster`, any node(s) of the cluster: the rest is discovered. The password never appears in output or results"},
+	{Name: "etcd", Multi: true, URL: true, Category: catTarget, Usage: "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)", Scope: Scope{ByKind: true}, Doc: "Port 2379 by default, TLS with the system roots; redacted like `--redis`"},
+	{Name: "lock", Category: catTarget, Usage: lockUsage(), Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
+	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)", Scope: Scope{Providers: startedHere}, Doc: "`docker` starts containers of `--image` with testcontainers-go on a network of its own (it needs a Docker engine, and says so clearly when none is reachable); see [Docker](#docker). Compose files for bringing topologies up yourself are in `compose/docker/`"},
+	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")", Scope: Scope{Providers: []string{compose.ProviderDocker}}, Doc: "Where no registry can be reached, `lockbench image build` makes `lockbench/redis:local` from this machine's `redis-server`"},
+	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always", Scope: Scope{ByKind: true, Providers: startedHere}},
+	{Name: "node-timeout", Default: "0", Category: catTarget, Usage: "redlock per-master timeout (0: 50ms or ttl/100, whichever is smaller); on etcd:N each request's timeout (0: 1s)", Scope: Scope{Locks: []string{"redlock", lockimpl.LockEtcd}, Peer: "timeout-factor=F (each try's timeout is ttl × F)"}, Doc: "Must be less than `--ttl`"},
+	{Name: "drift-factor", Default: "0.01", Category: catTarget, Usage: "redlock clock-drift allowance as a share of the ttl", Scope: Scope{Locks: []string{"redlock"}, Peer: "drift-factor=F"}, Doc: "0 < f ≤ 0.5 (validity = TTL − elapsed − TTL × f − 2 ms)"},
+	{Name: "fail-fast", Bool: true, Default: "false", Category: catTarget, Usage: "redlock: return once quorum is reached or impossible, not after every master answered", Scope: Scope{Locks: []string{"redlock"}, Peer: "fail-fast"}},
 	{Name: "peer-option", Multi: true, Category: catTarget, Usage: "a peer library's setting, repeatable: KEY=VALUE, or KEY for a switch; redsync: " +
-		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock)},
-	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)"},
-	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired (replicated or cluster topology)"},
-	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas"},
-	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'; on a cluster 'at=1s kill master=0', 'at=1s failover shard=1', 'at=0s lag-replica shard=0 for=2s'"},
-	{Name: "restart-delay", Default: "0", Category: catTarget, Usage: "how long a restart fault keeps the node down"},
+		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock),
+		Scope: Scope{Locks: []string{lockimpl.LockRedsync, lockimpl.LockRedislock}}, Doc: "An option the lock does not have is refused"},
+	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)", Scope: Scope{Locks: []string{"naive"}}},
+	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired", Scope: Scope{Locks: []string{"single"}, ByKind: true}, Doc: "`WAIT N` on the same connection; fewer acks count as not acquired (released, counted as `acquire_unreplicated`)"},
+	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas", Scope: Scope{Needs: &Need{Flag: "wait-replicas", Text: "--wait-replicas above 0", Holds: positive("wait-replicas")}}},
+	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'; on a cluster 'at=1s kill master=0', 'at=1s failover shard=1', 'at=0s lag-replica shard=0 for=2s'", Commands: map[string]CommandUse{"lock-cost": {Refused: "puts each topology's canonical fault itself; use --with-fault"}, "redlock-cost": {Refused: "kills one master itself"}}, Doc: "See [Faults](#faults)"},
+	{Name: "restart-delay", Default: "0", Category: catTarget, Usage: "how long a restart fault keeps the node down", Scope: Scope{Needs: &Need{Flag: "fault", Text: "a restart --fault", Holds: hasFault(compose.FaultRestart)}}},
 
-	{Name: "workload", Category: catWorkload, Usage: "preset name (see: lockbench workloads); flags given override it"},
+	{Name: "workload", Category: catWorkload, Usage: "preset name (see: lockbench workloads); flags given override it", Commands: map[string]CommandUse{"tune-ttl": {Default: "long-work"}}},
 	{Name: "keys", Default: "0", Category: catWorkload, Usage: "key chooser: unique (or 0), uniform:K (or K), zipf:K,s (s>1), hot:K,p"},
-	{Name: "ttl", Default: "10s", Category: catWorkload, Usage: "lease time to live"},
+	{Name: "ttl", Default: "10s", Category: catWorkload, Usage: "lease time to live", Commands: map[string]CommandUse{"tune-ttl": {Refused: "sweeps TTLs itself; use --ttls 1s,2s,4s"}}},
 	{Name: "hold", Default: "0", Category: catWorkload, Usage: "work time inside the lock: D, const:D, uniform:A,B, exp:MEAN, lognormal:MEDIAN,SIGMA, pareto:MIN,ALPHA"},
-	{Name: "think", Default: "0", Category: catWorkload, Usage: "time between critical sections (closed loop), same forms as --hold"},
-	{Name: "renew-every", Default: "0", Category: catWorkload, Usage: "renew the lease while holding: a duration, ttl/N, or 0 for never"},
-	{Name: "pause-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder stalls before its protected write (GC pause)"},
-	{Name: "pause", Default: "0", Category: catWorkload, Usage: "stall length distribution, same forms as --hold"},
-	{Name: "crash-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder dies without releasing"},
-	{Name: "rate", Default: "0", Category: catWorkload, Usage: "open loop: lock requests per second (500, 50/100ms), or stages START,TARGET:DURATION,... ramping linearly (100,2000:30s,2000:1m), whose sum is the window (0: closed loop)"},
+	{Name: "think", Default: "0", Category: catWorkload, Usage: "time between critical sections (closed loop), same forms as --hold", Scope: Scope{Needs: &Need{Flag: "rate", Text: "a closed loop (no --rate): with --rate requests arrive on a schedule, not after thinking", Holds: closedLoop}}},
+	{Name: "renew-every", Default: "0", Category: catWorkload, Usage: "renew the lease while holding: a duration, ttl/N, or 0 for never", Commands: map[string]CommandUse{"tune-ttl": {Refused: "sweeps renewal intervals itself; use --renews 0,ttl/2,ttl/3"}}},
+	{Name: "pause-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder stalls before its protected write (GC pause)", Doc: "The stall comes after acquiring, before the protected write, in real time"},
+	{Name: "pause", Default: "0", Category: catWorkload, Usage: "stall length distribution, same forms as --hold", Scope: Scope{Needs: &Need{Flag: "pause-prob", Text: "--pause-prob above 0", Holds: positive("pause-prob")}}},
+	{Name: "crash-prob", Default: "0", Category: catWorkload, Usage: "probability that a holder dies without releasing", Commands: map[string]CommandUse{"tune-ttl": {Default: "0.05", Usage: "probability that a holder dies without releasing (tune-ttl: 0.05 unless the workload sets it, so blocked time is measured)"}}},
+	{Name: "rate", Default: closedLoopRate, Category: catWorkload, Usage: "open loop: lock requests per second (500, 50/100ms), or stages START,TARGET:DURATION,... ramping linearly (100,2000:30s,2000:1m), whose sum is the window (0: closed loop)", Doc: "At most `-c` requests in flight; see [Open loop](#open-loop)"},
 
-	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)"},
-	{Name: "pipeline", Default: "off", Category: catRunner, Usage: "off, or auto: workers' commands are coalesced into pipelines on a few connections per server (go-redis auto-pipelining), so one generator can reach the server's limit; latency then includes batching"},
-	{Name: "pool-size", Default: "0", Category: catRunner, Usage: "connections per server (0: one per worker plus 8, at most 1024; workers beyond it wait for a connection, and that wait is part of their latency)"},
-	{Name: "duration", Aliases: []string{"d"}, Default: "10s", Category: catRunner, Usage: "measured window"},
-	{Name: "warmup", Default: "1s", Category: catRunner, Usage: "unrecorded warm-up before the window"},
-	{Name: "retry", Default: "none", Category: catRunner, Usage: "acquire retry: none, fixed:DELAY or exp:BASE,CAP (full jitter)"},
+	{Name: "concurrency", Aliases: []string{"c"}, Default: "16", Category: catRunner, Usage: "workers (open loop: most requests in flight)", Commands: map[string]CommandUse{"capacity": {Usage: "with --rate: the most requests in flight (without --rate capacity ramps concurrency itself from --start to --max, and refuses -c)"}}},
+	{Name: "pipeline", Default: "off", Category: catRunner, Usage: "off, or auto: workers' commands are coalesced into pipelines on a few connections per server (go-redis auto-pipelining), so one generator can reach the server's limit; latency then includes batching", Scope: Scope{ByKind: true}, Doc: "Latencies then include the batching delay, and the table says so. Only for `--lock single` and `fenced`, without faults or `--wait-replicas` (auto-pipelining does not keep per-command deadlines)"},
+	{Name: "pool-size", Default: "0", Category: catRunner, Usage: "connections per server (0: one per worker plus 8, at most 1024; workers beyond it wait for a connection, and that wait is part of their latency)", Scope: Scope{ByKind: true}, Doc: "`config.pool-size` records what ran. Local servers start with `maxclients 16384`; an external server needs room for the pool"},
+	{Name: "duration", Aliases: []string{"d"}, Default: "10s", Category: catRunner, Usage: "measured window", Commands: map[string]CommandUse{"capacity": {Default: "3s"}, "tune-ttl": {Default: "8s"}, "lock-cost": {Default: "5s"}, "redlock-cost": {Default: "5s"}}},
+	{Name: "warmup", Default: "1s", Category: catRunner, Usage: "unrecorded warm-up before the window", Commands: map[string]CommandUse{"capacity": {Default: "500ms"}, "tune-ttl": {Default: "0"}}},
+	{Name: "retry", Default: "none", Category: catRunner, Usage: "acquire retry: none, fixed:DELAY or exp:BASE,CAP (full jitter)", Commands: map[string]CommandUse{"tune-ttl": {Default: "exp:1ms,50ms", Usage: "acquire retry: none, fixed:DELAY or exp:BASE,CAP (full jitter); tune-ttl: exp:1ms,50ms unless the workload sets one, so waiters on a crashed holder's key back off"}}},
 	{Name: "acquire-timeout", Default: "0", Category: catRunner, Usage: "give up an acquisition after this long, retries included (0: the ttl)"},
-	{Name: "seed", Default: "1", Category: catRunner, Usage: "seed of the workers' random generators"},
+	{Name: "seed", Default: "1", Category: catRunner, Usage: "seed of the workers' random generators", Doc: "Worker i gets seed, i: runs repeat"},
 	{Name: "generator-id", Default: "0", Category: catRunner, Usage: "this generator's index when several run together (see results merge)"},
-	{Name: "generators", Default: "1", Category: catRunner, Usage: "how many generators run together"},
+	{Name: "generators", Default: "1", Category: catRunner, Usage: "how many generators run together", Doc: "See [Beyond one machine](#beyond-one-machine)"},
 	{Name: "run-id", Category: catRunner, Usage: "one id shared by every generator of a run, so they contend on the same keys (lockbench:<run-id>:) and their results merge (files <run-id>-g<i>.json); letters, digits, . _ -"},
 	{Name: "start-at", Category: catRunner, Usage: "when every generator starts its warm-up: an RFC 3339 time or +DURATION from now (e.g. +30s)"},
 	{Name: "resource", URL: true, Category: catRunner, Usage: "redis://HOST:PORT of a Redis that holds the protected resource, so overlaps and stale writes are seen across generators (default: in process)"},
 	{Name: "metrics-addr", Category: catOutput, Usage: "HOST:PORT to serve Prometheus metrics on during the run (/metrics)"},
 
-	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id"},
+	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id", Doc: "A sweep's cells get their coordinates after it"},
 	{Name: "tag", Multi: true, Category: catOutput, Usage: "key=value mark stored with the run, repeatable; results ls --tag key=value filters by it"},
 	{Name: "out", Default: "./runs", Category: catOutput, Usage: "directory for result files"},
-	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table, json, or marked (the JSON between markers that results collect reads from logs)"},
-	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line"},
+	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table, json, or marked (the JSON between markers that results collect reads from logs)", Commands: map[string]CommandUse{"sweep": {Own: true}, "capacity": {Own: true}, "tune-ttl": {Own: true}, "lock-cost": {Own: true}, "redlock-cost": {Own: true}}},
+	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line", Doc: "Also no step messages on stderr"},
+}
+
+// lockUsage is --lock's help: each lock and the topologies it runs on, from
+// the kind registry, and each kind's default.
+func lockUsage() string {
+	var locks, defaults []string
+	for _, name := range lockimpl.Names() {
+		locks = append(locks, fmt.Sprintf("%s (%s)", name, strings.Join(compose.KindsWithLock(name), ", ")))
+	}
+	for _, sh := range compose.Shapes() {
+		info := sh.Info()
+		defaults = append(defaults, info.Locks[0]+" on "+info.Example)
+	}
+	return "lock: " + strings.Join(locks, ", ") + "; redsync and redislock are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
 }
 
 // RunFlags returns the run flags in help order.

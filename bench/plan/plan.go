@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -302,21 +303,15 @@ func (p *parser) redlockTimings(o lockimpl.RedlockOptions, ttl time.Duration) {
 // Parse reads one plan out of resolved values with a single --topology.
 func Parse(v Values) (Plan, error) {
 	p := &parser{v: v}
-	pl := Plan{Values: v, URLs: v["redis"], OutDir: v.Get("out")}
+	pl := Plan{Values: v, OutDir: v.Get("out")}
 	topo, err := compose.ParseSpec(v.Get("topology"))
 	if err != nil {
 		return Plan{}, badInput("topology", "%v", err)
 	}
-	if topo.Kind == compose.KindRedlock && topo.Masters == 0 && len(pl.URLs) == 0 {
-		topo.Masters = 5
-	}
+	pl.URLs = v[topo.Info().URLFlag]
+	topo = topo.Resolved(len(pl.URLs))
 	pl.Topology = topo
-	p.etcdTarget(&pl)
-	for _, u := range v["redis"] {
-		if _, err := compose.ParseRedisURL(u); err != nil {
-			p.fail("redis", "%s", strings.TrimPrefix(err.Error(), "--redis "))
-		}
-	}
+	p.urls()
 	pers, err := compose.ParsePersistence(v.Get("persistence"))
 	if err != nil {
 		p.fail("persistence", "%v", err)
@@ -327,10 +322,10 @@ func Parse(v Values) (Plan, error) {
 		p.fail("provider", "%s", strings.TrimPrefix(err.Error(), "--provider "))
 	}
 	pl.Provider = prov
-	if pl.Image = v.Get("image"); pl.Image != "" && prov != compose.ProviderDocker {
-		p.fail("image", "%q: only --provider docker runs images; add --provider docker or drop --image", pl.Image)
-	}
+	pl.Image = v.Get("image")
 	pl.Lock = p.lockFor(topo)
+	p.checkServers(&pl)
+	p.checkScope(runScope{lock: pl.Lock, topo: topo, provider: providerOf(v, topo)})
 	pl.LockOptions = lockimpl.Options{
 		Redlock: lockimpl.RedlockOptions{
 			NodeTimeout: p.duration("node-timeout", 0),
@@ -344,25 +339,19 @@ func Parse(v Values) (Plan, error) {
 		},
 	}
 	pl.LockOptions.Peer = p.peerOptions(pl.Lock)
-	if pl.LockOptions.Wait.Replicas > 0 && topo.Kind != compose.KindReplicated && topo.Kind != compose.KindCluster {
-		p.fail("wait-replicas", "needs --topology replicated or cluster:M (there are no replicas to wait for on %s)", topo)
-	}
-	if topo.Kind == compose.KindCluster && topo.Masters > 0 && pl.LockOptions.Wait.Replicas > topo.Replicas && len(pl.URLs) == 0 {
-		p.fail("wait-replicas", "%d, but %s has %d replica(s) per shard; every acquisition would fail", pl.LockOptions.Wait.Replicas, topo, topo.Replicas)
+	if r := topo.Shape().Replicas(topo); r >= 0 && pl.LockOptions.Wait.Replicas > r && len(pl.URLs) == 0 {
+		p.fail("wait-replicas", "%d, but %s has %d replica(s) per master; every acquisition would fail", pl.LockOptions.Wait.Replicas, topo, r)
 	}
 	pl.RestartDelay = p.duration("restart-delay", 0)
+	provider := providerOf(v, topo)
 	for _, spec := range v["fault"] {
 		f, err := compose.ParseFault(spec)
 		if err != nil {
 			p.fail("fault", "%v", err)
 			continue
 		}
-		if msg := anyFaultMisfit(f, topo, len(pl.URLs) > 0); msg != "" {
-			p.fail("fault", "%q: %s", spec, msg)
-			continue
-		}
-		if (f.Kind == compose.FaultClockJump || f.Kind == compose.FaultClockSpeed) && prov == compose.ProviderDocker && len(pl.URLs) == 0 {
-			p.fail("fault", "%q: the docker provider cannot move a container's clock (the clock shim needs local servers); use the local provider", spec)
+		if err := compose.FitFault(f, topo, provider); err != nil {
+			p.fail("fault", "%q: %v", spec, err)
 			continue
 		}
 		pl.Faults = append(pl.Faults, f)
@@ -389,8 +378,6 @@ func Parse(v Values) (Plan, error) {
 			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
 		case len(pl.Faults) > 0:
 			p.fail("pipeline", "auto does not keep per-command deadlines, so a fault would hang workers until the client's read timeout; measure faults without it")
-		case topo.Kind == compose.KindCluster:
-			p.fail("pipeline", "auto is not supported on --topology cluster (its auto-pipeliner may resend a command after a network error); drop --pipeline")
 		}
 	}
 	pl.PoolSize = p.integer("pool-size", 0, 100_000)
@@ -441,30 +428,50 @@ func Parse(v Values) (Plan, error) {
 	return pl, nil
 }
 
-// lockFor picks and checks the lock for a topology.
+// lockFor picks the topology's default lock when none is given, and checks
+// the lock runs there.
 func (p *parser) lockFor(topo compose.Spec) string {
 	lock := p.v.Get("lock")
 	if lock == "" {
-		lock = "single"
-		if topo.Kind == compose.KindRedlock {
-			lock = "redlock"
-		}
-		if topo.Kind == compose.KindEtcd {
-			lock = lockimpl.LockEtcd
-		}
+		lock = topo.DefaultLock()
 		p.v.Set("lock", lock)
 	}
-	known := false
-	for _, n := range lockimpl.Names() {
-		known = known || n == lock
-	}
 	switch {
-	case !known:
+	case !slices.Contains(lockimpl.Names(), lock):
 		p.fail("lock", "%q: want one of %s", lock, strings.Join(lockimpl.Names(), ", "))
-	case lockTopologyMisfit(lock, topo) != "":
-		p.fail("lock", "%s", lockTopologyMisfit(lock, topo))
+	case topo.LockMisfit(lock) != "":
+		p.fail("lock", "%s", topo.LockMisfit(lock))
 	}
 	return lock
+}
+
+// urls checks the server URLs given, by the flag's own form.
+func (p *parser) urls() {
+	for _, u := range p.v["redis"] {
+		if _, err := compose.ParseRedisURL(u); err != nil {
+			p.fail("redis", "%s", strings.TrimPrefix(err.Error(), "--redis "))
+		}
+	}
+	for _, u := range p.v["etcd"] {
+		if _, err := compose.ParseEtcdURL(u); err != nil {
+			p.fail("etcd", "%s", strings.TrimPrefix(err.Error(), "--etcd "))
+		}
+	}
+}
+
+// checkServers refuses servers the topology's kind cannot have: a provider
+// it does not run from, a number of URLs it cannot use.
+func (p *parser) checkServers(pl *Plan) {
+	topo, info := pl.Topology, pl.Topology.Info()
+	if len(pl.URLs) == 0 {
+		if err := topo.CheckProvider(pl.Provider); err != nil && p.err == nil {
+			p.fail("provider", "%v", err)
+		}
+		return
+	}
+	if n := topo.Shape().URLs(topo); n > 0 && len(pl.URLs) != n {
+		p.fail(info.URLFlag, "%s needs %d --%s URLs, one per %s, got %d", topo, n, info.URLFlag, info.Node, len(pl.URLs))
+	}
 }
 
 func (p *parser) workload() workloads.Workload {
@@ -524,27 +531,4 @@ func (p *parser) benchOptions(ttl time.Duration) bench.Options {
 	}
 	o.Seed = seed
 	return o
-}
-
-// faultMisfit refuses, before any server starts, faults the topology cannot
-// take; the topology's own CheckFault repeats the check once it is up.
-func faultMisfit(f compose.FaultSpec, topo compose.Spec, external bool) string {
-	if topo.Kind == compose.KindCluster {
-		return clusterFaultMisfit(f, topo, external)
-	}
-	if msg := nonClusterFaultMisfit(f); msg != "" {
-		return msg
-	}
-	replicated := topo.Kind == compose.KindReplicated
-	switch {
-	case f.Kind == compose.FaultLagReplica && !replicated:
-		return "lag-replica needs --topology replicated (only it has a replica)"
-	case f.Target == compose.TargetReplica && !replicated, f.Target == compose.TargetPrimary && !replicated && topo.Kind != compose.KindSingle:
-		return fmt.Sprintf("target %s needs --topology replicated", f.Target)
-	case external && f.Kind != compose.FaultLatency && f.Kind != compose.FaultPartition:
-		return "external servers (--redis) cannot be killed, paused, restarted or have their clocks moved"
-	case f.Target == compose.TargetNode && topo.Masters > 0 && !replicated && f.Node >= topo.Masters:
-		return fmt.Sprintf("node=%d but %s has nodes 0 to %d", f.Node, topo, topo.Masters-1)
-	}
-	return ""
 }

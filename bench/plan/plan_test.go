@@ -157,7 +157,7 @@ func TestParseRedlockTimings(t *testing.T) {
 		{name: "node timeout equal to the ttl", v: Values{"topology": {"redlock:3"}, "ttl": {"1s"}, "node-timeout": {"1s"}}, bad: "node-timeout"},
 		{name: "node timeout above the ttl", v: Values{"ttl": {"500ms"}, "node-timeout": {"2s"}}, bad: "node-timeout"},
 		{name: "drift factor 0 would silently become 0.01", v: Values{"drift-factor": {"0"}}, bad: "drift-factor"},
-		{name: "small drift factor", v: Values{"drift-factor": {"0.0001"}}},
+		{name: "small drift factor", v: Values{"topology": {"redlock:3"}, "drift-factor": {"0.0001"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plans, err := Expand(tc.v)

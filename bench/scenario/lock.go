@@ -56,10 +56,11 @@ func lockOf(v plan.Values) string {
 	if l := v.Get("lock"); l != "" {
 		return l
 	}
-	if spec, err := compose.ParseSpec(v.Get("topology")); err == nil && spec.Kind == compose.KindRedlock {
-		return "redlock"
+	spec, err := compose.ParseSpec(v.Get("topology"))
+	if err != nil {
+		return "single"
 	}
-	return "single"
+	return spec.DefaultLock()
 }
 
 // renamed puts lock in a variant's name: in place of the lock it named, or

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // DefaultTTLs are the TTLs tune-ttl tries when --ttls is not given, a
@@ -15,7 +16,7 @@ import (
 func DefaultTTLs(topologies []string) string {
 	first := time.Second
 	for _, t := range topologies {
-		if s, err := compose.ParseSpec(t); err == nil && s.Kind == compose.KindEtcd {
+		if s, err := compose.ParseSpec(t); err == nil && s.DefaultLock() == lockimpl.LockEtcd {
 			first = plan.EtcdMinTTL
 		}
 	}

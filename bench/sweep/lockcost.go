@@ -65,24 +65,23 @@ type CostPlan struct {
 	WithFault bool
 }
 
-// ownLockFlags tune lockbench's own locks; a peer lock's run leaves them
-// out rather than have them refused, so one comparison can set both.
-var ownLockFlags = []string{"node-timeout", "drift-factor", "fail-fast", "naive-gap", "wait-replicas", "wait-timeout"}
-
-// values are the run flags of one lock's runs, and of its fault runs.
+// values are the run flags of one lock's runs, and of its fault runs. A
+// flag that does not apply to this lock or its topology (a Redlock setting
+// on a peer library, --peer-option on lockbench's own locks, --pool-size on
+// etcd) is left out of its runs rather than refused, so one comparison can
+// set flags for each; Check refuses one that no compared lock takes.
 func (cp CostPlan) values(spec LockSpec, faulted bool) (plan.Values, error) {
 	v := cp.Base.Clone()
 	v.Set("lock", spec.Lock)
 	v.Set("topology", spec.Topology)
-	if lockimpl.IsPeer(spec.Lock) || spec.Lock == lockimpl.LockEtcd {
-		for _, f := range ownLockFlags {
-			delete(v, f)
+	external := len(cp.Base["redis"]) > 0
+	for name := range cp.Base {
+		if plan.Scoped(name) && !plan.AppliesTo(name, spec.Lock, spec.Topology, external) {
+			delete(v, name)
 		}
-	} else {
-		delete(v, "peer-option")
 	}
-	if urls := cp.Base["redis"]; len(urls) > 0 {
-		if err := useURLs(v, spec, urls); err != nil {
+	if external {
+		if err := useURLs(v, spec, cp.Base["redis"]); err != nil {
 			return nil, err
 		}
 	}
@@ -97,66 +96,47 @@ func (cp CostPlan) values(spec LockSpec, faulted bool) (plan.Values, error) {
 	if err != nil {
 		return nil, &plan.InputError{Flag: "with-fault", Msg: fmt.Sprintf("%s: %v", spec, err)}
 	}
-	v.Set("fault", fault)
+	v.Set("fault", fault.String())
 	v.Set("duration", window.String())
 	return v, nil
 }
 
-// useURLs points a lock at the external servers it needs: single at the
-// first, redlock:N at the first N, redlock (no N) at all of them.
+// useURLs points a lock at the external servers it needs: as many as its
+// topology takes (single the first, redlock:N the first N), or all of them
+// for a kind that takes any number (a bare redlock).
 func useURLs(v plan.Values, spec LockSpec, urls []string) error {
 	topo, err := compose.ParseSpec(spec.Topology)
 	if err != nil {
 		return &plan.InputError{Flag: "lock", Msg: err.Error()}
 	}
-	n := len(urls)
+	if flag := topo.Info().URLFlag; flag != "redis" {
+		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s reaches its servers with --%s, and would be compared with the --redis servers; drop one of the two", spec, flag)}
+	}
+	n := topo.Shape().URLs(topo)
 	switch {
-	case topo.Kind == compose.KindEtcd:
-		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s starts local etcd members, and would be compared with the --redis servers; drop one of the two", spec)}
-	case topo.Kind == compose.KindRedlock && topo.Masters > n:
-		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s needs %d servers and --redis gives %d", spec, topo.Masters, n)}
-	case topo.Kind == compose.KindRedlock && topo.Masters > 0:
-		n = topo.Masters
-	case topo.Kind != compose.KindRedlock:
-		n = 1
+	case n > len(urls):
+		return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s needs %d servers and --redis gives %d", spec, n, len(urls))}
+	case n == 0:
+		n = len(urls)
 	}
 	v.Set("redis", urls[:n]...)
 	return nil
 }
 
-// CanonicalFault is the fault --with-fault puts on a topology, and the
-// window its run gets. N masters: one killed for the whole window (what a
-// quorum buys). One server: a pause past the TTL (ttl + 10%) in the middle
-// of a window lengthened by the pause, so the run shows the stall, the
-// server coming back with every lease expired, and the recovery.
-// Replicated: the primary killed a fifth into the window (a failover).
-// Cluster: shard 0's master killed a fifth into the window.
-func CanonicalFault(topology, ttl, duration string) (fault string, window time.Duration, err error) {
+// CanonicalFault is the fault --with-fault puts on a topology, as its kind
+// defines it (compose.Shape.CanonicalFault), and the window its run gets.
+func CanonicalFault(topology, ttl, duration string) (compose.FaultSpec, time.Duration, error) {
 	spec, err := compose.ParseSpec(topology)
 	if err != nil {
-		return "", 0, err
+		return compose.FaultSpec{}, 0, err
 	}
 	t, terr := time.ParseDuration(ttl)
 	d, derr := time.ParseDuration(duration)
 	if terr != nil || derr != nil {
-		return "", 0, fmt.Errorf("ttl %q and duration %q: want durations", ttl, duration)
+		return compose.FaultSpec{}, 0, fmt.Errorf("ttl %q and duration %q: want durations", ttl, duration)
 	}
-	switch spec.Kind {
-	case compose.KindRedlock:
-		return "at=0s kill node=0", d, nil
-	case compose.KindSingle:
-		pause := (t + t/10).Round(time.Millisecond)
-		return fmt.Sprintf("at=%v pause node=0 for=%v", (d / 2).Round(time.Millisecond), pause), d + pause, nil
-	case compose.KindReplicated:
-		return fmt.Sprintf("at=%v kill primary", (d / 5).Round(time.Millisecond)), d, nil
-	case compose.KindCluster:
-		// A cluster: shard 0's master killed a fifth into the window (its
-		// replica is promoted by the cluster).
-		return fmt.Sprintf("at=%v kill master=0", (d / 5).Round(time.Millisecond)), d, nil
-	case compose.KindEtcd:
-		return fmt.Sprintf("at=%v kill leader", (d / 5).Round(time.Millisecond)), d, nil
-	}
-	return "", 0, fmt.Errorf("no canonical fault for %s", topology)
+	f, window := spec.CanonicalFault(t, d)
+	return f, window, nil
 }
 
 // Check parses every run of the comparison, so a bad lock or flag fails
@@ -168,8 +148,11 @@ func (cp CostPlan) Check() error {
 	if cp.WithFault && len(cp.Base["redis"]) > 0 {
 		return &plan.InputError{Flag: "with-fault", Msg: "external servers (--redis) cannot be killed or paused; run without --with-fault"}
 	}
-	if len(cp.Base["peer-option"]) > 0 && !slices.ContainsFunc(cp.Locks, func(s LockSpec) bool { return lockimpl.IsPeer(s.Lock) }) {
-		return &plan.InputError{Flag: "peer-option", Msg: fmt.Sprintf("no peer-library lock (%s, %s) in the comparison to take it", lockimpl.LockRedsync, lockimpl.LockRedislock)}
+	for _, name := range sortedKeys(cp.Base) {
+		takes := func(s LockSpec) bool { return plan.AppliesTo(name, s.Lock, s.Topology, len(cp.Base["redis"]) > 0) }
+		if plan.Scoped(name) && !slices.ContainsFunc(cp.Locks, takes) {
+			return &plan.InputError{Flag: name, Msg: "no lock in the comparison takes it, so every run would ignore it (" + plan.ScopeOf(name) + ")"}
+		}
 	}
 	for _, spec := range cp.Locks {
 		for _, faulted := range cp.variants() {
@@ -183,6 +166,15 @@ func (cp CostPlan) Check() error {
 		}
 	}
 	return nil
+}
+
+func sortedKeys(v plan.Values) []string {
+	out := make([]string, 0, len(v))
+	for k := range v {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // CostRuns are one lock's runs in a comparison.

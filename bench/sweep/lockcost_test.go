@@ -63,9 +63,11 @@ func TestCanonicalFault(t *testing.T) {
 		{"single", "10s", "5s", "at=2.5s pause node=0 for=11s", 16 * time.Second},
 		{"single", "300ms", "2s", "at=1s pause node=0 for=330ms", 2330 * time.Millisecond},
 		{"replicated", "10s", "5s", "at=1s kill primary", 5 * time.Second},
+		{"cluster:3", "10s", "5s", "at=1s kill master=0", 5 * time.Second},
+		{"etcd:3", "10s", "5s", "at=1s kill leader", 5 * time.Second},
 	} {
 		fault, window, err := CanonicalFault(tc.topology, tc.ttl, tc.duration)
-		if err != nil || fault != tc.fault || window != tc.window {
+		if err != nil || fault.String() != tc.fault || window != tc.window {
 			t.Errorf("%s: %q over %v (%v), want %q over %v", tc.topology, fault, window, err, tc.fault, tc.window)
 		}
 	}

@@ -11,35 +11,23 @@ import (
 	"github.com/lockbench/lockbench/compose"
 )
 
-// costRunFlags are the run flags lock-cost takes: not --lock and --topology,
-// which its own --lock NAME[@TOPOLOGY] replaces, and not --fault, which
-// --with-fault puts per topology.
-func costRunFlags() []plan.Flag {
-	var out []plan.Flag
-	for _, f := range gridRunFlags() {
-		switch f.Name {
-		case "lock", "topology", "fault":
-		default:
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 var withFaultFlag = &cli.BoolFlag{Name: "with-fault", Category: "output",
 	Usage: "also run each lock under its topology's canonical fault: one master killed on redlock:N, a pause past the ttl on single, the primary killed on replicated, the leader killed on etcd:N"}
 
 func lockCostCommand() *cli.Command {
-	table := costRunFlags()
+	table, flags, refused := runFlagsOf("lock-cost")
 	return &cli.Command{
 		Name:  "lock-cost",
 		Usage: "the same workload on each lock (lockbench's and the peer libraries'): throughput, latency, client and server cost, ratios against the first",
 		UsageText: "lockbench lock-cost [--lock NAME[@TOPOLOGY]]... [--with-fault] [-c 16] [-d 5s] [--count 3]\n" +
 			"   default locks: single, fenced, redislock, redlock@redlock:5, redsync@redlock:5",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.StringSliceFlag{Name: "lock", Category: "target", Usage: "lock to compare, repeatable: " + sweep.LockSpecHelp},
 			withFaultFlag, countFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
+			if err := refuseSet(c, refused); err != nil {
+				return err
+			}
 			var locks []sweep.LockSpec
 			for _, s := range compose.JoinClusterPieces(c.StringSlice("lock")) {
 				spec, err := sweep.ParseLockSpec(s)
@@ -60,16 +48,19 @@ func lockCostCommand() *cli.Command {
 // --masters (or, with --redis, single on the first URL and redlock over
 // all), always with one master killed.
 func redlockCostCommand() *cli.Command {
-	table := costRunFlags()
+	table, flags, refused := runFlagsOf("redlock-cost")
 	return &cli.Command{
 		Name:  "redlock-cost",
 		Usage: "lock-cost of single against redlock:3/5/7, with one master killed (an alias of lock-cost --with-fault)",
 		UsageText: "lockbench redlock-cost [--masters 3,5,7] [-c 16] [-d 5s]\n" +
 			"   lockbench redlock-cost --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379   (external masters: N = the URLs)",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.StringFlag{Name: "masters", Value: "3,5,7", Usage: "Redlock master counts to compare against single", Category: "output"},
 			countFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
+			if err := refuseSet(c, refused); err != nil {
+				return err
+			}
 			locks := []sweep.LockSpec{{Lock: "single", Topology: "single"}}
 			if urls := c.StringSlice("redis"); len(urls) > 0 {
 				if c.IsSet("masters") {
@@ -100,8 +91,11 @@ func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, with
 	if n := c.Int("count"); n < 1 || n > 1000 {
 		return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
 	}
-	cp := sweep.CostPlan{Locks: locks, Count: c.Int("count"), WithFault: withFault,
-		Base: withDefaults(givenValues(c, table), map[string]string{"duration": "5s"})}
+	base, err := plan.WithCommandDefaults(c.Command.Name, givenValues(c, table))
+	if err != nil {
+		return err
+	}
+	cp := sweep.CostPlan{Locks: locks, Count: c.Int("count"), WithFault: withFault, Base: base}
 	if err := cp.Check(); err != nil {
 		return err
 	}

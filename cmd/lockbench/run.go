@@ -25,19 +25,43 @@ func envVar(name string) string {
 func cliFlags(table []plan.Flag) []cli.Flag {
 	var out []cli.Flag
 	for _, f := range table {
-		env := []string{envVar(f.Name)}
-		switch {
-		case f.Bool:
-			out = append(out, &cli.BoolFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category})
-		case f.Multi:
-			out = append(out, &cli.StringSliceFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
-				Value: defaultSlice(f.Default)})
-		default:
-			out = append(out, &cli.GenericFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: env, Category: f.Category,
-				Value: &onceValue{name: f.Name, value: f.Default}})
-		}
+		out = append(out, cliFlag(f, false))
 	}
 	return out
+}
+
+// cliFlag is one run flag as urfave takes it; a hidden one is left out of
+// help (a flag the command refuses, so that it is refused with its reason
+// rather than as unknown).
+func cliFlag(f plan.Flag, hidden bool) cli.Flag {
+	env := []string{envVar(f.Name)}
+	usage := f.Usage
+	if s := f.ScopeText(); s != "" {
+		usage += " [" + s + "]"
+	}
+	switch {
+	case f.Bool:
+		return &cli.BoolFlag{Name: f.Name, Aliases: f.Aliases, Usage: usage, EnvVars: env, Category: f.Category, Hidden: hidden}
+	case f.Multi:
+		return &cli.StringSliceFlag{Name: f.Name, Aliases: f.Aliases, Usage: usage, EnvVars: env, Category: f.Category,
+			Value: defaultSlice(f.Default), Hidden: hidden}
+	}
+	return &cli.GenericFlag{Name: f.Name, Aliases: f.Aliases, Usage: usage, EnvVars: env, Category: f.Category,
+		Value: &onceValue{name: f.Name, value: f.Default}, Hidden: hidden}
+}
+
+// runFlagsOf are the run flags command takes (table, for givenValues), its
+// urfave flags, and the flags it refuses with why: those are defined but
+// hidden, and refuseSet names the reason when one is given.
+func runFlagsOf(command string) (table []plan.Flag, flags []cli.Flag, refused map[string]string) {
+	table, refused = plan.CommandFlags(command)
+	flags = cliFlags(table)
+	for _, f := range plan.RunFlags() {
+		if _, ok := refused[f.Name]; ok {
+			flags = append(flags, cliFlag(f, true))
+		}
+	}
+	return table, flags, refused
 }
 
 // onceValue is a single-valued run flag, kept as the string plan parses. A
@@ -93,12 +117,12 @@ func givenValues(c *cli.Context, table []plan.Flag) plan.Values {
 }
 
 func runCommand() *cli.Command {
-	table := plan.RunFlags()
+	table, flags, _ := runFlagsOf("run")
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run a lock benchmark and store its result",
 		UsageText: "lockbench run [flags]   (no flags: 10 s on a local single-instance redis-server)",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.IntFlag{Name: "count", Value: 1, Usage: "run each configuration this many times (repeats form a group for results show/compare)", EnvVars: []string{envVar("count")}, Category: "output"},
 			&cli.StringFlag{Name: "report", Usage: "also write the HTML report of this run to FILE", EnvVars: []string{envVar("report")}, Category: "output"},
 			&cli.StringSliceFlag{Name: "assert", Usage: "threshold to check, e.g. 'acquire.p99<10ms' or 'incidents.overlaps==0'; a failure exits 3", EnvVars: []string{envVar("assert")}, Category: "output"},

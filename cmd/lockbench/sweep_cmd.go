@@ -14,18 +14,6 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// gridRunFlags are the run flags a grid command takes; each may be a list.
-// The run's own --format is replaced by the command's.
-func gridRunFlags() []plan.Flag {
-	var out []plan.Flag
-	for _, f := range plan.RunFlags() {
-		if f.Name != "format" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 func flagNames(table []plan.Flag) []string {
 	names := make([]string, len(table))
 	for i, f := range table {
@@ -54,13 +42,13 @@ func checkFormat(c *cli.Context, allowed ...string) (string, error) {
 }
 
 func sweepCommand() *cli.Command {
-	table := gridRunFlags()
+	table, flags, _ := runFlagsOf("sweep")
 	return &cli.Command{
 		Name:  "sweep",
 		Usage: "run a grid of any run flags given as lists; every cell is stored as an ordinary result",
 		UsageText: "lockbench sweep --concurrency 1,8,32 --topology single,redlock:3 --ttl 1s,5s [-d 2s] [--count N]\n" +
 			"   lockbench sweep -f plan.yaml",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "sweep plan in YAML: " + sweep.FileHelp, Category: "output"},
 			countFlag, assertFlag, formatFlag("table", "csv", "json")),
 		Action: func(c *cli.Context) error {
@@ -228,16 +216,16 @@ func allResults(crs []sweep.CellResult) []*results.Result {
 }
 
 func capacityCommand() *cli.Command {
-	table := gridRunFlags()
+	table, flags, _ := runFlagsOf("capacity")
 	return &cli.Command{
 		Name:  "capacity",
 		Usage: "ramp load on each topology until an SLO breaks or throughput stops growing; report the saturation point and the knee",
 		UsageText: "lockbench capacity --topology single --topology redlock:5 --slo 'p99<5ms' [--slo 'incidents=0']\n" +
 			"   lockbench capacity --rate 1000 --slo 'p99<5ms'   (open loop: ramps the request rate)",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.StringSliceFlag{Name: "slo", Usage: "service level to keep, e.g. 'p99<5ms' or 'incidents=0' (same language as --assert)", Category: "output"},
-			&cli.Float64Flag{Name: "start", Value: 1, Usage: "first load: concurrency, or requests/s with --rate (default: the --rate value)", Category: "output"},
-			&cli.Float64Flag{Name: "max", Value: 128, Usage: "highest load tried (with --rate: default 64 × the rate)", Category: "output"},
+			&cli.Float64Flag{Name: "start", Value: 1, DefaultText: "1, or with --rate the rate", Usage: "first load: concurrency, or requests/s with --rate", Category: "output"},
+			&cli.Float64Flag{Name: "max", Value: 128, DefaultText: "128, or with --rate 64 × the rate", Usage: "highest load tried", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
 			reportFlag, assertFlag, formatFlag("table", "json")),
 		Action: func(c *cli.Context) error {
@@ -254,7 +242,10 @@ func capacityCommand() *cli.Command {
 				return err
 			}
 			// Shorter steps than a lone run: a ramp has many.
-			given := withDefaults(givenValues(c, table), map[string]string{"duration": "3s", "warmup": "500ms"})
+			given, err := plan.WithCommandDefaults("capacity", givenValues(c, table))
+			if err != nil {
+				return err
+			}
 			ramp := sweep.DefaultRamp()
 			ramp.Start, ramp.Max, ramp.Factor = c.Float64("start"), c.Float64("max"), c.Float64("factor")
 			ramp, loadFlag, err := sweep.CapacityRamp(given, ramp, c.IsSet("start"), c.IsSet("max"))
@@ -296,18 +287,13 @@ func capacityCommand() *cli.Command {
 	}
 }
 
-// tuneRetry is tune-ttl's acquire retry unless the user or the workload
-// gives one: waiters on a crashed holder's key poll it, backing off to 50 ms,
-// instead of retrying it thousands of times a second.
-const tuneRetry = "exp:1ms,50ms"
-
 func tuneTTLCommand() *cli.Command {
-	table := gridRunFlags()
+	table, flags, refused := runFlagsOf("tune-ttl")
 	return &cli.Command{
 		Name:      "tune-ttl",
 		Usage:     "sweep TTL × renewal interval for a workload and recommend the shortest-blocking safe cell",
 		UsageText: "lockbench tune-ttl --workload long-work [--ttls 1s,2s,4s] [--renews 0,ttl/2,ttl/3] [--max-incident-rate 1e-4]",
-		Flags: append(cliFlags(table),
+		Flags: append(flags,
 			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try (on etcd:N: 2s,4s,8s)", Category: "output"},
 			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
 			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
@@ -317,10 +303,7 @@ func tuneTTLCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := refuseSet(c, map[string]string{
-				"ttl":         "sweeps TTLs itself; use --ttls 1s,2s,4s",
-				"renew-every": "sweeps renewal intervals itself; use --renews 0,ttl/2,ttl/3",
-			}); err != nil {
+			if err := refuseSet(c, refused); err != nil {
 				return err
 			}
 			maxRate := c.Float64("max-incident-rate")
@@ -328,23 +311,16 @@ func tuneTTLCommand() *cli.Command {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
 			given := givenValues(c, table)
-			defaults := map[string]string{"workload": "long-work", "duration": "8s", "warmup": "0"}
-			if plan.StagedRate(given) {
-				delete(defaults, "duration") // the stages are the window
-			}
-			base := withDefaults(given.Clone(), defaults)
-			resolved, err := plan.Resolve(base)
+			// Holders crash (so blocked time is measured) and waiters on a
+			// crashed holder's key back off, unless the user or the
+			// workload says otherwise: tune-ttl's own defaults.
+			base, err := plan.WithCommandDefaults("tune-ttl", given)
 			if err != nil {
 				return err
 			}
-			// Blocked time is only measured when holders crash, unless the
-			// user asked for no crashes. Holders waiting on a crashed
-			// holder's key back off rather than spin on it.
-			if !given.Has("crash-prob") && resolved.Get("crash-prob") == "0" {
-				base.Set("crash-prob", "0.05")
-			}
-			if !given.Has("retry") && resolved.Get("retry") == "none" {
-				base.Set("retry", tuneRetry)
+			resolved, err := plan.Resolve(base)
+			if err != nil {
+				return err
 			}
 			g := sweep.Grid{Base: base, Count: c.Int("count"), Axes: []sweep.Axis{
 				{Flag: "ttl", Values: sweep.ParseList(ttlsOf(c, given["topology"]))},
@@ -401,16 +377,6 @@ func sortedNames(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// withDefaults sets a command's own defaults under the flags the user gave.
-func withDefaults(given plan.Values, defaults map[string]string) plan.Values {
-	for k, v := range defaults {
-		if !given.Has(k) {
-			given.Set(k, v)
-		}
-	}
-	return given
 }
 
 func orDefault(v, d string) string {

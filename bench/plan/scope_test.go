@@ -1,0 +1,208 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// scopeSamples are a valid value, away from its default, of every scoped
+// flag; needsMet are the other flags that meet a flag's Needs. A scoped flag
+// added to the table without a sample fails TestEveryFlagOutOfScopeIsRefused.
+var scopeSamples = map[string]string{
+	"redis": "redis://127.0.0.1:1", "etcd": "http://127.0.0.1:1", "provider": "docker", "image": "redis:7.2",
+	"persistence": "aof-always", "node-timeout": "5ms", "drift-factor": "0.02", "fail-fast": "true",
+	"peer-option": "tries=2", "naive-gap": "1ms", "wait-replicas": "1", "wait-timeout": "50ms",
+	"restart-delay": "1s", "think": "1ms", "pause": "const:1ms", "pipeline": "auto", "pool-size": "4",
+}
+
+var needsMet = map[string]Values{
+	"wait-timeout":  {"wait-replicas": {"1"}, "lock": {"single"}},
+	"restart-delay": {"fault": {"at=1s restart node=0"}},
+	"think":         {},
+	"pause":         {"pause-prob": {"0.1"}},
+}
+
+var needsUnmet = map[string]Values{
+	"wait-timeout":  {},
+	"restart-delay": {"fault": {"at=1s kill node=0"}},
+	"think":         {"rate": {"100"}},
+	"pause":         {},
+}
+
+// runContext is one run the walk tries a flag on: a lock on a topology from
+// a provider.
+type runContext struct {
+	lock, topology, provider string
+}
+
+func (rc runContext) values(topo compose.Spec) Values {
+	v := Values{"lock": {rc.lock}, "topology": {rc.topology}}
+	switch rc.provider {
+	case compose.ProviderDocker:
+		v.Set("provider", "docker")
+	case compose.ProviderExternal:
+		n := max(1, topo.Shape().URLs(topo))
+		flag, url := topo.Info().URLFlag, scopeSamples[topo.Info().URLFlag]
+		for range n {
+			v[flag] = append(v[flag], url)
+		}
+	}
+	return v
+}
+
+// inScope says whether f's lock, kind and provider scope hold for rc.
+func inScope(f Flag, rc runContext, topo compose.Spec) bool {
+	sc := f.Scope
+	return (sc.Locks == nil || slices.Contains(sc.Locks, rc.lock)) &&
+		(!sc.ByKind || topo.TakesFlag(f.Name)) &&
+		(sc.Providers == nil || slices.Contains(sc.Providers, rc.provider))
+}
+
+// TestEveryFlagOutOfScopeIsRefused walks the flag table: every scoped flag,
+// on every lock × topology kind × provider where a run is valid without it,
+// is refused naming the flag when out of its scope (and when its Needs are
+// not met), and is not refused by the scope rule within it.
+func TestEveryFlagOutOfScopeIsRefused(t *testing.T) {
+	var contexts []runContext
+	for _, lock := range lockimpl.Names() {
+		for _, sh := range compose.Shapes() {
+			for _, prov := range []string{compose.ProviderLocal, compose.ProviderDocker, compose.ProviderExternal} {
+				contexts = append(contexts, runContext{lock, sh.Info().Sample, prov})
+			}
+		}
+	}
+	for _, f := range RunFlags() {
+		sc := f.Scope
+		if sc.Locks == nil && !sc.ByKind && sc.Providers == nil && sc.Needs == nil {
+			continue
+		}
+		sample, ok := scopeSamples[f.Name]
+		if !ok {
+			t.Errorf("--%s is scoped but has no sample value in scopeSamples", f.Name)
+			continue
+		}
+		refused, accepted := 0, 0
+		for _, rc := range contexts {
+			topo, _ := compose.ParseSpec(rc.topology)
+			for _, met := range []bool{true, false} {
+				if sc.Needs == nil && !met {
+					continue
+				}
+				base := rc.values(topo)
+				extra := needsMet[f.Name]
+				if !met {
+					extra = needsUnmet[f.Name]
+				}
+				for k, v := range extra {
+					base[k] = v
+				}
+				if f.Name == "provider" && rc.provider != compose.ProviderExternal {
+					base.Set("provider", sample)
+					if topo.CheckProvider(sample) != nil {
+						continue
+					}
+				}
+				if _, err := Expand(base); err != nil {
+					continue // not a valid run without the flag either
+				}
+				with := base.Clone()
+				if f.Multi {
+					with[f.Name] = append(with[f.Name], sample)
+				} else {
+					with.Set(f.Name, sample)
+				}
+				if f.Name == "redis" || f.Name == "etcd" {
+					// The kind's own URL flag is in the run already
+					// when it is external: in scope and accepted.
+					if topo.Info().URLFlag == f.Name {
+						if rc.provider == compose.ProviderExternal {
+							accepted++
+						}
+						continue
+					}
+					with.Set(f.Name, sample)
+				}
+				_, err := Expand(with)
+				want := inScope(f, rc, topo) && met
+				scopeRefusal := err != nil && IsInputError(err) && strings.HasPrefix(err.Error(), "--"+f.Name+":") &&
+					(strings.Contains(err.Error(), "ignore") || strings.Contains(err.Error(), "never configured"))
+				switch {
+				case want && scopeRefusal:
+					t.Errorf("--%s %s on %+v (needs met %v) is in scope, but refused: %v", f.Name, sample, rc, met, err)
+				case !want && !scopeRefusal:
+					t.Errorf("--%s %s on %+v (needs met %v) is out of scope, but: %v", f.Name, sample, rc, met, err)
+				case want:
+					accepted++
+				default:
+					refused++
+				}
+			}
+		}
+		if refused == 0 || accepted == 0 {
+			t.Errorf("--%s: refused in %d runs and accepted in %d; the walk should find both", f.Name, refused, accepted)
+		}
+	}
+}
+
+// TestIssueCasesAreRefused are the cases issue 23 found accepted and
+// recorded as if applied.
+func TestIssueCasesAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		v    Values
+		flag string
+	}{
+		{Values{"redis": {"redis://127.0.0.1:1"}, "persistence": {"aof-always"}}, "persistence"},
+		{Values{"redis": {"redis://127.0.0.1:1"}, "provider": {"docker"}}, "provider"},
+		{Values{"restart-delay": {"5s"}}, "restart-delay"},
+		{Values{"restart-delay": {"5s"}, "topology": {"redlock:3"}, "fault": {"at=1s kill node=0"}}, "restart-delay"},
+		{Values{"naive-gap": {"1ms"}, "lock": {"fenced"}}, "naive-gap"},
+		{Values{"wait-timeout": {"1s"}, "topology": {"replicated"}}, "wait-timeout"},
+		{Values{"fail-fast": {"true"}}, "fail-fast"},
+		{Values{"drift-factor": {"0.02"}}, "drift-factor"},
+		{Values{"node-timeout": {"5ms"}}, "node-timeout"},
+		{Values{"pause": {"const:1s"}}, "pause"},
+		{Values{"think": {"1ms"}, "rate": {"100"}}, "think"},
+		{Values{"provider": {"docker"}, "topology": {"cluster:3"}}, "provider"},
+		{Values{"redis": {"redis://127.0.0.1:1"}, "topology": {"redlock:3"}}, "redis"},
+	} {
+		_, err := Expand(tc.v)
+		if err == nil || !IsInputError(err) || !strings.HasPrefix(err.Error(), "--"+tc.flag+":") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line of bad input naming --%s", tc.v, err, tc.flag)
+		}
+	}
+}
+
+// TestCommandFlags: a command's flags leave out those it refuses or
+// replaces, and carry its own defaults.
+func TestCommandFlags(t *testing.T) {
+	names := func(fs []Flag) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Name)
+		}
+		return out
+	}
+	tune, refused := CommandFlags("tune-ttl")
+	if slices.Contains(names(tune), "ttl") || refused["ttl"] == "" || refused["renew-every"] == "" {
+		t.Errorf("tune-ttl takes %v, refuses %v", names(tune), refused)
+	}
+	for _, f := range tune {
+		if want := map[string]string{"crash-prob": "0.05", "retry": "exp:1ms,50ms", "workload": "long-work", "duration": "8s"}[f.Name]; want != "" && f.Default != want {
+			t.Errorf("tune-ttl --%s default %q, want %q", f.Name, f.Default, want)
+		}
+	}
+	cost, _ := CommandFlags("lock-cost")
+	for _, n := range []string{"lock", "topology", "fault", "format"} {
+		if slices.Contains(names(cost), n) {
+			t.Errorf("lock-cost takes run flag --%s, which it replaces or refuses", n)
+		}
+	}
+	v, err := WithCommandDefaults("tune-ttl", Values{"workload": {"crash-holders"}})
+	if err != nil || v.Has("crash-prob") || v.Get("retry") != "" || v.Get("duration") != "8s" {
+		t.Errorf("tune-ttl over crash-holders: %v (%v); want the preset's crash-prob and retry kept, the window 8s", v, err)
+	}
+}

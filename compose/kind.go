@@ -1,0 +1,365 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Kind names a topology's shape: the word before the colon in --topology.
+type Kind string
+
+// Backends: the server a topology's nodes run, which decides how a run
+// reaches them, arms its lock and reads their cost.
+const (
+	// BackendRedis is redis-server (single, redlock, replicated, cluster).
+	BackendRedis = "redis"
+	// BackendEtcd is an etcd cluster.
+	BackendEtcd = "etcd"
+)
+
+// Shape is everything lockbench knows of one kind of topology. Each kind is
+// one type in a file of its own (kind_single.go, kind_redlock.go, …) and one
+// line in shapes; plan, sweep, scenario and every refusal ask it rather than
+// name a kind.
+type Shape interface {
+	// Info is the kind's static description: name, backend, locks,
+	// providers, fault targets and faults, run flags.
+	Info() KindInfo
+	// Parse reads a --topology value of this kind: arg is what follows
+	// "kind:", hasArg false for the bare name, in the whole value (for
+	// messages).
+	Parse(in, arg string, hasArg bool) (Spec, error)
+	// Format renders a spec in --topology form; Parse reads it back.
+	Format(s Spec) string
+	// DataNodes is how many data nodes s has, 0 when only the servers know
+	// (a cluster discovered from --redis URLs); fault targets node=N index
+	// into them.
+	DataNodes(s Spec) int
+	// Replicas is how many replicas each key's master has (what
+	// --wait-replicas can wait for), -1 when only the servers know.
+	Replicas(s Spec) int
+	// URLs is how many external URLs s needs, 0 for any number.
+	URLs(s Spec) int
+	// CanonicalFault is the fault lock-cost --with-fault puts on this kind,
+	// given the run's ttl and window, and the window its run gets.
+	CanonicalFault(ttl, window time.Duration) (FaultSpec, time.Duration)
+	// up brings the topology up from provider (one of Info().Providers).
+	up(ctx context.Context, t *Topology, provider string) error
+}
+
+// KindInfo is what a Shape declares of itself.
+type KindInfo struct {
+	// Kind is the name in --topology.
+	Kind Kind
+	// Syntax says the accepted forms, e.g. "redlock:N with 1 ≤ N ≤ 9".
+	Syntax string
+	// Example is a spec of the kind a message may suggest, e.g. "redlock:N".
+	Example string
+	// Sample is a --topology value of the kind that parses, e.g. "redlock:3".
+	Sample string
+	// Backend is BackendRedis or BackendEtcd.
+	Backend string
+	// Program is the server program the local provider starts.
+	Program string
+	// Node is what one of its servers is called ("master", "member").
+	Node string
+	// Locks are the locks that run on it (plan's --lock names), the default
+	// first.
+	Locks []string
+	// LockNotes say, for a lock that does not run on it, why and what to
+	// use instead; a lock without a note gets the generic message.
+	LockNotes map[string]string
+	// Providers are where its servers may come from (ProviderLocal,
+	// ProviderDocker, ProviderExternal).
+	Providers []string
+	// URLFlag is the run flag naming its external servers ("redis", "etcd").
+	URLFlag string
+	// RunFlags are the kind-scoped run flags it takes (plan's flag table
+	// marks a flag kind-scoped; it then applies only to the kinds that list
+	// it here).
+	RunFlags []string
+	// Targets are the fault targets it has.
+	Targets []FaultTarget
+	// Faults are the fault kinds it takes from each provider.
+	Faults map[string][]FaultKind
+	// FaultNotes say why a fault kind is missing from Faults, by kind.
+	FaultNotes map[FaultKind]string
+	// Sharded marks a topology whose keys are spread over shards by a
+	// cluster client (keys then carry a hash tag).
+	Sharded bool
+}
+
+// shapes is the registry: one line per kind, in help order. Adding a kind is
+// a new kind_NAME.go implementing Shape and one line here.
+func shapes() []Shape {
+	return []Shape{
+		singleShape{},
+		redlockShape{},
+		replicatedShape{},
+		clusterShape{},
+		etcdShape{},
+	}
+}
+
+// Shapes lists every kind's Shape, in help order.
+func Shapes() []Shape { return shapes() }
+
+// LookupShape finds a kind's Shape.
+func LookupShape(k Kind) (Shape, bool) {
+	for _, s := range shapes() {
+		if s.Info().Kind == k {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Shape is the spec's kind. A Spec not made by ParseSpec with an unknown
+// kind gets a shape that refuses everything.
+func (s Spec) Shape() Shape {
+	if sh, ok := LookupShape(s.Kind); ok {
+		return sh
+	}
+	return unknownShape{kind: s.Kind}
+}
+
+// Info is the spec's kind's KindInfo.
+func (s Spec) Info() KindInfo { return s.Shape().Info() }
+
+// SpecHelp lists the accepted topology specs, from the registry.
+func SpecHelp() string {
+	var parts []string
+	for _, sh := range shapes() {
+		parts = append(parts, sh.Info().Syntax)
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + ", or " + parts[len(parts)-1]
+}
+
+// ParseSpec parses a --topology value: the kind's name, then its own
+// arguments after a colon (redlock:5, cluster:3,1, etcd:3).
+func ParseSpec(s string) (Spec, error) {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
+	sh, ok := LookupShape(Kind(name))
+	if !ok {
+		return Spec{}, fmt.Errorf("topology %q: unknown; want %s", s, SpecHelp())
+	}
+	return sh.Parse(s, arg, hasArg)
+}
+
+// String renders the spec in --topology form.
+func (s Spec) String() string { return s.Shape().Format(s) }
+
+// Resolved is the spec with what its kind picks when none was given (the
+// master count of a bare redlock), for urls external servers.
+func (s Spec) Resolved(urls int) Spec {
+	if r, ok := s.Shape().(specResolver); ok {
+		return r.resolve(s, urls)
+	}
+	return s
+}
+
+// specResolver is a Shape whose specs have counts to pick.
+type specResolver interface {
+	resolve(s Spec, urls int) Spec
+}
+
+// DefaultLock is the lock a run on s uses without --lock.
+func (s Spec) DefaultLock() string {
+	if locks := s.Info().Locks; len(locks) > 0 {
+		return locks[0]
+	}
+	return ""
+}
+
+// LockMisfit says why lock cannot run on s, or "" when it can.
+func (s Spec) LockMisfit(lock string) string {
+	info := s.Info()
+	if slices.Contains(info.Locks, lock) {
+		return ""
+	}
+	if note := info.LockNotes[lock]; note != "" {
+		return fmt.Sprintf("%s cannot run on %s: %s", lock, s, note)
+	}
+	msg := fmt.Sprintf("%s cannot run on %s, which runs %s", lock, s, strings.Join(info.Locks, ", "))
+	if on := KindsWithLock(lock); len(on) > 0 {
+		msg += fmt.Sprintf("; %s runs on %s", lock, strings.Join(on, ", "))
+	}
+	return msg
+}
+
+// KindsWithLock lists the examples of the kinds lock runs on.
+func KindsWithLock(lock string) []string {
+	var out []string
+	for _, sh := range shapes() {
+		if info := sh.Info(); slices.Contains(info.Locks, lock) {
+			out = append(out, info.Example)
+		}
+	}
+	return out
+}
+
+// KindsWithFlag lists the examples of the kinds that take a kind-scoped
+// run flag.
+func KindsWithFlag(flag string) []string {
+	var out []string
+	for _, sh := range shapes() {
+		if info := sh.Info(); slices.Contains(info.RunFlags, flag) {
+			out = append(out, info.Example)
+		}
+	}
+	return out
+}
+
+// TakesFlag reports whether s's kind takes a kind-scoped run flag.
+func (s Spec) TakesFlag(flag string) bool { return slices.Contains(s.Info().RunFlags, flag) }
+
+// CheckProvider refuses a provider s's kind cannot come from.
+func (s Spec) CheckProvider(provider string) error {
+	info := s.Info()
+	if slices.Contains(info.Providers, provider) {
+		return nil
+	}
+	return badRequest("%s does not run from the %s provider; it runs from %s", s, provider, strings.Join(info.Providers, ", "))
+}
+
+// CanonicalFault is the fault lock-cost --with-fault puts on s, and the
+// window of its run, for a run of ttl and window.
+func (s Spec) CanonicalFault(ttl, window time.Duration) (FaultSpec, time.Duration) {
+	return s.Shape().CanonicalFault(ttl, window)
+}
+
+// faultFitter is a Shape with fault rules beyond its targets, faults and
+// node count (a cluster's shard range).
+type faultFitter interface {
+	fitFault(f FaultSpec, s Spec) string
+}
+
+// FitFault is the one rule that decides, from the spec alone, whether a
+// fault fits a topology its provider brings up: the kind must have the
+// target, take the fault from that provider, and have the node. Plan asks it
+// before anything starts; a started topology asks it again (CheckFault) and
+// adds only what needs live servers.
+func FitFault(f FaultSpec, s Spec, provider string) error {
+	sh := s.Shape()
+	info := sh.Info()
+	if !slices.Contains(info.Targets, f.Target) {
+		msg := fmt.Sprintf("%s has no %s; its fault targets are %s", s, targetForm(f.Target), targetForms(info.Targets))
+		if on := kindsWithTarget(f.Target); len(on) > 0 {
+			msg += fmt.Sprintf("; %s needs --topology %s", targetForm(f.Target), strings.Join(on, " or "))
+		}
+		return fmt.Errorf("%s", msg)
+	}
+	if n := sh.DataNodes(s); f.Target == TargetNode && n > 0 && f.Node >= n {
+		return fmt.Errorf("node=%d is out of range: %s has data nodes 0 to %d", f.Node, s, n-1)
+	}
+	if takes := info.Faults[provider]; !slices.Contains(takes, f.Kind) {
+		msg := fmt.Sprintf("%s on %s: %s", f.Kind, s, providerNote(provider, f.Kind, info))
+		if len(takes) > 0 {
+			msg += fmt.Sprintf("; it takes %s", faultKinds(takes))
+		}
+		return fmt.Errorf("%s", msg)
+	}
+	if ff, ok := sh.(faultFitter); ok {
+		if msg := ff.fitFault(f, s); msg != "" {
+			return fmt.Errorf("%s", msg)
+		}
+	}
+	return nil
+}
+
+// providerNote says why a kind does not take fault k from provider.
+func providerNote(provider string, k FaultKind, info KindInfo) string {
+	switch {
+	case provider == ProviderExternal:
+		return fmt.Sprintf("external servers (--%s) are only reached, not run, by lockbench: they cannot be killed, paused, restarted or have their clocks moved", info.URLFlag)
+	case info.FaultNotes[k] != "":
+		return info.FaultNotes[k]
+	case provider == ProviderDocker && (k == FaultClockJump || k == FaultClockSpeed):
+		return "the clock shim needs a local server; the docker provider cannot move a container's clock (use the local provider)"
+	}
+	return fmt.Sprintf("not a fault of %s from the %s provider", info.Kind, provider)
+}
+
+func kindsWithTarget(t FaultTarget) []string {
+	var out []string
+	for _, sh := range shapes() {
+		if info := sh.Info(); slices.Contains(info.Targets, t) {
+			out = append(out, info.Example)
+		}
+	}
+	return out
+}
+
+// targetForm is how a target is written in --fault.
+func targetForm(t FaultTarget) string {
+	switch t {
+	case TargetNode:
+		return "node=N"
+	case TargetMaster, TargetShard:
+		return string(t) + "=S"
+	}
+	return string(t)
+}
+
+func targetForms(ts []FaultTarget) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = targetForm(t)
+	}
+	return strings.Join(out, ", ")
+}
+
+func faultKinds(ks []FaultKind) string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = string(k)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Fault sets the kinds share.
+var (
+	processFaults = []FaultKind{FaultKill, FaultRestart, FaultPause}
+	proxyFaults   = []FaultKind{FaultLatency, FaultPartition}
+	clockFaults   = []FaultKind{FaultClockJump, FaultClockSpeed}
+)
+
+// faultsOf joins fault sets into one list.
+func faultsOf(sets ...[]FaultKind) []FaultKind {
+	var out []FaultKind
+	for _, s := range sets {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// redisFlags are the kind-scoped run flags every Redis kind takes, and
+// extra.
+func redisFlags(extra ...string) []string {
+	return append([]string{"redis", "persistence", "pool-size", "pipeline"}, extra...)
+}
+
+// redisLocks are lockbench's own single-instance locks.
+func singleInstanceLocks() []string { return []string{"single", "fenced", "naive"} }
+
+// unknownShape is the shape of a Spec whose kind is not registered: it
+// takes nothing, so every check on it fails with its name.
+type unknownShape struct{ kind Kind }
+
+func (u unknownShape) Info() KindInfo { return KindInfo{Kind: u.kind, Example: string(u.kind)} }
+func (u unknownShape) Parse(in, _ string, _ bool) (Spec, error) {
+	return Spec{}, fmt.Errorf("topology %q: unknown; want %s", in, SpecHelp())
+}
+func (u unknownShape) Format(Spec) string { return string(u.kind) }
+func (u unknownShape) DataNodes(Spec) int { return 0 }
+func (u unknownShape) Replicas(Spec) int  { return 0 }
+func (u unknownShape) URLs(Spec) int      { return 0 }
+func (u unknownShape) CanonicalFault(_, w time.Duration) (FaultSpec, time.Duration) {
+	return FaultSpec{}, w
+}
+func (u unknownShape) up(context.Context, *Topology, string) error {
+	return fmt.Errorf("topology kind %q is not registered", u.kind)
+}

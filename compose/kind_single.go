@@ -1,0 +1,63 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// KindSingle is one master.
+const KindSingle Kind = "single"
+
+// singleShape is one Redis master: the single-instance locks' home, and
+// Redlock with N = 1.
+type singleShape struct{}
+
+// Info describes single.
+func (singleShape) Info() KindInfo {
+	return KindInfo{
+		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", Backend: BackendRedis, Program: "redis-server", Node: "master",
+		Locks:     append(singleInstanceLocks(), "redlock", "redsync", "redislock"),
+		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
+		URLFlag:   "redis",
+		RunFlags:  redisFlags(),
+		Targets:   []FaultTarget{TargetNode, TargetPrimary},
+		Faults: map[string][]FaultKind{
+			ProviderLocal:    faultsOf(processFaults, proxyFaults, clockFaults),
+			ProviderDocker:   faultsOf(processFaults, proxyFaults),
+			ProviderExternal: proxyFaults,
+		},
+	}
+}
+
+// Parse reads single, which takes no count.
+func (singleShape) Parse(in, _ string, hasArg bool) (Spec, error) {
+	if hasArg {
+		return Spec{}, fmt.Errorf("topology %q: single takes no count; want %s", in, SpecHelp())
+	}
+	return Spec{Kind: KindSingle, Masters: 1}, nil
+}
+
+// Format is "single".
+func (singleShape) Format(Spec) string { return string(KindSingle) }
+
+// DataNodes is the one master.
+func (singleShape) DataNodes(Spec) int { return 1 }
+
+// Replicas: a single master has none.
+func (singleShape) Replicas(Spec) int { return 0 }
+
+// URLs: one server.
+func (singleShape) URLs(Spec) int { return 1 }
+
+// CanonicalFault on one server is a pause past the TTL (ttl + 10%) in the
+// middle of a window lengthened by the pause, so the run shows the stall,
+// the server coming back with every lease expired, and the recovery.
+func (singleShape) CanonicalFault(ttl, window time.Duration) (FaultSpec, time.Duration) {
+	pause := (ttl + ttl/10).Round(time.Millisecond)
+	return FaultSpec{At: (window / 2).Round(time.Millisecond), Kind: FaultPause, Target: TargetNode, For: pause}, window + pause
+}
+
+func (singleShape) up(ctx context.Context, t *Topology, provider string) error {
+	return t.upMastersFrom(ctx, provider)
+}

@@ -1,0 +1,99 @@
+package compose_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/compose"
+)
+
+// TestEveryKindIsWhole checks each registered kind against itself: its
+// sample parses and renders back, it has a default lock, faults only from
+// providers it runs from, and its canonical fault fits it by the same rule
+// plan applies before a run.
+func TestEveryKindIsWhole(t *testing.T) {
+	seen := map[compose.Kind]bool{}
+	for _, sh := range compose.Shapes() {
+		info := sh.Info()
+		if seen[info.Kind] {
+			t.Errorf("kind %s registered twice", info.Kind)
+		}
+		seen[info.Kind] = true
+		spec, err := compose.ParseSpec(info.Sample)
+		if err != nil || spec.Kind != info.Kind || spec.String() != info.Sample {
+			t.Errorf("%s: sample %q parsed to %+v (%v), rendered %q", info.Kind, info.Sample, spec, err, spec.String())
+		}
+		if spec.DefaultLock() == "" || spec.LockMisfit(spec.DefaultLock()) != "" {
+			t.Errorf("%s: default lock %q does not run on it", info.Kind, spec.DefaultLock())
+		}
+		for p := range info.Faults {
+			if !slices.Contains(info.Providers, p) {
+				t.Errorf("%s: faults from provider %s, which it does not run from", info.Kind, p)
+			}
+		}
+		if !strings.Contains(compose.SpecHelp(), info.Syntax) {
+			t.Errorf("%s: SpecHelp %q does not name %q", info.Kind, compose.SpecHelp(), info.Syntax)
+		}
+		f, window := spec.CanonicalFault(2*time.Second, 10*time.Second)
+		if err := compose.FitFault(f, spec, compose.ProviderLocal); err != nil || window < 10*time.Second || f.At >= window {
+			t.Errorf("%s: canonical fault %q over %v does not fit: %v", info.Kind, f.String(), window, err)
+		}
+		if back, err := compose.ParseFault(f.String()); err != nil || back != f {
+			t.Errorf("%s: canonical fault %q does not read back: %+v %v", info.Kind, f.String(), back, err)
+		}
+	}
+}
+
+// TestFitFault is the one rule before start-up: a target the kind lacks, a
+// fault its provider cannot apply, a node past its nodes.
+func TestFitFault(t *testing.T) {
+	for _, tc := range []struct {
+		topo, provider, fault, bad string
+	}{
+		{"redlock:3", compose.ProviderLocal, "at=1s kill node=2", ""},
+		{"redlock:3", compose.ProviderLocal, "at=1s kill node=3", "out of range"},
+		{"redlock:3", compose.ProviderLocal, "at=1s kill primary", "no primary"},
+		{"redlock:3", compose.ProviderExternal, "at=1s kill node=0", "external"},
+		{"redlock:3", compose.ProviderExternal, "at=1s latency node=0 5ms for=1s", ""},
+		{"redlock:3", compose.ProviderDocker, "at=1s clock-jump node=0 +1s", "docker"},
+		{"single", compose.ProviderLocal, "at=1s failover shard=0", "needs --topology cluster"},
+		{"replicated", compose.ProviderLocal, "at=1s lag-replica for=1s", ""},
+		{"cluster:3", compose.ProviderLocal, "at=1s kill primary", "no primary"},
+		{"cluster:3", compose.ProviderLocal, "at=1s kill master=3", "shards 0 to 2"},
+		{"cluster:3,0", compose.ProviderLocal, "at=1s failover shard=0", "no replicas"},
+		{"cluster:3", compose.ProviderExternal, "at=1s failover shard=0", ""},
+		{"etcd:3", compose.ProviderLocal, "at=1s kill leader", ""},
+		{"etcd:3", compose.ProviderLocal, "at=1s clock-jump node=0 +1s", "Go reads the time"},
+		{"single", compose.ProviderLocal, "at=1s kill leader", "needs --topology etcd:N"},
+	} {
+		spec, err := compose.ParseSpec(tc.topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := compose.ParseFault(tc.fault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = compose.FitFault(f, spec, tc.provider)
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("%s from %s: %q refused: %v", tc.topo, tc.provider, tc.fault, err)
+		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
+			t.Errorf("%s from %s: %q = %v, want an error about %q", tc.topo, tc.provider, tc.fault, err, tc.bad)
+		}
+	}
+}
+
+// TestUnknownKind: a spec with an unregistered kind refuses everything
+// rather than panicking.
+func TestUnknownKind(t *testing.T) {
+	spec := compose.Spec{Kind: "nope"}
+	if spec.String() != "nope" || spec.DefaultLock() != "" || spec.LockMisfit("single") == "" || spec.CheckProvider(compose.ProviderLocal) == nil {
+		t.Errorf("unknown kind %+v accepted something", spec)
+	}
+	if _, err := compose.ParseSpec("nope:3"); err == nil || !strings.Contains(err.Error(), "redlock:N") {
+		t.Errorf("ParseSpec(nope:3) = %v", err)
+	}
+}
