@@ -345,6 +345,8 @@ func incidentFigures() []Figure {
 		i("renew_lost", func(i *Incidents) *int64 { return &i.RenewLost }),
 		i("work_aborted", func(i *Incidents) *int64 { return &i.WorkAborted }),
 		i("overlaps", func(i *Incidents) *int64 { return &i.Overlaps }),
+		i("double_grants", func(i *Incidents) *int64 { return &i.DoubleGrants }),
+		i("overruns", func(i *Incidents) *int64 { return &i.Overruns }),
 		i("fencing_rejected", func(i *Incidents) *int64 { return &i.FencingRejected }),
 		i("stale_writes_accepted", func(i *Incidents) *int64 { return &i.StaleWritesAccepted }),
 		{Name: "incidents", Key: "incidents", Label: "incidents total", Unit: UnitCount, Better: "lower", Merge: MergeSum, Group: GroupIncidents,

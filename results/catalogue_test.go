@@ -21,7 +21,7 @@ func fullFixture(t *testing.T, id string, gen int) *Result {
 	r.Counters = Counters{Released: 11 * k, Renewed: 12 * k, Crashed: 13 * k, Paused: 14 * k, Scheduled: 15 * k, Served: 16 * k,
 		Dropped: 17 * k, Late: 18 * k, Unfinished: 19 * k, Writes: 20 * k, Unreplicated: 21 * k}
 	r.Incidents = Incidents{ExpiredDuringWork: 31 * k, ReleaseLost: 32 * k, RenewLost: 33 * k, WorkAborted: 34 * k, Overlaps: 35 * k,
-		FencingRejected: 36 * k, StaleWritesAccepted: 37 * k}
+		DoubleGrants: 15 * k, Overruns: 20 * k, FencingRejected: 36 * k, StaleWritesAccepted: 37 * k}
 	r.Errors = map[string]int64{"timeout": 3 * k, "conn_refused": 4 * k}
 	r.Fairness = NewFairness([]int64{100 * k, 120, 0, 90 * k}, 1500*float64(k))
 	n := r.Contention.Acquired

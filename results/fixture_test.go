@@ -99,7 +99,7 @@ func fixture(t testing.TB, id string, o fixtureOpts) *Result {
 		r.Config["repeat"] = o.repeat
 	}
 	if o.incidents {
-		r.Incidents = Incidents{ExpiredDuringWork: 4, ReleaseLost: 2, RenewLost: 0, Overlaps: 1, StaleWritesAccepted: 1}
+		r.Incidents = Incidents{ExpiredDuringWork: 4, ReleaseLost: 2, RenewLost: 0, Overlaps: 1, Overruns: 1, StaleWritesAccepted: 1}
 	}
 	if o.servers {
 		r.Servers = &Servers{Nodes: []ServerNode{{Addr: "127.0.0.1:7001", Commands: 3 * n, CPUUS: 17.5 * o.slow * n, ByCommand: map[string]int64{"set": n, "evalsha": 2 * n}}}}

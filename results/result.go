@@ -115,6 +115,9 @@ type Result struct {
 	Servers *Servers `json:"servers,omitempty"`
 	// Client is the load generator's own CPU cost over the window.
 	Client *Client `json:"client,omitempty"`
+	// History is the file the run's history was written to (--history),
+	// "" when it kept none.
+	History string `json:"history,omitempty"`
 	// Faults lists the faults injected, with their actual times.
 	Faults []FaultEvent `json:"faults,omitempty"`
 	// MergedFrom lists the ids of the generators' results this one merges.
@@ -329,7 +332,18 @@ type Incidents struct {
 	// WorkAborted: work stopped because a renewal found the lease lost.
 	WorkAborted int64 `json:"work_aborted"`
 	// Overlaps: a holder entered while another holder of the same key was inside.
+	// It is DoubleGrants + Overruns, kept for readers of older results.
 	Overlaps int64 `json:"overlaps"`
+	// DoubleGrants: overlaps where the lock granted the key while an earlier
+	// holder inside still had a valid lease (less the clock-drift
+	// allowance): the lock is broken (failover, a Redlock master restarting
+	// empty, a clock jump, a naive release); a longer TTL does not help.
+	DoubleGrants int64 `json:"double_grants"`
+	// Overruns: overlaps where every earlier holder inside had outlived its
+	// lease when the later one was granted: the holder worked past its
+	// lease (pause, slow work, stalled renewal); the TTL, renewal or
+	// fencing is the fix.
+	Overruns int64 `json:"overruns"`
 	// FencingRejected: a fenced write carried a token lower than one already written.
 	FencingRejected int64 `json:"fencing_rejected"`
 	// StaleWritesAccepted: an unfenced write by an expired holder after a newer holder wrote.

@@ -201,6 +201,8 @@ type session struct {
 	background settler     // nil unless the lock works on after a call returned
 	nodeBase   []lockimpl.NodeCounts
 	stopFaults func()
+	// hist is the run's history on its way to disk, nil without --history.
+	hist *historyRecording
 }
 
 func newSession(pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) *session {
@@ -228,6 +230,14 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 		return nil, err
 	}
 	defer closeResource()
+	if s.hist, err = startHistory(s.pl, s.id, s.prefix, s.r.Lock.Name, s.r.Lock.Fencing, s.r.Resource); err != nil {
+		return nil, err
+	}
+	if s.hist != nil {
+		opts.History = s.hist.w
+		// A run that ends early closes the file without a trailer.
+		defer s.hist.abort()
+	}
 	if s.nodes != nil {
 		opts.NodeErrors = s.nodeErrors
 	}
@@ -339,6 +349,11 @@ func (s *session) fill(ctx context.Context, m *bench.Measurement) (*results.Resu
 	}
 	r.Faults = s.faults.events()
 	markFaults(r)
+	if s.hist != nil {
+		if err := s.hist.finish(m, r); err != nil {
+			return nil, err
+		}
+	}
 	down := map[string]string{}
 	for _, addr := range s.topo.Down() {
 		down[addr] = s.faults.downReason(addr)

@@ -126,6 +126,8 @@ var runFlags = []Flag{
 	{Name: "run-id", Category: catRunner, Usage: "one id shared by every generator of a run, so they contend on the same keys (lockbench:<run-id>:) and their results merge (files <run-id>-g<i>.json); letters, digits, . _ -"},
 	{Name: "start-at", Category: catRunner, Usage: "when every generator starts its warm-up: an RFC 3339 time or +DURATION from now (e.g. +30s)"},
 	{Name: "resource", URL: true, Category: catRunner, Usage: "redis://HOST:PORT of a Redis that holds the protected resource, so overlaps and stale writes are seen across generators (default: in process)"},
+	{Name: "history", Category: catOutput, Usage: "write every operation of the run to FILE (gzip'd JSON lines; see lockbench check); a DIR/ or a FILE with {id} in it gets one file per run (sweep, scenario and lock-cost cells)",
+		Doc: "One file where a command makes many runs is refused; `off` keeps none, so a sweep axis can compare: `--history off,hist/`. See [Histories and `lockbench check`](#histories-and-lockbench-check)"},
 	{Name: "metrics-addr", Category: catOutput, Usage: "HOST:PORT to serve Prometheus metrics on during the run (/metrics)"},
 
 	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id", Doc: "A sweep's cells get their coordinates after it"},
@@ -201,7 +203,7 @@ func Shown(name, value string) string {
 // outputOnly are flags that choose where and how a run is reported, not
 // what it measures; the result's config leaves them out (label and tags are
 // fields of their own).
-var outputOnly = []string{"out", "format", "quiet", "report", "label", "tag", "metrics-addr", "start-at"}
+var outputOnly = []string{"out", "format", "quiet", "report", "label", "tag", "metrics-addr", "start-at", "history"}
 
 // Config renders resolved values as the result's config: every flag's value
 // but the output-only ones, single values as strings and repeated ones as

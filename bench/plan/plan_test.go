@@ -60,12 +60,15 @@ func TestNoPausesNoIncidents(t *testing.T) {
 
 func TestNaiveReleaseRace(t *testing.T) {
 	naive := execute(t, "workload", "naive-release-race")
-	if naive.Incidents.Overlaps == 0 || !naive.Lock.Unsafe {
-		t.Errorf("naive: overlaps %d unsafe %v, want overlaps and the unsafe mark", naive.Incidents.Overlaps, naive.Lock.Unsafe)
+	if naive.Incidents.DoubleGrants == 0 || !naive.Lock.Unsafe {
+		t.Errorf("naive: double grants %d unsafe %v, want double grants and the unsafe mark", naive.Incidents.DoubleGrants, naive.Lock.Unsafe)
 	}
+	// The atomic release never grants a key twice. A holder starved of CPU
+	// past its 100 ms lease on a loaded machine is an overrun, not the
+	// lock's fault, so overlaps are not asserted.
 	single := execute(t, "workload", "naive-release-race", "lock", "single")
-	if single.Incidents.Overlaps != 0 {
-		t.Errorf("single on the same settings: %d overlaps, want 0", single.Incidents.Overlaps)
+	if single.Incidents.DoubleGrants != 0 {
+		t.Errorf("single on the same settings: %d double grants, want 0", single.Incidents.DoubleGrants)
 	}
 }
 
@@ -138,6 +141,7 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 		"concurrency": "-3", "duration": "1", "ttl": "0", "keys": "hot:10,2", "hold": "exp:-1s",
 		"retry": "exp:5ms,1ms", "renew-every": "ttl/1", "crash-prob": "x", "rate": "fast", "seed": "-1",
 		"drift-factor": "0.9", "format": "yaml", "topology": "redlock:0", "persistence": "rdb",
+		"history": "/no/such/dir/h.jsonl.gz",
 	} {
 		_, err := Expand(Values{flag: {value}})
 		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--"+flag) {
@@ -360,6 +364,28 @@ func TestStagedRate(t *testing.T) {
 	for v, want := range map[string]bool{"": false, "500": false, "50/100ms": false, "100,2000:5s": true, "100,2000": false} {
 		if got := StagedRate(Values{"rate": {v}}); got != want {
 			t.Errorf("StagedRate(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestHistoryPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		given, want string
+		perRun      bool
+	}{
+		{"", "", true},
+		{"off", "", true},
+		{dir + "/h.jsonl.gz", dir + "/h.jsonl.gz", false},
+		{dir + "/h-{id}.jsonl.gz", dir + "/h-r1.jsonl.gz", true},
+		{dir, dir + "/r1.history.jsonl.gz", true},
+		{dir + "/sub/", dir + "/sub/r1.history.jsonl.gz", true},
+	} {
+		if got := HistoryPath(tc.given, "r1"); got != tc.want {
+			t.Errorf("HistoryPath(%q) = %q, want %q", tc.given, got, tc.want)
+		}
+		if got := HistoryPerRun(tc.given); got != tc.perRun {
+			t.Errorf("HistoryPerRun(%q) = %v, want %v", tc.given, got, tc.perRun)
 		}
 	}
 }

@@ -350,3 +350,24 @@ func TestOpenLoopStepToleratesOnlyEdgeDrops(t *testing.T) {
 		})
 	}
 }
+
+// TestGridRefusesOneHistoryFileForManyRuns: one file would keep only the
+// last cell's history; a DIR/ or {id} gives each its own, and off none.
+func TestGridRefusesOneHistoryFileForManyRuns(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		history string
+		ok      bool
+	}{
+		{dir + "/h.jsonl.gz", false},
+		{dir + "/", true},
+		{dir + "/{id}.jsonl.gz", true},
+		{"off", true},
+	} {
+		g := Grid{Base: plan.Values{"history": {tc.history}}, Axes: []Axis{{Flag: "concurrency", Values: []string{"1", "2"}}}, Count: 1}
+		_, err := g.Cells()
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--history")) {
+			t.Errorf("--history %s: %v", tc.history, err)
+		}
+	}
+}

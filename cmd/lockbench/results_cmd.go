@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
@@ -185,6 +186,13 @@ func resultsMerge(c *cli.Context) error {
 		return usageError{msg: err.Error()}
 	}
 	path := c.String("o")
+	histPath := filepath.Join(c.String("out"), merged.ID+".history.jsonl.gz")
+	if path != "" {
+		histPath = strings.TrimSuffix(path, ".json") + ".history.jsonl.gz"
+	}
+	if merged.History, err = mergeHistories(c, runs, histPath); err != nil {
+		return err
+	}
 	if path == "" {
 		path, err = results.Write(c.String("out"), merged)
 	} else {
@@ -276,4 +284,31 @@ func writeReportWith(c *cli.Context, path string, rs []*results.Result, extras r
 	}
 	fmt.Fprintf(c.App.ErrWriter, "report written to %s\n", path)
 	return nil
+}
+
+// mergeHistories merges the generators' histories (run --history) into
+// dest when every generator kept one, and returns dest; "" when none did.
+func mergeHistories(c *cli.Context, runs []*results.Result, dest string) (string, error) {
+	var paths []string
+	for _, r := range runs {
+		if r.History != "" {
+			paths = append(paths, r.History)
+		}
+	}
+	switch {
+	case len(paths) == 0:
+		return "", nil
+	case len(paths) < len(runs):
+		fmt.Fprintf(c.App.ErrWriter, "histories not merged: only %d of %d generators kept one (--history)\n", len(paths), len(runs))
+		return "", nil
+	}
+	h, err := history.ReadFiles(paths)
+	if err != nil {
+		return "", fmt.Errorf("merge histories: %w", err)
+	}
+	if err := history.WriteFile(dest, h); err != nil {
+		return "", fmt.Errorf("merge histories: %w", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "merged %d histories into %s (lockbench check %s)\n", len(paths), dest, dest)
+	return dest, nil
 }

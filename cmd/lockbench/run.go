@@ -142,6 +142,9 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if runs := len(plans) * c.Int("count"); runs > 1 && !plan.HistoryPerRun(plans[0].History) {
+				return plan.HistoryPerRunError(fmt.Sprintf("%d runs", runs))
+			}
 			done, err := runPlans(c, plans, c.Int("count"))
 			if err != nil {
 				return err

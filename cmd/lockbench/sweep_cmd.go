@@ -246,6 +246,9 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if !plan.HistoryPerRun(given.Get("history")) {
+				return plan.HistoryPerRunError("capacity makes many runs")
+			}
 			ramp := sweep.DefaultRamp()
 			ramp.Start, ramp.Max, ramp.Factor = c.Float64("start"), c.Float64("max"), c.Float64("factor")
 			ramp, loadFlag, err := sweep.CapacityRamp(given, ramp, c.IsSet("start"), c.IsSet("max"))
@@ -311,6 +314,9 @@ func tuneTTLCommand() *cli.Command {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
 			given := givenValues(c, table)
+			if !plan.HistoryPerRun(given.Get("history")) {
+				return plan.HistoryPerRunError("tune-ttl makes many runs")
+			}
 			// Holders crash (so blocked time is measured) and waiters on a
 			// crashed holder's key back off, unless the user or the
 			// workload says otherwise: tune-ttl's own defaults.
