@@ -63,9 +63,9 @@ func (w *worker) openLoop(requests <-chan request) {
 		now := time.Now()
 		late := now.Sub(intended) > w.opts.LateThreshold
 		w.rec.count(func(c *counters) {
-			c.served++
+			c.Counters.Served++
 			if late {
-				c.late++
+				c.Counters.Late++
 			}
 		})
 		w.criticalSection(w.drainCtx, intended, counted)
@@ -156,7 +156,7 @@ func (at *attempts) observe(a lockimpl.Attempt) {
 	if a.Outcome == lockimpl.Failed {
 		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
 		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
-			w.rec.count(func(c *counters) { c.unreplicated++ })
+			w.rec.count(func(c *counters) { c.Counters.Unreplicated++ })
 		}
 	}
 }
@@ -176,7 +176,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	}
 	if acq.Outcome != lockimpl.OK {
 		if rec && ctx.Err() == nil {
-			w.rec.count(func(c *counters) { c.gaveUp++ })
+			w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
 		}
 		return
 	}
@@ -249,9 +249,9 @@ func (s *section) run(keyIdx int) {
 	})
 	switch overlap {
 	case DoubleGrant:
-		s.count(func(c *counters) { c.overlaps++; c.doubleGrants++ })
+		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.DoubleGrants++ })
 	case Overrun:
-		s.count(func(c *counters) { c.overlaps++; c.overruns++ })
+		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.Overruns++ })
 	}
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
@@ -265,18 +265,18 @@ func (s *section) run(keyIdx int) {
 			}
 			return err
 		})
-		s.count(func(c *counters) { c.crashed++ })
+		s.count(func(c *counters) { c.Counters.Crashed++ })
 		s.stats.abandoned = append(s.stats.abandoned, s.lease)
 		return
 	}
 	switch s.work(entry) {
 	case workAborted:
 		s.exit(entry)
-		s.count(func(c *counters) { c.aborted++ })
+		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
 		return
 	case workInterrupted:
 		s.exit(entry)
-		s.count(func(c *counters) { c.unfinished++ })
+		s.count(func(c *counters) { c.Counters.Unfinished++ })
 		s.releaseQuietly()
 		return
 	}
@@ -347,7 +347,7 @@ func (s *section) work(entry Entry) workEnd {
 		return workInterrupted
 	}
 	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
-		s.count(func(c *counters) { c.paused++ })
+		s.count(func(c *counters) { c.Counters.Paused++ })
 		// A stall is real time, blind to the run ending, as a GC stop would be.
 		time.Sleep(s.wl.Pause.Sample(s.rng))
 	}
@@ -370,7 +370,7 @@ func (s *section) renew(ctx context.Context, entry Entry) bool {
 	}
 	switch {
 	case out == lockimpl.OK:
-		s.count(func(c *counters) { c.renewed++ })
+		s.count(func(c *counters) { c.Counters.Renewed++ })
 		s.protected(func(ctx context.Context) error {
 			st, err := s.resource.Renewed(ctx, entry, s.lease.ValidUntil())
 			if s.hist != nil {
@@ -380,7 +380,7 @@ func (s *section) renew(ctx context.Context, entry Entry) bool {
 		})
 		return true
 	case out.IsLost():
-		s.count(func(c *counters) { c.renewLost++ })
+		s.count(func(c *counters) { c.Incidents.RenewLost++ })
 		return false
 	}
 	if ctx.Err() == nil && s.recorded {
@@ -407,15 +407,15 @@ func (s *section) write(entry Entry) {
 		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
 	}
 	s.count(func(c *counters) {
-		c.writes++
+		c.Counters.Writes++
 		if expired {
-			c.expired++
+			c.Incidents.ExpiredDuringWork++
 		}
 		switch verdict {
 		case WriteFencingRejected:
-			c.fencingRejected++
+			c.Incidents.FencingRejected++
 		case WriteStaleAccepted:
-			c.staleAccepted++
+			c.Incidents.StaleWritesAccepted++
 		}
 	})
 }
@@ -430,9 +430,9 @@ func (s *section) release() {
 	}
 	switch {
 	case out == lockimpl.OK:
-		s.count(func(c *counters) { c.released++ })
+		s.count(func(c *counters) { c.Counters.Released++ })
 	case out.IsLost():
-		s.count(func(c *counters) { c.releaseLost++ })
+		s.count(func(c *counters) { c.Incidents.ReleaseLost++ })
 	case s.recorded:
 		s.rec.errorKind(lockimpl.ErrorKind(err))
 	}

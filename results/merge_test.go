@@ -62,7 +62,7 @@ func TestMergeHalvesEqualsWhole(t *testing.T) {
 		t.Errorf("window = %v %v", m.StartedAt, m.DurationS)
 	}
 	// Both generators read the same server's counters: not doubled.
-	if m.Servers.CommandsPerAcquire != 1.5 || m.Servers.Nodes[0].Commands != a.Servers.Nodes[0].Commands {
+	if m.Servers.CommandsPerAcquire == nil || *m.Servers.CommandsPerAcquire != 1.5 || m.Servers.Nodes[0].Commands != a.Servers.Nodes[0].Commands {
 		t.Errorf("servers = %+v", m.Servers)
 	}
 	if _, ok := m.Config["generator_id"]; ok || m.Config["generators"] != 2 || len(m.MergedFrom) != 2 {

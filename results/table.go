@@ -138,7 +138,7 @@ func writeOps(w io.Writer, r *Result) error {
 		row := []any{}
 		for _, f := range opFigures(op) {
 			v, err := f.Value(r)
-			cell := "-"
+			cell := NotMeasuredText(err)
 			if err == nil {
 				cell = f.Format(v)
 			}
@@ -189,12 +189,8 @@ func writeCounts(w io.Writer, r *Result) error {
 	if note := SaturationNote(r); note != "" {
 		fmt.Fprintln(w, note)
 	}
-	if s := r.Servers; s != nil {
-		if s.Unavailable != "" {
-			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
-		} else {
-			fmt.Fprintf(w, "server cost: %.2f commands and %s CPU per acquisition (%s)\n", s.CommandsPerAcquire, FormatUS(s.CPUUSPerAcquire), s.Scope())
-		}
+	if line := ServerCostLine(r); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	return nil
 }
@@ -214,11 +210,11 @@ func SaturationNote(r *Result) string {
 }
 
 // figureText is one figure of r as a table cell at the figure's
-// precision, "n/a" when r lacks it.
+// precision, or why r lacks it (n/a, or not measured).
 func figureText(f Figure, r *Result) string {
 	v, err := f.Value(r)
 	if err != nil {
-		return "n/a"
+		return NotMeasuredText(err)
 	}
 	return f.Format(v)
 }

@@ -126,6 +126,8 @@ type armed struct {
 	cleanUp func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env)
 	// close, when set, releases what the lock keeps of its own.
 	close func()
+	// sent counts the lock's round trips; nil where they are not counted.
+	sent *sentMeter
 }
 
 // armRedis reaches a Redis topology's servers and builds the lock over them.
@@ -141,14 +143,17 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if err != nil {
 		return armed{}, nil, err
 	}
-	locker, err := lockimpl.New(pl.Lock, nodes, pl.LockOptions)
+	sent := countSent(topo, clients, nodes)
+	lockOpts := pl.LockOptions
+	lockOpts.Sent = sent.counter
+	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
 	}
 	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
 	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs),
+	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), sent: sent,
 		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
 			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
 		}}
@@ -316,6 +321,7 @@ func (s *session) nodeErrors() int64 {
 // windowStarts takes the opening readings and schedules the faults.
 func (s *session) windowStarts(ctx context.Context, start time.Time) {
 	s.a.meter.before(ctx)
+	s.a.sent.before()
 	s.cpu.start()
 	if s.nodes != nil {
 		s.nodeBase = s.nodes.NodeCounts()
@@ -336,6 +342,7 @@ func (s *session) fill(ctx context.Context, m *bench.Measurement) (*results.Resu
 		r.NodeOutcomes = nodeOutcomes(s.topo, s.nodeBase, s.nodes.NodeCounts())
 	}
 	s.cpu.stop()
+	s.a.sent.after()
 	s.a.meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
@@ -354,6 +361,7 @@ func (s *session) fill(ctx context.Context, m *bench.Measurement) (*results.Resu
 	r.Servers = s.a.meter.servers(r.Contention.Acquired, down)
 	r.Servers.SetShares(r.DurationS)
 	r.Client = s.cpu.client(r.Contention.Acquired, r.DurationS)
+	s.a.sent.fill(r.Client, r.Contention.Acquired)
 	if !s.pl.StartAt.IsZero() {
 		r.StartOffsetS = m.StartOffset.Seconds()
 	}

@@ -84,7 +84,7 @@ func TestRedlockCostAndNodeOutcomes(t *testing.T) {
 	if r.Lock.Name != "redlock" || r.Lock.Nodes != 3 || len(r.NodeOutcomes) != 3 {
 		t.Fatalf("lock %+v, %d node outcomes", r.Lock, len(r.NodeOutcomes))
 	}
-	if r.Servers == nil || len(r.Servers.Nodes) != 3 || r.Servers.CommandsPerAcquire < 6 {
+	if r.Servers == nil || len(r.Servers.Nodes) != 3 || deref(r.Servers.CommandsPerAcquire) < 6 {
 		t.Fatalf("servers %+v: want 3 nodes and at least 2 commands per node per acquisition", r.Servers)
 	}
 	for _, n := range r.NodeOutcomes {
@@ -100,12 +100,12 @@ func TestRedlockCostAndNodeOutcomes(t *testing.T) {
 func TestRedlockCommandsScaleWithMasters(t *testing.T) {
 	single := execute(t, "topology", "single", "concurrency", "2", "duration", "1s")
 	redlock := execute(t, "topology", "redlock:5", "concurrency", "2", "duration", "1s")
-	if single.Servers == nil || redlock.Servers == nil || single.Servers.CommandsPerAcquire == 0 {
+	if single.Servers == nil || redlock.Servers == nil || deref(single.Servers.CommandsPerAcquire) == 0 {
 		t.Fatalf("server figures missing: single %+v, redlock %+v", single.Servers, redlock.Servers)
 	}
-	if ratio := redlock.Servers.CommandsPerAcquire / single.Servers.CommandsPerAcquire; ratio < 4.75 || ratio > 5.25 {
+	if ratio := deref(redlock.Servers.CommandsPerAcquire) / deref(single.Servers.CommandsPerAcquire); ratio < 4.75 || ratio > 5.25 {
 		t.Fatalf("redlock:5 runs %.2f commands per acquisition, single %.2f: ratio %.2f, want about 5",
-			redlock.Servers.CommandsPerAcquire, single.Servers.CommandsPerAcquire, ratio)
+			deref(redlock.Servers.CommandsPerAcquire), deref(single.Servers.CommandsPerAcquire), ratio)
 	}
 }
 
@@ -220,7 +220,7 @@ func TestKillFaultKeepsFiguresHonest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.Servers
-	if !s.Measured() || len(s.Unmeasured) != 1 || !strings.Contains(s.Unmeasured[0], r.Topology.Nodes[0]) || s.CommandsPerAcquire <= 0 {
+	if !s.Measured() || len(s.Unmeasured) != 1 || !strings.Contains(s.Unmeasured[0], r.Topology.Nodes[0]) || deref(s.CommandsPerAcquire) <= 0 {
 		t.Fatalf("servers %+v: want the survivors measured and node 0 named as missing", s)
 	}
 	if strings.Contains(log.String(), "cleanup of") || strings.Contains(log.String(), "refused") {
@@ -326,6 +326,14 @@ func TestPipelineAuto(t *testing.T) {
 			t.Errorf("Expand(%v) = %v, want a --pipeline input error", bad, err)
 		}
 	}
+}
+
+// deref reads a figure per acquisition, 0 when absent.
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 func TestStagedRateIsTheWindow(t *testing.T) {

@@ -54,20 +54,22 @@ func fakeRun(t *testing.T, id, spec, provider string, cpus int, f figures) *resu
 			LatencyUS: results.Percentiles{P50: f.p50, P90: (f.p50 + f.p99) / 2, P99: f.p99, P999: f.p999, Max: 2 * f.p999},
 		}},
 		Throughput: results.Throughput{AcquiredPerS: f.thr, AttemptsPerS: float64(attempts) / 10},
-		Contention: results.Contention{
-			Attempts:  attempts,
-			Acquired:  int64(f.thr * 10),
-			Contended: int64(f.contention * float64(attempts)),
-			Rate:      f.contention,
+		Counts: results.Counts{
+			Contention: results.Contention{
+				Attempts:  attempts,
+				Acquired:  int64(f.thr * 10),
+				Contended: int64(f.contention * float64(attempts)),
+				Rate:      f.contention,
+			},
+			Incidents: results.Incidents{Overlaps: f.overlaps},
 		},
-		Incidents: results.Incidents{Overlaps: f.overlaps},
-		Errors:    map[string]int64{},
+		Errors: map[string]int64{},
 	}
 	if f.errors > 0 {
 		r.Errors["timeout"] = f.errors
 	}
 	if f.cmds > 0 {
-		r.Servers = &results.Servers{CommandsPerAcquire: f.cmds, CPUUSPerAcquire: f.cpu}
+		r.Servers = &results.Servers{CommandsPerAcquire: &f.cmds, CPUUSPerAcquire: &f.cpu}
 	}
 	if cpus > 0 {
 		r.Hosts = []results.Host{{Name: "gen-0", CPUs: cpus, GOMAXPROCS: cpus, OS: "linux", Arch: "amd64"}}
@@ -155,11 +157,11 @@ func capacityFixture() []Capacity {
 // with renewal, so exactly one cell wins on blocked time.
 func tuneFixture() []TuneCell {
 	cells := []TuneCell{
-		{TTL: "1s", RenewEvery: "off", RunIDs: []string{"tune-1"}, Acquired: 12000, Expired: 240, Overlaps: 3, AttemptsPerAcquire: 41.5, OverrunP99US: 212_000},
+		{TTL: "1s", RenewEvery: "off", RunIDs: []string{"tune-1"}, Acquired: 12000, Expired: 240, Overlaps: 3, AttemptsPerAcquire: perAcq(41.5), OverrunP99US: 212_000},
 		{TTL: "1s", RenewEvery: "300ms", RunIDs: []string{"tune-2"}, Acquired: 11800, Expired: 2,
-			RenewPerS: 38.2, BlockedP99US: 998_000, BlockedSamples: 40, AttemptsPerAcquire: 1.3},
-		{TTL: "5s", RenewEvery: "off", RunIDs: []string{"tune-3"}, Acquired: 11950, BlockedP99US: 4_990_000, BlockedSamples: 41, AttemptsPerAcquire: 1.9},
-		{TTL: "5s", RenewEvery: "1.5s", RunIDs: []string{"tune-4"}, Acquired: 11900, RenewPerS: 7.9, AttemptsPerAcquire: 1.1},
+			RenewPerS: 38.2, BlockedP99US: 998_000, BlockedSamples: 40, AttemptsPerAcquire: perAcq(1.3)},
+		{TTL: "5s", RenewEvery: "off", RunIDs: []string{"tune-3"}, Acquired: 11950, BlockedP99US: 4_990_000, BlockedSamples: 41, AttemptsPerAcquire: perAcq(1.9)},
+		{TTL: "5s", RenewEvery: "1.5s", RunIDs: []string{"tune-4"}, Acquired: 11900, RenewPerS: 7.9, AttemptsPerAcquire: perAcq(1.1)},
 	}
 	for i := range cells {
 		cells[i] = cells[i].judged(0.001)

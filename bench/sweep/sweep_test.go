@@ -276,7 +276,7 @@ func openLoopCurve(ceiling float64) StepRunner {
 			tta = 500_000
 		}
 		return &results.Result{ID: fmt.Sprintf("run-%d", n), Throughput: results.Throughput{AcquiredPerS: served},
-			Counters: results.Counters{Scheduled: int64(load), Served: int64(served), Dropped: int64(load - served)},
+			Counts: results.Counts{Counters: results.Counters{Scheduled: int64(load), Served: int64(served), Dropped: int64(load - served)}},
 			Ops: map[string]results.OpSummary{
 				results.OpAcquire:       {Count: 1, LatencyUS: results.Percentiles{P99: 200}},
 				results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: tta}},
@@ -333,8 +333,8 @@ func TestOpenLoopStepToleratesOnlyEdgeDrops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &results.Result{ID: "r", DurationS: tc.durationS,
-				Counters: results.Counters{Scheduled: tc.scheduled, Served: tc.served, Dropped: tc.dropped},
-				Ops:      map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}
+				Counts: results.Counts{Counters: results.Counters{Scheduled: tc.scheduled, Served: tc.served, Dropped: tc.dropped}},
+				Ops:    map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}
 			s := stepOf(float64(tc.scheduled), r, nil, ramp)
 			if s.MetSLO == tc.saturated {
 				t.Errorf("met SLO %v, broken %v: want saturated %v", s.MetSLO, s.Broken, tc.saturated)

@@ -38,7 +38,8 @@ type TuneCell struct {
 	BlockedSamples int64 `json:"blocked_samples"`
 	// AttemptsPerAcquire is acquire attempts over acquisitions: how hard
 	// holders waiting on a crashed holder's key retried.
-	AttemptsPerAcquire float64 `json:"attempts_per_acquire"`
+	// Null when the candidate made no acquisition.
+	AttemptsPerAcquire *float64 `json:"attempts_per_acquire"`
 	// UpperBound is the 95% upper confidence bound on the expiry rate from
 	// Expired of Acquired: what the samples prove, not what they suggest.
 	UpperBound float64 `json:"expiry_rate_upper_95"`
@@ -71,9 +72,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 				c.BlockedSamples += b.Count
 			}
 		}
-		if c.Acquired > 0 {
-			c.AttemptsPerAcquire = float64(attempts) / float64(c.Acquired)
-		}
+		c.AttemptsPerAcquire = results.PerAcquire(float64(attempts), c.Acquired)
 		if secs > 0 {
 			c.RenewPerS = float64(renewed) / secs
 		}
@@ -248,7 +247,7 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 		}
 		renew := strings.TrimPrefix(renewLabel(c.RenewEvery), "every ")
 		_ = t.Append(c.TTL, renew, c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.UpperBound),
-			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), fmt.Sprintf("%.2f", c.AttemptsPerAcquire), blocked, meets)
+			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), perAcquireText(c.AttemptsPerAcquire), blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -275,9 +274,25 @@ func WriteTuneCSV(w io.Writer, cells []TuneCell, rec Recommendation) error {
 		}
 		best := rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery
 		_ = cw.Write([]string{c.TTL, c.RenewEvery, strconv.Itoa(len(c.RunIDs)), strconv.FormatInt(c.Acquired, 10), strconv.FormatInt(c.Expired, 10),
-			g(c.ExpiryRate), g(c.UpperBound), overrun, strconv.FormatInt(c.Overlaps, 10), g(c.RenewPerS), g(c.AttemptsPerAcquire),
+			g(c.ExpiryRate), g(c.UpperBound), overrun, strconv.FormatInt(c.Overlaps, 10), g(c.RenewPerS), perAcquireCSV(c.AttemptsPerAcquire),
 			blocked, strconv.FormatInt(c.BlockedSamples, 10), strconv.FormatBool(c.Meets), strconv.FormatBool(best)})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// perAcquireText is a figure per acquisition as a cell: n/a over none.
+func perAcquireText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// perAcquireCSV is a figure per acquisition in CSV: empty over none.
+func perAcquireCSV(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
 }

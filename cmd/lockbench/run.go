@@ -194,6 +194,10 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([
 		if env.Log != nil {
 			fmt.Fprintf(stderr, "result stored in %s\n", path)
 		}
+		if line := results.NoSuccessLine(r); line != "" {
+			// Said even with --quiet: every figure of such a run is of failures.
+			fmt.Fprintln(stderr, line)
+		}
 		done = append(done, r)
 		if r.Partial {
 			break

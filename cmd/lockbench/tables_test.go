@@ -64,12 +64,14 @@ func (tr *tableRuns) result(v plan.Values, group string, repeat int) *results.Re
 			results.OpHold:          {Count: acquired, LatencyUS: pct(1060)},
 		},
 		Throughput: results.Throughput{AcquiredPerS: float64(acquired) / 10, AttemptsPerS: float64(attempts) / 10},
-		Contention: results.Contention{Attempts: attempts, Acquired: acquired, Contended: attempts - acquired - 3, Rate: float64(attempts-acquired-3) / float64(attempts),
-			AttemptsPerAcquire: float64(attempts) / float64(acquired)},
-		Counters: results.Counters{Released: acquired, Writes: acquired},
+		Counts: results.Counts{
+			Contention: results.Contention{Attempts: attempts, Acquired: acquired, Contended: attempts - acquired - 3, Rate: float64(attempts-acquired-3) / float64(attempts),
+				AttemptsPerAcquire: results.PerAcquire(float64(attempts), acquired)},
+			Counters: results.Counters{Released: acquired, Writes: acquired},
+		},
 		Errors:   map[string]int64{"timeout": 3},
-		Servers:  &results.Servers{CommandsPerAcquire: 3 * masters, CPUUSPerAcquire: 17.5 * slow},
-		Client:   &results.Client{CPUUS: 32 * slow * float64(acquired), CPUUSPerAcquire: 32 * slow, CPUShare: 0.4},
+		Servers:  &results.Servers{CommandsPerAcquire: ptr(3 * masters), CPUUSPerAcquire: ptr(17.5 * slow)},
+		Client:   &results.Client{CPUUS: 32 * slow * float64(acquired), CPUUSPerAcquire: ptr(32 * slow), CPUShare: 0.4},
 		Fairness: &results.Fairness{Workers: conc, MinAcquired: acquired / int64(conc) / 2, MaxAcquired: 2 * acquired / int64(conc), Jain: 0.93, WorstTimeToAcquireP99US: 9000 * slow},
 		Hosts:    []results.Host{{Name: "gen-0", CPUs: 8, GOMAXPROCS: 8, OS: "linux", Arch: "amd64"}},
 	}
@@ -325,3 +327,5 @@ func TestColumnsFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func ptr(v float64) *float64 { return &v }
