@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"sort"
 	"sync"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -28,7 +30,8 @@ func (l *Live) attach(r *run) {
 
 // LiveSnapshot is what a run recorded in its window so far.
 type LiveSnapshot struct {
-	// Counts are by catalogue name (contention.attempts, incidents.overlaps…).
+	// Counts are every counter of the catalogue (results.CounterFigures)
+	// by its name: contention.attempts, incidents.overlaps…
 	Counts map[string]int64
 	// Errors are failures by kind.
 	Errors map[string]int64
@@ -59,15 +62,22 @@ func (l *Live) Snapshot() (s LiveSnapshot, ok bool) {
 		}
 		rec.mu.Unlock()
 	}
-	s = LiveSnapshot{Ops: ops, Errors: c.errs, Counts: map[string]int64{
-		"contention.attempts": c.attempts, "contention.acquired": c.acquired, "contention.contended": c.contended,
-		"contention.gave_up": c.gaveUp, "counters.released": c.released, "counters.renewed": c.renewed,
-		"counters.crashed": c.crashed, "counters.served": c.served, "counters.dropped": c.dropped, "counters.late": c.late,
-		"incidents.expired_during_work": c.expired, "incidents.release_lost": c.releaseLost, "incidents.renew_lost": c.renewLost,
-		"incidents.work_aborted": c.aborted, "incidents.overlaps": c.overlaps, "incidents.fencing_rejected": c.fencingRejected,
-		"incidents.stale_writes_accepted": c.staleAccepted,
-	}}
+	if r.sched != nil {
+		c.Counters.Scheduled = r.sched.dueBy(time.Now())
+	}
+	s = LiveSnapshot{Ops: ops, Errors: c.errs, Counts: map[string]int64{}}
+	for _, f := range results.CounterFigures() {
+		s.Counts[f.Name] = *f.Count(&c.Counts)
+	}
 	return s, true
+}
+
+// dueBy counts the open-loop requests of the window whose intended start
+// is before t: the live reading of counters.scheduled, which at the window's
+// end is every request intended in it.
+func (s *scheduler) dueBy(t time.Time) int64 {
+	n := sort.Search(int(s.inWindow()), func(k int) bool { return !s.intended(s.first + int64(k)).Before(t) })
+	return int64(n)
 }
 
 func into(ops map[string]*hdr.Histogram, op string) *hdr.Histogram {

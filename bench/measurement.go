@@ -80,9 +80,14 @@ func (m *Measurement) Fill(r *results.Result) error {
 	r.Partial = m.Partial
 	r.Ops = map[string]results.OpSummary{}
 	for i, h := range m.hists {
+		// An operation's errors are its failures: those of acquire are in
+		// acquire_failed, and every row of acquire_failed is one.
 		var failures int64
-		if f := failedOp[i]; f != 0 {
+		switch f := failedOp[i]; {
+		case f != 0:
 			failures = m.hists[f].TotalCount()
+		case results.IsFailedOp(opResultNames[i]):
+			failures = h.TotalCount()
 		}
 		s, err := results.Summarize(h, failures)
 		if err != nil {
@@ -92,20 +97,12 @@ func (m *Measurement) Fill(r *results.Result) error {
 	}
 	secs := m.Elapsed.Seconds()
 	if secs > 0 {
-		r.Throughput = results.Throughput{AcquiredPerS: float64(c.acquired) / secs, AttemptsPerS: float64(c.attempts) / secs}
+		r.Throughput = results.Throughput{AcquiredPerS: float64(c.Contention.Acquired) / secs, AttemptsPerS: float64(c.Contention.Attempts) / secs}
 	}
-	r.Contention = results.Contention{Attempts: c.attempts, Acquired: c.acquired, Contended: c.contended, GaveUp: c.gaveUp}
-	if c.attempts > 0 {
-		r.Contention.Rate = float64(c.contended) / float64(c.attempts)
-	}
-	if c.acquired > 0 {
-		r.Contention.AttemptsPerAcquire = float64(c.attempts) / float64(c.acquired)
-	}
-	r.Counters = results.Counters{Released: c.released, Renewed: c.renewed, Crashed: c.crashed, Paused: c.paused,
-		Scheduled: m.Scheduled, Served: c.served, Dropped: c.dropped, Late: c.late, Unfinished: c.unfinished,
-		Writes: c.writes, Unreplicated: c.unreplicated}
-	r.Incidents = results.Incidents{ExpiredDuringWork: c.expired, ReleaseLost: c.releaseLost, RenewLost: c.renewLost,
-		WorkAborted: c.aborted, Overlaps: c.overlaps, FencingRejected: c.fencingRejected, StaleWritesAccepted: c.staleAccepted}
+	// Every counter of the catalogue, as recorded: nothing here lists them.
+	r.Counts = c.Counts
+	r.Counters.Scheduled = m.Scheduled
+	r.Contention = r.Contention.WithRatios()
 	r.Errors = map[string]int64{}
 	for k, v := range c.errs {
 		r.Errors[k] = v

@@ -17,7 +17,7 @@ import (
 func (w *worker) optimisticSection(ctx context.Context, wantAt time.Time, m membership) {
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
-	at := &attempts{w: w, ctx: ctx, m: m}
+	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
 	p := w.opts.Retry
 	var deadline time.Time
 	if p.Timeout > 0 {
@@ -40,7 +40,7 @@ func (w *worker) optimisticSection(ctx context.Context, wantAt time.Time, m memb
 		if p.Kind == lockimpl.RetryNone || ctx.Err() != nil || (!deadline.IsZero() && time.Now().Add(wait).After(deadline)) ||
 			!sleepCtx(ctx, wait) {
 			if at.lastCounted && ctx.Err() == nil {
-				w.rec.count(func(c *counters) { c.gaveUp++ })
+				w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
 			}
 			return
 		}
@@ -54,14 +54,14 @@ func (w *worker) optimisticTry(at *attempts, lease lockimpl.Lease, keyIdx int, w
 	// Whether the try counts is decided by its read, as an attempt's is.
 	s := section{worker: w, lease: lease, acquiredAt: acquiredAt,
 		recorded: at.m == counted || (at.m == closedLoop && w.win.contains(acquiredAt))}
-	if s.work() != workDone {
+	if s.work(Entry{key: keyIdx}) != workDone {
 		at.observeAt(lockimpl.Attempt{Latency: read, Outcome: lockimpl.OK}, acquiredAt)
-		s.count(func(c *counters) { c.unfinished++ })
+		s.count(func(c *counters) { c.Counters.Unfinished++ })
 		return lockimpl.OK, true
 	}
 	var verdict WriteVerdict
 	s.protected(func(ctx context.Context) (err error) {
-		verdict, err = s.resource.Write(ctx, Entry{key: keyIdx}, lease, false)
+		verdict, _, err = s.resource.Write(ctx, Entry{key: keyIdx}, lease, false)
 		return err
 	})
 	if verdict == WriteConflict {
@@ -76,8 +76,8 @@ func (w *worker) optimisticTry(at *attempts, lease lockimpl.Lease, keyIdx int, w
 		w.stats.tta.record(toMicros(tta))
 	}
 	s.count(func(c *counters) {
-		c.writes++
-		c.released++
+		c.Counters.Writes++
+		c.Counters.Released++
 	})
 	s.latency(opHold, time.Since(acquiredAt), false)
 	return lockimpl.OK, true

@@ -244,6 +244,6 @@ func (s *scheduler) recordNeverStarted(m *Measurement, closedAt time.Time) {
 	h := m.hists[opTimeToAcquire]
 	for i := max(s.first, s.next.Load()); i < s.last; i++ {
 		_ = h.RecordValue(toMicros(closedAt.Sub(s.intended(i))))
-		m.counters.dropped++
+		m.counters.Counters.Dropped++
 	}
 }

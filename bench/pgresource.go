@@ -24,6 +24,9 @@ import (
 const (
 	PgResourceTable      = "lockbench_resource"
 	PgResourceStateTable = "lockbench_resource_state"
+	// PgResourceHoldersTable holds each holder inside with its lease's
+	// validity end, to tell a double grant from an overrun.
+	PgResourceHoldersTable = "lockbench_resource_holders"
 )
 
 // PgResource keeps the protected resource in PostgreSQL, where fencing is
@@ -48,7 +51,8 @@ func NewPgResource(pool *pgxpool.Pool, prefix string) *PgResource {
 func EnsurePgResourceSchema(ctx context.Context, q lockimpl.PgExecer) error {
 	for _, s := range []string{
 		"create table if not exists " + PgResourceTable + " (key text primary key, value text not null, fence bigint not null default 0, last_entry bigint not null default 0, version bigint not null default 0)",
-		"create table if not exists " + PgResourceStateTable + " (key text primary key, inside int not null default 0, entries bigint not null default 0, abandoned timestamptz)",
+		"create table if not exists " + PgResourceStateTable + " (key text primary key, inside int not null default 0, entries bigint not null default 0, abandoned timestamptz, seq bigint not null default 0)",
+		"create table if not exists " + PgResourceHoldersTable + " (key text not null, entry bigint not null, valid_until_us bigint not null, primary key (key, entry))",
 	} {
 		if _, err := q.Exec(ctx, s); err != nil {
 			var pe *pgconn.PgError
@@ -64,7 +68,7 @@ func EnsurePgResourceSchema(ctx context.Context, q lockimpl.PgExecer) error {
 // DeletePrefix deletes both tables' rows of keys under prefix.
 func (p *PgResource) DeletePrefix(ctx context.Context) (int64, error) {
 	var n int64
-	for _, t := range []string{PgResourceTable, PgResourceStateTable} {
+	for _, t := range []string{PgResourceTable, PgResourceStateTable, PgResourceHoldersTable} {
 		tag, err := p.pool.Exec(ctx, `delete from `+t+` where left(key, length($1)) = $1`, p.prefix)
 		if err != nil {
 			return n, fmt.Errorf("delete %s rows under %s: %w", t, p.prefix, err)
@@ -76,19 +80,58 @@ func (p *PgResource) DeletePrefix(ctx context.Context) (int64, error) {
 
 func (p *PgResource) key(k int) string { return p.prefix + strconv.Itoa(k) }
 
-// Enter counts one more holder inside and one more entry, and takes the
-// time the key sat abandoned by the database's clock.
-func (p *PgResource) Enter(ctx context.Context, key int, _ time.Time) (Entry, bool, time.Duration, error) {
+// Enter counts one more holder inside and one more entry, takes the time
+// the key sat abandoned by the database's clock, and tells an overlap's
+// cause from the validity of the holders inside: a double grant when one
+// still had a valid lease (less the drift allowance) at this grant, an
+// overrun when every one had outlived its lease.
+func (p *PgResource) Enter(ctx context.Context, key int, g Grant) (Entry, Overlap, time.Duration, Stamp, error) {
+	k := p.key(key)
 	var inside int
-	var entries, blockedUS int64
-	err := p.pool.QueryRow(ctx, `insert into `+PgResourceStateTable+` as s (key, inside, entries) values ($1, 1, 1)
-on conflict (key) do update set inside = s.inside + 1, entries = s.entries + 1, abandoned = null
-returning inside, entries, coalesce((extract(epoch from clock_timestamp() - (select abandoned from `+PgResourceStateTable+` where key = $1)) * 1e6)::bigint, 0)`,
-		p.key(key)).Scan(&inside, &entries, &blockedUS)
+	var entries, blockedUS, seq int64
+	var cause int
+	err := p.pool.QueryRow(ctx, `with h as (select max(valid_until_us) as v, count(*) as n from `+PgResourceHoldersTable+` where key = $1)
+insert into `+PgResourceStateTable+` as s (key, inside, entries, seq) values ($1, 1, 1, 1)
+on conflict (key) do update set inside = s.inside + 1, entries = s.entries + 1, abandoned = null, seq = s.seq + 1
+returning inside, entries, seq,
+  coalesce((extract(epoch from clock_timestamp() - (select abandoned from `+PgResourceStateTable+` where key = $1)) * 1e6)::bigint, 0),
+  (select case when n = 0 then 0 when $2::bigint < v - $3::bigint then 1 else 2 end from h)`,
+		k, g.At.UnixMicro(), g.Drift.Microseconds()).Scan(&inside, &entries, &seq, &blockedUS, &cause)
 	if err != nil {
-		return Entry{key: key}, false, 0, fmt.Errorf("postgres resource enter: %w", err)
+		return Entry{key: key}, NoOverlap, 0, Stamp{At: time.Now()}, fmt.Errorf("postgres resource enter: %w", err)
 	}
-	return Entry{key: key, epoch: uint64(entries)}, inside > 1, time.Duration(max(blockedUS, 0)) * time.Microsecond, nil
+	if _, err := p.pool.Exec(ctx, `insert into `+PgResourceHoldersTable+` (key, entry, valid_until_us) values ($1, $2, $3)
+on conflict (key, entry) do update set valid_until_us = excluded.valid_until_us`, k, entries, validUntilUS(g.ValidUntil)); err != nil {
+		return Entry{key: key, epoch: uint64(entries)}, Overlap(cause), 0, Stamp{At: time.Now()}, fmt.Errorf("postgres resource enter: %w", err)
+	}
+	if inside <= 1 {
+		cause = int(NoOverlap)
+	}
+	return Entry{key: key, epoch: uint64(entries)}, Overlap(cause), time.Duration(max(blockedUS, 0)) * time.Microsecond,
+		Stamp{Seq: uint64(seq), At: time.Now()}, nil
+}
+
+// validUntilUS is a validity end in unix µs; a lease without expiry ends
+// far in the future.
+func validUntilUS(t time.Time) int64 { return t.UnixMicro() }
+
+// Renewed records the holder's new validity end.
+func (p *PgResource) Renewed(ctx context.Context, e Entry, validUntil time.Time) (Stamp, error) {
+	if _, err := p.pool.Exec(ctx, `update `+PgResourceHoldersTable+` set valid_until_us = $3 where key = $1 and entry = $2`,
+		p.key(e.key), int64(e.epoch), validUntilUS(validUntil)); err != nil {
+		return Stamp{At: time.Now()}, fmt.Errorf("postgres resource renewed: %w", err)
+	}
+	return p.bump(ctx, e.key)
+}
+
+// bump counts one more event of the key and returns its stamp.
+func (p *PgResource) bump(ctx context.Context, key int) (Stamp, error) {
+	var seq int64
+	if err := p.pool.QueryRow(ctx, `insert into `+PgResourceStateTable+` as s (key, seq) values ($1, 1)
+on conflict (key) do update set seq = s.seq + 1 returning seq`, p.key(key)).Scan(&seq); err != nil {
+		return Stamp{At: time.Now()}, fmt.Errorf("postgres resource: %w", err)
+	}
+	return Stamp{Seq: uint64(seq), At: time.Now()}, nil
 }
 
 // pgWriteFenced writes only if no newer fencing token has written: the
@@ -122,7 +165,17 @@ select count(*) from (select * from upd union all select * from ins) w`
 // refused by the database when a newer token has written; an optimistic
 // lease's is refused when the version moved (a conflict); a lease that
 // holds a transaction writes in it.
-func (p *PgResource) Write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, error) {
+func (p *PgResource) Write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, Stamp, error) {
+	v, err := p.write(ctx, e, lease, expired)
+	if err != nil {
+		return v, Stamp{At: time.Now()}, err
+	}
+	st, err := p.bump(ctx, e.key)
+	return v, st, err
+}
+
+// write makes the protected write and returns its verdict.
+func (p *PgResource) write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, error) {
 	var q interface {
 		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	} = p.pool
@@ -162,21 +215,27 @@ func (p *PgResource) Write(ctx context.Context, e Entry, lease lockimpl.Lease, e
 }
 
 // Exit counts one fewer holder inside.
-func (p *PgResource) Exit(ctx context.Context, e Entry) error {
-	if _, err := p.pool.Exec(ctx, `update `+PgResourceStateTable+` set inside = inside - 1 where key = $1`, p.key(e.key)); err != nil {
-		return fmt.Errorf("postgres resource exit: %w", err)
-	}
-	return nil
-}
+func (p *PgResource) Exit(ctx context.Context, e Entry) (Stamp, error) { return p.leave(ctx, e, false) }
 
 // Abandon counts one fewer holder inside and stamps when the key was left,
 // by the database's clock.
-func (p *PgResource) Abandon(ctx context.Context, e Entry, _ time.Time) error {
-	if _, err := p.pool.Exec(ctx, `update `+PgResourceStateTable+` set inside = inside - 1, abandoned = clock_timestamp() where key = $1`,
-		p.key(e.key)); err != nil {
-		return fmt.Errorf("postgres resource abandon: %w", err)
+func (p *PgResource) Abandon(ctx context.Context, e Entry, _ time.Time) (Stamp, error) {
+	return p.leave(ctx, e, true)
+}
+
+// leave takes the holder out; a crashed one leaves the key abandoned.
+func (p *PgResource) leave(ctx context.Context, e Entry, crashed bool) (Stamp, error) {
+	k := p.key(e.key)
+	if _, err := p.pool.Exec(ctx, `delete from `+PgResourceHoldersTable+` where key = $1 and entry = $2`, k, int64(e.epoch)); err != nil {
+		return Stamp{At: time.Now()}, fmt.Errorf("postgres resource leave: %w", err)
 	}
-	return nil
+	var seq int64
+	err := p.pool.QueryRow(ctx, `update `+PgResourceStateTable+` set inside = inside - 1, seq = seq + 1,
+  abandoned = case when $2 then clock_timestamp() else abandoned end where key = $1 returning seq`, k, crashed).Scan(&seq)
+	if err != nil {
+		return Stamp{At: time.Now()}, fmt.Errorf("postgres resource leave: %w", err)
+	}
+	return Stamp{Seq: uint64(seq), At: time.Now()}, nil
 }
 
 // Remote is true: every call is a round trip.

@@ -35,15 +35,16 @@ func TestPgResourceVerdicts(t *testing.T) {
 	ctx := context.Background()
 	enter := func(k int) (Entry, bool, time.Duration) {
 		t.Helper()
-		e, overlap, blocked, err := r.Enter(ctx, k, time.Now())
+		now := time.Now()
+		e, overlap, blocked, _, err := r.Enter(ctx, k, Grant{At: now, ValidUntil: now.Add(time.Second)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e, overlap, blocked
+		return e, overlap != NoOverlap, blocked
 	}
 	write := func(e Entry, l lockimpl.Lease, expired bool) WriteVerdict {
 		t.Helper()
-		v, err := r.Write(ctx, e, l, expired)
+		v, _, err := r.Write(ctx, e, l, expired)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,9 +54,10 @@ func TestPgResourceVerdicts(t *testing.T) {
 
 	// Fencing: token 5 written, then token 4 refused by the statement.
 	e1, overlap, _ := enter(1)
-	e2, overlap2, _ := enter(1)
-	if overlap || !overlap2 {
-		t.Fatalf("overlap flags %v, %v; want false then true", overlap, overlap2)
+	now := time.Now()
+	e2, cause, _, _, err := r.Enter(ctx, 1, Grant{At: now, ValidUntil: now.Add(time.Second)})
+	if err != nil || overlap || cause != DoubleGrant {
+		t.Fatalf("overlap %v, then %v (%v); want none, then a double grant (the first holder's lease is still valid)", overlap, cause, err)
 	}
 	f5, f4 := ttl, ttl
 	f5.Fence, f4.Fence = 5, 4
@@ -103,7 +105,7 @@ func TestPgResourceVerdicts(t *testing.T) {
 
 	// Blocked time: an abandoned key's next entry measures the gap.
 	c, _, _ := enter(4)
-	if err := r.Abandon(ctx, c, time.Now()); err != nil {
+	if _, err := r.Abandon(ctx, c, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(30 * time.Millisecond)

@@ -35,43 +35,17 @@ var opResultNames = [numOps]string{results.OpAcquire, results.OpAcquireFailed, r
 // refused" recorded beside the answered attempts would make them look faster.
 var failedOp = [numOps]op{opAcquire: opAcquireFailed, opRelease: opReleaseFailed, opRenew: opRenewFailed}
 
-// counters are a worker's event counts; the recorder owns them.
+// counters are a shard's event counts: the catalogue's counter figures
+// (results.CounterFigures), kept in the result's own Counts so that adding a
+// counter to the catalogue needs nothing here, and the failures by kind.
 type counters struct {
-	attempts, acquired, contended, gaveUp     int64
-	released, releaseLost, renewed, renewLost int64
-	expired, aborted, crashed, paused, writes int64
-	overlaps, fencingRejected, staleAccepted  int64
-	served, late, dropped, unfinished         int64
-	unreplicated                              int64
-	errs                                      map[string]int64
+	results.Counts
+	errs map[string]int64
 }
 
-func (c *counters) incidents() int64 {
-	return c.expired + c.releaseLost + c.renewLost + c.aborted + c.overlaps + c.fencingRejected + c.staleAccepted
-}
-
+// add folds o into c, counter by counter as the catalogue lists them.
 func (c *counters) add(o *counters) {
-	c.attempts += o.attempts
-	c.acquired += o.acquired
-	c.contended += o.contended
-	c.gaveUp += o.gaveUp
-	c.released += o.released
-	c.releaseLost += o.releaseLost
-	c.renewed += o.renewed
-	c.renewLost += o.renewLost
-	c.expired += o.expired
-	c.aborted += o.aborted
-	c.crashed += o.crashed
-	c.paused += o.paused
-	c.writes += o.writes
-	c.overlaps += o.overlaps
-	c.fencingRejected += o.fencingRejected
-	c.staleAccepted += o.staleAccepted
-	c.served += o.served
-	c.late += o.late
-	c.dropped += o.dropped
-	c.unfinished += o.unfinished
-	c.unreplicated += o.unreplicated
+	c.Counts.Add(&o.Counts)
 	for k, v := range o.errs {
 		if c.errs == nil {
 			c.errs = map[string]int64{}
@@ -151,12 +125,12 @@ func (r *recorder) latency(o op, d time.Duration, failed bool) {
 func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
 	us := toMicros(d)
 	r.mu.Lock()
-	r.c.attempts++
+	r.c.Contention.Attempts++
 	switch out {
 	case lockimpl.Failed:
 		_ = r.hist(opAcquireFailed).RecordValue(us)
 	case lockimpl.Contended:
-		r.c.contended++
+		r.c.Contention.Contended++
 		_ = r.iv.acquire.RecordValue(us)
 	default:
 		_ = r.iv.acquire.RecordValue(us)
@@ -171,7 +145,7 @@ func (r *recorder) acquired(at time.Time, timeToAcquire time.Duration) {
 	now := at.UnixNano()
 	r.mu.Lock()
 	_ = r.hist(opTimeToAcquire).RecordValue(us)
-	r.c.acquired++
+	r.c.Contention.Acquired++
 	if r.iv.firstAcq == 0 {
 		r.iv.firstAcq = now
 	}
@@ -185,7 +159,7 @@ func (r *recorder) dropped(lowerBound time.Duration) {
 	us := toMicros(lowerBound)
 	r.mu.Lock()
 	_ = r.hist(opTimeToAcquire).RecordValue(us)
-	r.c.dropped++
+	r.c.Counters.Dropped++
 	r.mu.Unlock()
 }
 
@@ -226,10 +200,11 @@ func (r *recorder) drainInterval(into *hdr.Histogram) tickCounts {
 	}
 	t := tickCounts{firstAcq: r.iv.firstAcq, lastAcq: r.iv.lastAcq}
 	r.iv.firstAcq, r.iv.lastAcq = 0, 0
-	t.acquired, r.iv.acquired = r.c.acquired-r.iv.acquired, r.c.acquired
-	t.attempts, r.iv.attempts = r.c.attempts-r.iv.attempts, r.c.attempts
+	acquired, attempts := r.c.Contention.Acquired, r.c.Contention.Attempts
+	t.acquired, r.iv.acquired = acquired-r.iv.acquired, acquired
+	t.attempts, r.iv.attempts = attempts-r.iv.attempts, attempts
 	t.errors, r.iv.errors = errs-r.iv.errors, errs
-	inc := r.c.incidents()
+	inc := r.c.Incidents.Total()
 	t.incidents, r.iv.incidents = inc-r.iv.incidents, inc
 	return t
 }

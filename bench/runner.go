@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -58,6 +59,9 @@ type Options struct {
 	// LateThreshold is how far behind its intended start an open-loop request may
 	// begin before it counts as late (default DefaultLateThreshold).
 	LateThreshold time.Duration
+	// History, when set, receives every operation of the run (one buffer
+	// per worker: make it with as many buffers as Concurrency).
+	History *history.Writer
 	// DrainTimeout bounds how long critical sections of the window may go on
 	// after it closed (default 30 s); those still unfinished are counted so.
 	DrainTimeout time.Duration
@@ -72,6 +76,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("duration %v: want more than 0", o.Duration)
 	case o.Warmup < 0:
 		return fmt.Errorf("warmup %v: want 0 or more", o.Warmup)
+	case o.History != nil && o.History.Workers() < o.Concurrency:
+		return fmt.Errorf("history made for %d workers, run has %d", o.History.Workers(), o.Concurrency)
 	}
 	return nil
 }

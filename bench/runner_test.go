@@ -154,7 +154,7 @@ func TestRunContendedCountsEveryAttempt(t *testing.T) {
 		Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryFixed, Delay: 100 * time.Microsecond, Timeout: time.Second}}
 	r := runMem(t, newMemLocker(false), wl, opts)
 	c := r.Contention
-	if c.Contended == 0 || c.Rate <= 0 || c.AttemptsPerAcquire <= 1 {
+	if c.Contended == 0 || c.Rate <= 0 || c.AttemptsPerAcquire == nil || *c.AttemptsPerAcquire <= 1 {
 		t.Fatalf("contention %+v: want contended attempts with one key and 8 workers", c)
 	}
 	if c.Attempts != c.Acquired+c.Contended {

@@ -21,13 +21,24 @@ type resourceShard struct {
 
 // keyState is what the resource knows of one key.
 type keyState struct {
-	inside int
+	// inside are the holders in the critical section now: one, or more in
+	// an overlap.
+	inside []holder
 	// epoch numbers entries in order; lastWritten is the newest entry that wrote.
 	epoch, lastWritten uint64
+	// seq numbers every event of the key in the resource's order.
+	seq uint64
 	// highestFence is the highest fencing token a write carried.
 	highestFence int64
 	// abandonedAt is when a crashed holder walked away; zero when none pending.
 	abandonedAt time.Time
+}
+
+// holder is one holder inside: its entry and its lease's validity as it last
+// told the resource.
+type holder struct {
+	epoch      uint64
+	validUntil time.Time
 }
 
 // NewResource returns an empty protected resource.
@@ -50,26 +61,93 @@ func (r *Resource) lock(key int) (*resourceShard, *keyState) {
 	return s, k
 }
 
+// stamp numbers the key's next event and reads the clock under the key's
+// lock, so the history's times follow the resource's order.
+func (k *keyState) stamp() Stamp {
+	k.seq++
+	return Stamp{Seq: k.seq, At: time.Now()}
+}
+
 // Entry is one holder's stay in a key's critical section.
 type Entry struct {
 	key   int
 	epoch uint64
 }
 
-// Enter records a holder entering key's critical section at now. overlap is
-// true when another holder is still inside (two owners at once); blocked is how
-// long the key sat abandoned by a crashed holder before this entry, or 0.
-func (r *Resource) Enter(key int, now time.Time) (e Entry, overlap bool, blocked time.Duration) {
+// Grant is the lease a holder enters with.
+type Grant struct {
+	// At is when the acquisition returned: the latest the lock can have
+	// granted it.
+	At time.Time
+	// ValidUntil is the lease's validity end as the client computed it.
+	ValidUntil time.Time
+	// Drift is the clock-drift allowance (see history.DriftAllowance).
+	Drift time.Duration
+}
+
+// Stamp places a resource event in its key's order: Seq counts the key's
+// events, At is the clock read under the resource's order.
+type Stamp struct {
+	Seq uint64
+	At  time.Time
+}
+
+// Overlap says whether an entry found another holder inside, and why.
+type Overlap uint8
+
+const (
+	// NoOverlap: the key was free.
+	NoOverlap Overlap = iota
+	// DoubleGrant: the lock granted this lease while an earlier holder
+	// inside still had a valid lease (less the drift allowance): the lock
+	// is broken, a longer TTL does not help.
+	DoubleGrant
+	// Overrun: every holder inside had outlived its lease when this one
+	// was granted: the earlier holder worked past its own lease.
+	Overrun
+)
+
+// classify says why a holder granted at g found others inside: a double
+// grant when any of them still had a valid lease at g.At.
+func classify(inside []holder, g Grant) Overlap {
+	if len(inside) == 0 {
+		return NoOverlap
+	}
+	for _, h := range inside {
+		if g.At.Before(h.validUntil.Add(-g.Drift)) {
+			return DoubleGrant
+		}
+	}
+	return Overrun
+}
+
+// Enter records a holder entering key's critical section with the lease g.
+// overlap says whether another holder was still inside (two owners at once)
+// and why; blocked is how long the key sat abandoned by a crashed holder
+// before this entry, or 0.
+func (r *Resource) Enter(key int, g Grant) (e Entry, overlap Overlap, blocked time.Duration, st Stamp) {
 	s, k := r.lock(key)
 	defer s.mu.Unlock()
-	overlap = k.inside > 0
-	k.inside++
+	overlap = classify(k.inside, g)
 	k.epoch++
+	k.inside = append(k.inside, holder{epoch: k.epoch, validUntil: g.ValidUntil})
 	if !k.abandonedAt.IsZero() {
-		blocked = now.Sub(k.abandonedAt)
+		blocked = g.At.Sub(k.abandonedAt)
 		k.abandonedAt = time.Time{}
 	}
-	return Entry{key: key, epoch: k.epoch}, overlap, blocked
+	return Entry{key: key, epoch: k.epoch}, overlap, blocked, k.stamp()
+}
+
+// Renewed records that e's holder renewed its lease until validUntil.
+func (r *Resource) Renewed(e Entry, validUntil time.Time) Stamp {
+	s, k := r.lock(e.key)
+	defer s.mu.Unlock()
+	for i := range k.inside {
+		if k.inside[i].epoch == e.epoch {
+			k.inside[i].validUntil = validUntil
+		}
+	}
+	return k.stamp()
 }
 
 // WriteVerdict is what the resource did with a write.
@@ -92,9 +170,13 @@ const (
 // Write is the protected write at the end of a critical section. fence is the
 // lease's fencing token (0 for locks without one); expired says whether the
 // lease's validity had run out by now.
-func (r *Resource) Write(e Entry, fence int64, expired bool) WriteVerdict {
+func (r *Resource) Write(e Entry, fence int64, expired bool) (WriteVerdict, Stamp) {
 	s, k := r.lock(e.key)
 	defer s.mu.Unlock()
+	return k.write(e, fence, expired), k.stamp()
+}
+
+func (k *keyState) write(e Entry, fence int64, expired bool) WriteVerdict {
 	if fence > 0 {
 		if fence < k.highestFence {
 			return WriteFencingRejected
@@ -111,18 +193,30 @@ func (r *Resource) Write(e Entry, fence int64, expired bool) WriteVerdict {
 	return WriteAccepted
 }
 
+// leave takes e's holder out of the key; the caller holds the lock.
+func (k *keyState) leave(e Entry) {
+	for i := range k.inside {
+		if k.inside[i].epoch == e.epoch {
+			k.inside = append(k.inside[:i], k.inside[i+1:]...)
+			return
+		}
+	}
+}
+
 // Exit records the holder leaving the critical section.
-func (r *Resource) Exit(e Entry) {
+func (r *Resource) Exit(e Entry) Stamp {
 	s, k := r.lock(e.key)
-	k.inside--
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	k.leave(e)
+	return k.stamp()
 }
 
 // Abandon records a crashed holder leaving the critical section without
 // releasing its lease; the next Enter measures how long the key was blocked.
-func (r *Resource) Abandon(e Entry, now time.Time) {
+func (r *Resource) Abandon(e Entry, now time.Time) Stamp {
 	s, k := r.lock(e.key)
-	k.inside--
+	defer s.mu.Unlock()
+	k.leave(e)
 	k.abandonedAt = now
-	s.mu.Unlock()
+	return k.stamp()
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -17,6 +18,9 @@ func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) 
 	w := &worker{run: r, id: id, rec: r.recs[id%len(r.recs)], stats: &r.stats[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
 		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx}
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
+	if r.opts.History != nil {
+		w.hist = r.opts.History.Buffer(id)
+	}
 	if requests != nil {
 		w.openLoop(requests)
 		return
@@ -59,9 +63,9 @@ func (w *worker) openLoop(requests <-chan request) {
 		now := time.Now()
 		late := now.Sub(intended) > w.opts.LateThreshold
 		w.rec.count(func(c *counters) {
-			c.served++
+			c.Counters.Served++
 			if late {
-				c.late++
+				c.Counters.Late++
 			}
 		})
 		w.criticalSection(w.drainCtx, intended, counted)
@@ -75,6 +79,9 @@ type worker struct {
 	stats  *workerStats
 	rng    *rand.Rand
 	keyBuf []byte
+	// hist receives the worker's events when the run keeps a history; nil
+	// when it does not.
+	hist *history.Buffer
 	// releaseCtx outlives the run's context: the release of a lease taken
 	// inside the window finishes even if the run was interrupted, so the run
 	// leaves no key behind. Made once, not per release.
@@ -118,23 +125,44 @@ type attempts struct {
 	// lastCounted says whether the latest attempt was counted: the
 	// acquisition it made, if any, belongs to the window just as it does.
 	lastCounted bool
+	// key is the key's index and lastCall when the latest attempt began,
+	// for the history.
+	key      int
+	lastCall time.Time
 }
 
-func (at *attempts) observe(a lockimpl.Attempt) { at.observeAt(a, time.Now()) }
+func (at *attempts) observe(a lockimpl.Attempt) {
+	var now time.Time
+	if at.m == closedLoop || at.w.hist != nil {
+		// Read only where needed: an open-loop attempt of the window counts
+		// whenever it ends.
+		now = time.Now()
+	}
+	at.observeAt(a, now)
+}
 
-// observeAt records an attempt that ended at t (an optimistic try ends at
+// observeAt records an attempt that ended at now (an optimistic try ends at
 // its read, though its outcome is known only at its write).
-func (at *attempts) observeAt(a lockimpl.Attempt, t time.Time) {
+func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 	w := at.w
-	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(t))
-	if !at.lastCounted || (a.Outcome == lockimpl.Failed && at.ctx.Err() != nil) {
+	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(now))
+	counts := at.lastCounted && !(a.Outcome == lockimpl.Failed && at.ctx.Err() != nil)
+	if w.hist != nil {
+		at.lastCall = now.Add(-a.Latency)
+	}
+	if w.hist != nil && a.Outcome != lockimpl.OK {
+		// An acquired lease goes in with its token once the acquisition returns.
+		w.hist.Add(history.Event{Key: at.key, Op: history.OpAcquire, Out: historyOutcome(a.Outcome), Window: counts,
+			Call: w.hist.Since(at.lastCall), Return: w.hist.Since(now), Err: errKind(a)})
+	}
+	if !counts {
 		return
 	}
 	w.rec.attempt(a.Latency, a.Outcome)
 	if a.Outcome == lockimpl.Failed {
 		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
 		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
-			w.rec.count(func(c *counters) { c.unreplicated++ })
+			w.rec.count(func(c *counters) { c.Counters.Unreplicated++ })
 		}
 	}
 }
@@ -148,17 +176,21 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	}
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
-	at := &attempts{w: w, ctx: ctx, m: m}
+	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
 	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
 	now := time.Now()
 	rec := at.lastCounted
+	if w.hist != nil && acq.Outcome == lockimpl.OK {
+		w.hist.Add(history.Event{Key: keyIdx, Op: history.OpAcquire, Out: history.OutOK, Window: rec, Call: w.hist.Since(at.lastCall),
+			Return: w.hist.Since(now), Token: acq.Lease.Token, Fence: acq.Lease.Fence, Valid: w.hist.Since(acq.Lease.ValidUntil())})
+	}
 	if acq.Outcome != lockimpl.OK {
 		if rec && ctx.Err() == nil {
-			w.rec.count(func(c *counters) { c.gaveUp++ })
+			w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
 		}
 		return
 	}
-	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec}
+	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx}
 	if rec {
 		tta := now.Sub(wantAt)
 		w.rec.acquired(now, tta)
@@ -176,6 +208,28 @@ type section struct {
 	lease      lockimpl.Lease
 	acquiredAt time.Time
 	recorded   bool
+	key        int
+}
+
+// event records one event of the section in the history, with the
+// section's key, lease and window membership.
+func (s *section) event(op history.Op, out history.Outcome, call, ret time.Time, seq uint64, err error) {
+	e := history.Event{Key: s.key, Op: op, Out: out, Window: s.recorded, Call: s.hist.Since(call), Return: s.hist.Since(ret),
+		Token: s.lease.Token, Fence: s.lease.Fence, Seq: seq}
+	switch op {
+	case history.OpEnter, history.OpRenew, history.OpRenewed, history.OpWrite:
+		e.Valid = s.hist.Since(s.lease.ValidUntil())
+	}
+	if op == history.OpEnter {
+		e.Granted = s.hist.Since(s.acquiredAt)
+	}
+	if err != nil {
+		e.Err = lockimpl.ErrorKind(err)
+		if op.Resource() {
+			e.Err, e.Out = "resource", history.OutFailed
+		}
+	}
+	s.hist.Add(e)
 }
 
 func (s *section) count(f func(c *counters)) {
@@ -192,33 +246,47 @@ func (s *section) latency(o op, d time.Duration, failed bool) {
 
 func (s *section) run(keyIdx int) {
 	var entry Entry
-	var overlap bool
+	var overlap Overlap
 	var blocked time.Duration
+	grant := Grant{At: s.acquiredAt, ValidUntil: s.lease.ValidUntil(), Drift: history.DriftAllowance(s.wl.TTL)}
 	s.protected(func(ctx context.Context) (err error) {
-		entry, overlap, blocked, err = s.resource.Enter(ctx, keyIdx, s.acquiredAt)
+		var st Stamp
+		entry, overlap, blocked, st, err = s.resource.Enter(ctx, keyIdx, grant)
+		if s.hist != nil {
+			s.event(history.OpEnter, enterOutcome(overlap), st.At, st.At, st.Seq, err)
+		}
 		return err
 	})
-	if overlap {
-		s.count(func(c *counters) { c.overlaps++ })
+	switch overlap {
+	case DoubleGrant:
+		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.DoubleGrants++ })
+	case Overrun:
+		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.Overruns++ })
 	}
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
 	}
 	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
 		// A dead client: it leaves the critical section and never releases.
-		s.protected(func(ctx context.Context) error { return s.resource.Abandon(ctx, entry, time.Now()) })
-		s.count(func(c *counters) { c.crashed++ })
+		s.protected(func(ctx context.Context) error {
+			st, err := s.resource.Abandon(ctx, entry, time.Now())
+			if s.hist != nil {
+				s.event(history.OpAbandon, history.OutOK, st.At, st.At, st.Seq, err)
+			}
+			return err
+		})
+		s.count(func(c *counters) { c.Counters.Crashed++ })
 		s.stats.abandoned = append(s.stats.abandoned, s.lease)
 		return
 	}
-	switch s.work() {
+	switch s.work(entry) {
 	case workAborted:
 		s.exit(entry)
-		s.count(func(c *counters) { c.aborted++ })
+		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
 		return
 	case workInterrupted:
 		s.exit(entry)
-		s.count(func(c *counters) { c.unfinished++ })
+		s.count(func(c *counters) { c.Counters.Unfinished++ })
 		s.releaseQuietly()
 		return
 	}
@@ -230,7 +298,13 @@ func (s *section) run(keyIdx int) {
 
 // exit records the holder leaving the critical section.
 func (s *section) exit(e Entry) {
-	s.protected(func(ctx context.Context) error { return s.resource.Exit(ctx, e) })
+	s.protected(func(ctx context.Context) error {
+		st, err := s.resource.Exit(ctx, e)
+		if s.hist != nil {
+			s.event(history.OpExit, history.OutOK, st.At, st.At, st.Seq, err)
+		}
+		return err
+	})
 }
 
 // protected makes one call to the protected resource. A shared resource's
@@ -265,7 +339,7 @@ const (
 
 // work holds the lock for the sampled hold time, renewing on schedule, then
 // stalls if this holder is to pause.
-func (s *section) work() workEnd {
+func (s *section) work(entry Entry) workEnd {
 	ctx := s.drainCtx
 	hold := s.wl.Hold.Sample(s.rng)
 	end := s.acquiredAt.Add(hold)
@@ -274,7 +348,7 @@ func (s *section) work() workEnd {
 			if !sleepUntil(ctx, next) {
 				return workInterrupted
 			}
-			if !s.renew(ctx) {
+			if !s.renew(ctx, entry) {
 				return workAborted
 			}
 		}
@@ -283,7 +357,7 @@ func (s *section) work() workEnd {
 		return workInterrupted
 	}
 	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
-		s.count(func(c *counters) { c.paused++ })
+		s.count(func(c *counters) { c.Counters.Paused++ })
 		// A stall is real time, blind to the run ending, as a GC stop would be.
 		time.Sleep(s.wl.Pause.Sample(s.rng))
 	}
@@ -293,17 +367,30 @@ func (s *section) work() workEnd {
 	return workDone
 }
 
-// renew extends the lease; false means the lease is lost and the work must stop.
-func (s *section) renew(ctx context.Context) bool {
+// renew extends the lease; false means the lease is lost and the work must
+// stop. A renewed lease's validity is told to the resource, which judges a
+// later grant against it.
+func (s *section) renew(ctx context.Context, entry Entry) bool {
 	start := time.Now()
 	out, err := s.locker.Renew(ctx, &s.lease, s.wl.TTL)
-	s.latency(opRenew, time.Since(start), out == lockimpl.Failed)
+	end := time.Now()
+	s.latency(opRenew, end.Sub(start), out == lockimpl.Failed)
+	if s.hist != nil {
+		s.event(history.OpRenew, historyOutcome(out), start, end, 0, err)
+	}
 	switch {
 	case out == lockimpl.OK:
-		s.count(func(c *counters) { c.renewed++ })
+		s.count(func(c *counters) { c.Counters.Renewed++ })
+		s.protected(func(ctx context.Context) error {
+			st, err := s.resource.Renewed(ctx, entry, s.lease.ValidUntil())
+			if s.hist != nil {
+				s.event(history.OpRenewed, history.OutOK, st.At, st.At, st.Seq, err)
+			}
+			return err
+		})
 		return true
 	case out.IsLost():
-		s.count(func(c *counters) { c.renewLost++ })
+		s.count(func(c *counters) { c.Incidents.RenewLost++ })
 		return false
 	}
 	if ctx.Err() == nil && s.recorded {
@@ -319,22 +406,26 @@ func (s *section) write(entry Entry) {
 	expired := now.After(s.lease.ValidUntil())
 	var verdict WriteVerdict
 	s.protected(func(ctx context.Context) (err error) {
-		verdict, err = s.resource.Write(ctx, entry, s.lease, expired)
+		var st Stamp
+		verdict, st, err = s.resource.Write(ctx, entry, s.lease, expired)
+		if s.hist != nil {
+			s.event(history.OpWrite, writeOutcome(verdict), now, st.At, st.Seq, err)
+		}
 		return err
 	})
 	if expired {
 		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
 	}
 	s.count(func(c *counters) {
-		c.writes++
+		c.Counters.Writes++
 		if expired {
-			c.expired++
+			c.Incidents.ExpiredDuringWork++
 		}
 		switch verdict {
 		case WriteFencingRejected:
-			c.fencingRejected++
+			c.Incidents.FencingRejected++
 		case WriteStaleAccepted:
-			c.staleAccepted++
+			c.Incidents.StaleWritesAccepted++
 		}
 	})
 }
@@ -342,12 +433,16 @@ func (s *section) write(entry Entry) {
 func (s *section) release() {
 	start := time.Now()
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
-	s.latency(opRelease, time.Since(start), out == lockimpl.Failed)
+	end := time.Now()
+	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
+	if s.hist != nil {
+		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
+	}
 	switch {
 	case out == lockimpl.OK:
-		s.count(func(c *counters) { c.released++ })
+		s.count(func(c *counters) { c.Counters.Released++ })
 	case out.IsLost():
-		s.count(func(c *counters) { c.releaseLost++ })
+		s.count(func(c *counters) { c.Incidents.ReleaseLost++ })
 	case s.recorded:
 		s.rec.errorKind(lockimpl.ErrorKind(err))
 	}
@@ -357,5 +452,53 @@ func (s *section) release() {
 func (s *section) releaseQuietly() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_, _ = s.locker.Release(ctx, s.lease)
+	start := time.Now()
+	out, err := s.locker.Release(ctx, s.lease)
+	if s.hist != nil {
+		s.recorded = false
+		s.event(history.OpRelease, historyOutcome(out), start, time.Now(), 0, err)
+	}
+}
+
+// historyOutcome is a lock call's outcome in the history.
+func historyOutcome(o lockimpl.Outcome) history.Outcome {
+	switch {
+	case o == lockimpl.OK:
+		return history.OutOK
+	case o == lockimpl.Contended:
+		return history.OutContended
+	case o.IsLost():
+		return history.OutLost
+	}
+	return history.OutFailed
+}
+
+// enterOutcome is an entry's outcome in the history.
+func enterOutcome(o Overlap) history.Outcome {
+	switch o {
+	case DoubleGrant:
+		return history.OutDoubleGrant
+	case Overrun:
+		return history.OutOverrun
+	}
+	return history.OutOK
+}
+
+// writeOutcome is a write's outcome in the history.
+func writeOutcome(v WriteVerdict) history.Outcome {
+	switch v {
+	case WriteFencingRejected:
+		return history.OutFencingRejected
+	case WriteStaleAccepted:
+		return history.OutStaleAccepted
+	}
+	return history.OutOK
+}
+
+// errKind is a failed attempt's error kind, "" for an answered one.
+func errKind(a lockimpl.Attempt) string {
+	if a.Outcome != lockimpl.Failed {
+		return ""
+	}
+	return lockimpl.ErrorKind(a.Err)
 }

@@ -27,6 +27,9 @@ type Options struct {
 	// Peer tunes the peer-library locks (redsync, redislock); the zero value
 	// means DefaultPeerOptions.
 	Peer PeerOptions
+	// Sent, when set, counts what a lock writes by hand, past its go-redis
+	// clients (Redlock's raw fan-out); the clients count through its hook.
+	Sent *SentCounter
 }
 
 // New builds the named lock over the given masters. Single-instance locks
@@ -59,7 +62,12 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		n.gap = opts.NaiveGap
 		return n, nil
 	case "redlock":
-		return NewRedlock(nodes, opts.Redlock)
+		r, err := NewRedlock(nodes, opts.Redlock)
+		if err != nil {
+			return nil, err
+		}
+		r.sent = opts.Sent
+		return r, nil
 	case LockRedsync, LockRedislock:
 		return newPeer(name, nodes, opts.Peer)
 	case LockEtcd:

@@ -355,6 +355,18 @@ type rawCommand struct {
 
 func (c *rawCommand) argv() []string { return c.args[:c.n] }
 
+// name is the command's name as INFO commandstats writes it, in lower case
+// without converting on every send.
+func (c *rawCommand) name() string {
+	switch {
+	case c.op == rawSetNX:
+		return "set"
+	case c.args[0] == "EVAL":
+		return "eval"
+	}
+	return "evalsha"
+}
+
 // setNXCommand is SET key token NX PX ttl.
 func setNXCommand(key, token string, ttl time.Duration) rawCommand {
 	return rawCommand{op: rawSetNX, n: 6, args: [6]string{"SET", key, token, "NX", "PX", strconv.FormatInt(ttl.Milliseconds(), 10)}}
@@ -446,6 +458,9 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 		c.buf = appendCommand(c.buf[:0], cmd.argv()...)
 		_ = c.conn.SetWriteDeadline(deadline)
 		_, err := c.conn.Write(c.buf)
+		if err == nil {
+			r.sent.sentAlone(cmd.name())
+		}
 		if err != nil {
 			r.raw[i].discard(c)
 			conns[i] = nil
@@ -524,6 +539,9 @@ func (r *Redlock) rawRead(i int, c *rawConn, cmd *rawCommand, readBy time.Time, 
 			c.buf = appendCommand(c.buf[:0], again.argv()...)
 			_ = c.conn.SetWriteDeadline(readBy)
 			_, werr := c.conn.Write(c.buf)
+			if werr == nil {
+				r.sent.sentAlone(again.name())
+			}
 			if werr != nil {
 				err = werr
 			} else {

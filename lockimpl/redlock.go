@@ -76,6 +76,9 @@ type Redlock struct {
 	raw []*rawNode
 	// rawCalls counts the fan-outs that went the raw way.
 	rawCalls atomic.Int64
+	// sent, when set, counts the commands the raw fan-out writes by hand,
+	// which no go-redis hook sees.
+	sent *SentCounter
 }
 
 // NewRedlock returns Redlock over the given masters.

@@ -42,7 +42,7 @@ func TestParseAssertion(t *testing.T) {
 
 func TestCheckAll(t *testing.T) {
 	r := &Result{ID: "r1", Ops: map[string]OpSummary{OpAcquire: {Count: 10, LatencyUS: Percentiles{P99: 4000}}},
-		Incidents: Incidents{Overlaps: 2}, Contention: Contention{Rate: 0.25}, Throughput: Throughput{AcquiredPerS: 500}}
+		Counts: Counts{Incidents: Incidents{Overlaps: 2}, Contention: Contention{Rate: 0.25}}, Throughput: Throughput{AcquiredPerS: 500}}
 	var as []Assertion
 	for _, e := range []string{"acquire.p99<5ms", "incidents.overlaps==0", "contention.rate<0.5", "throughput>1000", "servers.cpu_us_per_acquire<1"} {
 		a, err := ParseAssertion(e)

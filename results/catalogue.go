@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -79,13 +80,22 @@ type Figure struct {
 	Group string
 	// Op is the operation of a latency figure, "" for the others.
 	Op string
+	// Precision is how many decimals a table shows of a figure in units of
+	// seconds, counts, rates per second or ratios; 0 leaves the unit's
+	// default (see Decimals). Latencies in µs keep 3 significant digits in
+	// an adaptive unit (FormatUS). Ratios between runs are of the values as
+	// shown at this precision, so two figures that print alike are "same".
+	Precision int
 
 	read func(r *Result) (float64, error)
 	// counter, when set, is where a summed count lives: it is read through
-	// it and merge adds through it.
-	counter func(r *Result) *int64
+	// it, and merge, the recorder and the live snapshot add through it.
+	counter func(c *Counts) *int64
 	// total is counter's float sibling (rates per second).
 	total func(r *Result) *float64
+	// needsSent marks a figure read from Client.Sent, shown only for runs
+	// that counted what their lock sent.
+	needsSent bool
 }
 
 // Value reads the figure from r, or says why r has none: a figure that was
@@ -93,15 +103,74 @@ type Figure struct {
 func (f Figure) Value(r *Result) (float64, error) {
 	switch {
 	case f.counter != nil:
-		return float64(*f.counter(r)), nil
+		return float64(*f.counter(&r.Counts)), nil
 	case f.total != nil:
 		return *f.total(r), nil
 	}
 	return f.read(r)
 }
 
-// Format renders v in the figure's unit.
-func (f Figure) Format(v float64) string { return formatValue(f.Unit, v) }
+// Decimals is the figure's precision: its own, or its unit's default (one
+// decimal of a second, whole counts and rates, two decimals of a ratio).
+func (f Figure) Decimals() int {
+	switch {
+	case f.Precision > 0:
+		return f.Precision
+	case f.Unit == UnitSeconds:
+		return 1
+	case f.Unit == UnitRatio:
+		return 2
+	}
+	return 0
+}
+
+// Format renders v in the figure's unit at the figure's precision.
+func (f Figure) Format(v float64) string {
+	if f.Unit == UnitUS {
+		return FormatUS(v)
+	}
+	s := strconv.FormatFloat(v, 'f', f.Decimals(), 64)
+	if f.Unit == UnitSeconds {
+		s += "s"
+	}
+	return s
+}
+
+// Shown is v as Format shows it: rounded to the figure's precision. Ratios
+// between runs divide shown values, so a ratio never claims a difference
+// the table cannot show.
+func (f Figure) Shown(v float64) float64 {
+	if f.Unit == UnitUS {
+		return shownUS(v)
+	}
+	return roundAsPrinted(v, f.Decimals())
+}
+
+// roundAsPrinted rounds v to d decimals exactly as %.*f prints it (half to
+// even), so a shown value and its text never disagree.
+func roundAsPrinted(v float64, d int) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', d, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
+}
+
+// shownUS rounds microseconds as FormatUS prints them: whole µs below 1ms,
+// then 10µs steps (1.23ms), 100µs steps (12.3ms), 10ms steps (1.23s).
+func shownUS(us float64) float64 {
+	step := 1.0
+	switch {
+	case us < 999.5:
+	case us < 10_000:
+		step = 10
+	case us < 1_000_000:
+		step = 100
+	default:
+		step = 10_000
+	}
+	return roundAsPrinted(us/step, 0) * step
+}
 
 // IsLatency reports whether the figure is a latency in µs.
 func (f Figure) IsLatency() bool { return f.Unit == UnitUS }
@@ -145,8 +214,51 @@ func Catalogue() []Figure {
 	return append(fs, clientFigures()...)
 }
 
+// CounterFigures are the catalogue's summed counts (contention, open loop,
+// counters, incidents), in catalogue order. A run's recorder keeps its counts
+// in a Counts and adds them up through these, its live snapshot and /metrics
+// name them by these, and merge sums them: nothing lists the counters again.
+//
+// Adding a counter: give it a field in the section of Counts it belongs to
+// (Counters, or Incidents for an event that means a lease did not protect
+// its work; the field is the result file's schema), and one line in
+// counterFigures or incidentFigures below, e.g.
+//
+//	i("double_grants", func(i *Incidents) *int64 { return &i.DoubleGrants }),
+//
+// then count the event where it happens (bench/worker.go, inside
+// rec.count: c.Incidents.DoubleGrants++). The result file, the run table,
+// compare, --assert, merge, the live snapshot and /metrics carry it with
+// nothing else to edit; a test (bench/metrics) holds the live and Prometheus
+// names equal to these. Incidents.Total sums the incidents by hand: say
+// there whether the new one adds to the total.
+func CounterFigures() []Figure {
+	var out []Figure
+	for _, group := range [][]Figure{contentionFigures(), openLoopFigures(), counterFigures(), incidentFigures()} {
+		for _, f := range group {
+			if f.counter != nil {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// IsCounter reports whether f is a summed count kept in Counts.
+func (f Figure) IsCounter() bool { return f.counter != nil }
+
+// Count returns where f's count lives in c; f must be a counter (IsCounter).
+func (f Figure) Count(c *Counts) *int64 { return f.counter(c) }
+
+// Add adds o's counts into c, counter by counter.
+func (c *Counts) Add(o *Counts) {
+	for _, f := range CounterFigures() {
+		*f.counter(c) += *f.counter(o)
+	}
+}
+
 func clientFigures() []Figure {
-	c := func(name, label string, get func(c *Client) float64) Figure {
+	c := func(name, label string, get func(r *Result) (float64, error)) Figure {
 		return Figure{Name: "client." + name, Key: "client." + name, Label: label, Unit: UnitUS, Better: "lower", Merge: MergeClient, Group: GroupClient,
 			read: func(r *Result) (float64, error) {
 				switch {
@@ -155,12 +267,21 @@ func clientFigures() []Figure {
 				case !r.Client.Measured():
 					return 0, fmt.Errorf("%s", r.Client.Unavailable)
 				}
-				return get(r.Client), nil
+				return get(r)
+			}}
+	}
+	sent := func(name, label string, get func(s *Sent) *float64) Figure {
+		return Figure{Name: "client." + name, Key: "client.sent." + name, Label: label, Unit: UnitRatio, Better: "lower", Merge: MergeClient, Group: GroupClient,
+			needsSent: true, read: func(r *Result) (float64, error) {
+				if r.Client == nil || r.Client.Sent == nil {
+					return 0, fmt.Errorf("the result has no count of the commands its lock sent")
+				}
+				return perAcquisition(r, get(r.Client.Sent))
 			}}
 	}
 	return []Figure{
-		c("cpu_us", "client cpu", func(c *Client) float64 { return c.CPUUS }),
-		c("cpu_us_per_acquire", "client cpu/acquire", func(c *Client) float64 { return c.CPUUSPerAcquire }),
+		c("cpu_us", "client cpu", func(r *Result) (float64, error) { return r.Client.CPUUS, nil }),
+		c("cpu_us_per_acquire", "client cpu/acquire", func(r *Result) (float64, error) { return perAcquisition(r, r.Client.CPUUSPerAcquire) }),
 		{Name: "client.cpu_share", Key: "client.cpu_share", Label: "client cpu share", Unit: UnitRatio, Better: "lower", Merge: MergeMax, Group: GroupClient,
 			read: func(r *Result) (float64, error) {
 				if !r.Client.Measured() {
@@ -168,7 +289,18 @@ func clientFigures() []Figure {
 				}
 				return r.Client.CPUShare, nil
 			}},
+		sent("round_trips_per_acquire", "round trips/acquire", func(s *Sent) *float64 { return s.RoundTripsPerAcquire }),
+		sent("commands_per_acquire", "client commands/acquire", func(s *Sent) *float64 { return s.CommandsPerAcquire }),
 	}
+}
+
+// perAcquisition reads a figure per acquisition: absent (ErrNoAcquisitions)
+// when the run made none, whatever a file written before says.
+func perAcquisition(r *Result, v *float64) (float64, error) {
+	if v == nil || r.Contention.Acquired == 0 {
+		return 0, ErrNoAcquisitions
+	}
+	return *v, nil
 }
 
 func always(f func(r *Result) float64) func(r *Result) (float64, error) {
@@ -206,7 +338,14 @@ func opFigures(op string) []Figure {
 		{Name: op + ".count", Key: k + "count", Label: op + " count", Unit: UnitCount, Merge: MergeHistogram, Group: GroupLatency, Op: op,
 			read: counted(func(s OpSummary) int64 { return s.Count })},
 		{Name: op + ".errors", Key: k + "errors", Label: op + " errors", Unit: UnitCount, Better: "lower", Merge: MergeSum, Group: GroupLatency, Op: op,
-			read: counted(func(s OpSummary) int64 { return s.Errors })},
+			read: counted(func(s OpSummary) int64 {
+				if IsFailedOp(op) {
+					// Every operation of a failure row failed, whatever an
+					// older file wrote.
+					return max(s.Errors, s.Count)
+				}
+				return s.Errors
+			})},
 	}
 	for _, p := range percentileFields {
 		fs = append(fs, Figure{Name: op + "." + p.field, Key: k + "latency_us." + p.field, Label: op + " " + p.label, Unit: UnitUS, Better: "lower",
@@ -218,7 +357,7 @@ func opFigures(op string) []Figure {
 func contentionFigures() []Figure {
 	c := func(name, label, better string, f func(c *Contention) *int64) Figure {
 		return Figure{Name: "contention." + name, Key: "contention." + name, Label: label, Unit: UnitCount, Better: better, Merge: MergeSum,
-			Group: GroupContention, counter: func(r *Result) *int64 { return f(&r.Contention) }}
+			Group: GroupContention, counter: func(c *Counts) *int64 { return f(&c.Contention) }}
 	}
 	return []Figure{
 		c("attempts", "attempts", "", func(c *Contention) *int64 { return &c.Attempts }),
@@ -226,16 +365,16 @@ func contentionFigures() []Figure {
 		c("contended", "contended", "lower", func(c *Contention) *int64 { return &c.Contended }),
 		c("gave_up", "gave up", "lower", func(c *Contention) *int64 { return &c.GaveUp }),
 		{Name: "contention.rate", Key: "contention.rate", Label: "contention rate", Unit: UnitRatio, Better: "lower", Merge: MergeRecompute,
-			Group: GroupContention, read: always(func(r *Result) float64 { return r.Contention.Rate })},
+			Group: GroupContention, Precision: 4, read: always(func(r *Result) float64 { return r.Contention.Rate })},
 		{Name: "contention.attempts_per_acquire", Key: "contention.attempts_per_acquire", Label: "attempts/acquire", Unit: UnitRatio, Better: "lower",
-			Merge: MergeRecompute, Group: GroupContention, read: always(func(r *Result) float64 { return r.Contention.AttemptsPerAcquire })},
+			Merge: MergeRecompute, Group: GroupContention, read: func(r *Result) (float64, error) { return perAcquisition(r, r.Contention.AttemptsPerAcquire) }},
 	}
 }
 
 // counter is a summed count of Counters.
 func counter(name, label, better, group string, f func(c *Counters) *int64) Figure {
 	return Figure{Name: "counters." + name, Key: "counters." + name, Label: label, Unit: UnitCount, Better: better, Merge: MergeSum,
-		Group: group, counter: func(r *Result) *int64 { return f(&r.Counters) }}
+		Group: group, counter: func(c *Counts) *int64 { return f(&c.Counters) }}
 }
 
 func openLoopFigures() []Figure {
@@ -264,7 +403,7 @@ func counterFigures() []Figure {
 func incidentFigures() []Figure {
 	i := func(name string, f func(i *Incidents) *int64) Figure {
 		return Figure{Name: "incidents." + name, Key: "incidents." + name, Label: name, Unit: UnitCount, Better: "lower", Merge: MergeSum,
-			Group: GroupIncidents, counter: func(r *Result) *int64 { return f(&r.Incidents) }}
+			Group: GroupIncidents, counter: func(c *Counts) *int64 { return f(&c.Incidents) }}
 	}
 	return []Figure{
 		i("expired_during_work", func(i *Incidents) *int64 { return &i.ExpiredDuringWork }),
@@ -272,6 +411,8 @@ func incidentFigures() []Figure {
 		i("renew_lost", func(i *Incidents) *int64 { return &i.RenewLost }),
 		i("work_aborted", func(i *Incidents) *int64 { return &i.WorkAborted }),
 		i("overlaps", func(i *Incidents) *int64 { return &i.Overlaps }),
+		i("double_grants", func(i *Incidents) *int64 { return &i.DoubleGrants }),
+		i("overruns", func(i *Incidents) *int64 { return &i.Overruns }),
 		i("fencing_rejected", func(i *Incidents) *int64 { return &i.FencingRejected }),
 		i("stale_writes_accepted", func(i *Incidents) *int64 { return &i.StaleWritesAccepted }),
 		{Name: "incidents", Key: "incidents", Label: "incidents total", Unit: UnitCount, Better: "lower", Merge: MergeSum, Group: GroupIncidents,
@@ -289,10 +430,12 @@ func fairnessFigures() []Figure {
 				return get(r.Fairness), nil
 			}}
 	}
+	jain := f("jain", "Jain's index", UnitRatio, "higher", MergeWorkers, func(f *Fairness) float64 { return f.Jain })
+	jain.Precision = 3
 	return []Figure{
 		f("min_acquired", "min acquired/worker", UnitCount, "higher", MergeWorkers, func(f *Fairness) float64 { return float64(f.MinAcquired) }),
 		f("max_acquired", "max acquired/worker", UnitCount, "", MergeWorkers, func(f *Fairness) float64 { return float64(f.MaxAcquired) }),
-		f("jain", "Jain's index", UnitRatio, "higher", MergeWorkers, func(f *Fairness) float64 { return f.Jain }),
+		jain,
 		f("starved", "starved workers", UnitCount, "lower", MergeWorkers, func(f *Fairness) float64 { return float64(f.Starved) }),
 		f("worst_time_to_acquire_p99_us", "worst worker's time_to_acquire p99", UnitUS, "lower", MergeMax,
 			func(f *Fairness) float64 { return f.WorstTimeToAcquireP99US }),
@@ -300,7 +443,7 @@ func fairnessFigures() []Figure {
 }
 
 func serverFigures() []Figure {
-	s := func(name, label, unit string, get func(s *Servers) float64) Figure {
+	s := func(name, label, unit string, get func(r *Result) (float64, error)) Figure {
 		return Figure{Name: "servers." + name, Key: "servers." + name, Label: label, Unit: unit, Better: "lower", Merge: MergeServers, Group: GroupServers,
 			read: func(r *Result) (float64, error) {
 				switch {
@@ -310,12 +453,21 @@ func serverFigures() []Figure {
 					// A sum over only the nodes that answered INFO would pass for a measured one.
 					return 0, fmt.Errorf("%s", r.Servers.Unavailable)
 				}
-				return get(r.Servers), nil
+				return get(r)
 			}}
 	}
+	inScripts := s("script_commands_per_acquire", "in scripts/acquire", UnitRatio, func(r *Result) (float64, error) {
+		n, err := r.ScriptCommands()
+		if err != nil {
+			return 0, err
+		}
+		return perAcquisition(r, PerAcquire(float64(n), r.Contention.Acquired))
+	})
+	inScripts.needsSent = true
 	return []Figure{
-		s("commands_per_acquire", "server commands/acquire", UnitRatio, func(s *Servers) float64 { return s.CommandsPerAcquire }),
-		s("cpu_us_per_acquire", "server cpu/acquire", UnitUS, func(s *Servers) float64 { return s.CPUUSPerAcquire }),
+		s("commands_per_acquire", "server commands/acquire", UnitRatio, func(r *Result) (float64, error) { return perAcquisition(r, r.Servers.CommandsPerAcquire) }),
+		inScripts,
+		s("cpu_us_per_acquire", "server cpu/acquire", UnitUS, func(r *Result) (float64, error) { return perAcquisition(r, r.Servers.CPUUSPerAcquire) }),
 	}
 }
 
@@ -396,6 +548,9 @@ func FiguresFor(runs []*Result) []Figure {
 		case f.Group == GroupClient && !slices.ContainsFunc(runs, func(r *Result) bool { return r.Client.Measured() }):
 			continue
 		}
+		if len(keepSent(runs, []Figure{f})) == 0 {
+			continue
+		}
 		out = append(out, f)
 		if f.Name == "errors" {
 			for _, k := range errorKindsSeen(runs) {
@@ -410,6 +565,15 @@ func FiguresFor(runs []*Result) []Figure {
 		}
 	}
 	return out
+}
+
+// keepSent leaves out of figs the figures read from Client.Sent when no run
+// counted what its lock sent.
+func keepSent(runs []*Result, figs []Figure) []Figure {
+	if slices.ContainsFunc(runs, func(r *Result) bool { return r.Client != nil && r.Client.Sent != nil }) {
+		return figs
+	}
+	return slices.DeleteFunc(figs, func(f Figure) bool { return f.needsSent })
 }
 
 // InGroup returns the figures of fs in group.

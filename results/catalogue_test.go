@@ -21,10 +21,12 @@ func fullFixture(t *testing.T, id string, gen int) *Result {
 	r.Counters = Counters{Released: 11 * k, Renewed: 12 * k, Crashed: 13 * k, Paused: 14 * k, Scheduled: 15 * k, Served: 16 * k,
 		Dropped: 17 * k, Late: 18 * k, Unfinished: 19 * k, Writes: 20 * k, Unreplicated: 21 * k}
 	r.Incidents = Incidents{ExpiredDuringWork: 31 * k, ReleaseLost: 32 * k, RenewLost: 33 * k, WorkAborted: 34 * k, Overlaps: 35 * k,
-		FencingRejected: 36 * k, StaleWritesAccepted: 37 * k}
+		DoubleGrants: 15 * k, Overruns: 20 * k, FencingRejected: 36 * k, StaleWritesAccepted: 37 * k}
 	r.Errors = map[string]int64{"timeout": 3 * k, "conn_refused": 4 * k}
 	r.Fairness = NewFairness([]int64{100 * k, 120, 0, 90 * k}, 1500*float64(k))
-	r.Client = &Client{CPUUS: 5e5 * float64(k), CPUShare: 0.3 * float64(k)}
+	n := r.Contention.Acquired
+	r.Client = &Client{CPUUS: 5e5 * float64(k), CPUShare: 0.3 * float64(k),
+		Sent: &Sent{RoundTrips: 2 * n, Commands: 2 * n, ByCommand: map[string]int64{"set": n, "evalsha": n}}}
 	r.Client.SetPerAcquire(r.Contention.Acquired)
 	return r
 }
@@ -146,9 +148,11 @@ func TestNewFairness(t *testing.T) {
 // TestViewsNameRealFigures keeps the table views (side by side, sweeps)
 // from naming a figure the catalogue does not have.
 func TestViewsNameRealFigures(t *testing.T) {
-	for _, name := range append(SideBySideFigures(), "errors", "incidents", "throughput") {
-		if _, err := LookupFigure(name); err != nil {
-			t.Errorf("view names %q: %v", name, err)
+	for _, v := range []View{SideBySideView(), SweepView(), LockCostView(), FaultView()} {
+		for _, name := range v.Defaults {
+			if _, err := LookupFigure(name); err != nil {
+				t.Errorf("view %s names %q: %v", v.Name, name, err)
+			}
 		}
 	}
 }

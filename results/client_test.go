@@ -1,6 +1,7 @@
 package results
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -34,7 +35,7 @@ func TestMergeClientSumsGenerators(t *testing.T) {
 			}
 			want := *tc.want
 			want.SetPerAcquire(m.Contention.Acquired)
-			if m.Client == nil || *m.Client != want || want.CPUUSPerAcquire == 0 {
+			if m.Client == nil || !reflect.DeepEqual(*m.Client, want) || want.CPUUSPerAcquire == nil {
 				t.Fatalf("merged client %+v, want %+v", m.Client, want)
 			}
 		})

@@ -40,25 +40,50 @@ type Row struct {
 	Better string `json:"better,omitempty"`
 	// Cells has one entry per column.
 	Cells []Cell `json:"cells"`
+
+	figure Figure
 }
 
 // Cell is one figure of one column. For a single run Min, Value and Max are
-// equal; for a group Value is the median.
+// equal; for a group Value is the median. A figure that some of the
+// column's runs lack is absent from the whole cell (n/a in tables, null in
+// JSON, empty in CSV): a median of the runs that have it would pass for a
+// measurement of all of them.
 type Cell struct {
-	// N is how many of the column's runs have the figure; 0 means none has.
+	// N is how many of the column's runs have the figure.
 	N int `json:"n"`
+	// Present is true when every run of the column has the figure.
+	Present bool `json:"-"`
 	// Value is the figure, or its median over the column's runs.
 	Value float64 `json:"value"`
 	// Min is the smallest of the column's runs' figures.
 	Min float64 `json:"min"`
 	// Max is the largest of the column's runs' figures.
 	Max float64 `json:"max"`
-	// Ratio is Value over the first column's Value; absent for the first
-	// column, and where the baseline is 0 or missing.
+	// Ratio is Value over the first column's Value, both as the table shows
+	// them (at the figure's precision); absent for the first column, and
+	// where the baseline is 0 or absent.
 	Ratio *float64 `json:"ratio,omitempty"`
+	// Same is set when Value and the first column's Value print alike at
+	// the figure's precision: no difference is shown, so none is claimed.
+	Same bool `json:"same,omitempty"`
 	// WithinNoise is set when this column or the first has repeats and the
 	// two [Min, Max] ranges overlap, so the difference may be noise.
 	WithinNoise bool `json:"within_noise,omitempty"`
+}
+
+// MarshalJSON writes an absent cell's figures as null, never as 0.
+func (c Cell) MarshalJSON() ([]byte, error) {
+	type plain Cell
+	if c.Present {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		N     int      `json:"n"`
+		Value *float64 `json:"value"`
+		Min   *float64 `json:"min"`
+		Max   *float64 `json:"max"`
+	}{N: c.N})
 }
 
 // Compare puts runs side by side, one column per run, the first being the
@@ -75,11 +100,20 @@ func Compare(runs []*Result) Comparison {
 // with the min / median / max of each figure, and marks differences from the
 // first group whose ranges overlap as within noise.
 func CompareGroups(groups []Group) Comparison {
+	var all []*Result
+	for _, g := range groups {
+		all = append(all, g.Runs...)
+	}
+	return CompareFigures(groups, FiguresFor(all))
+}
+
+// CompareFigures is CompareGroups over the figures given, in that order:
+// the comparison a view shows.
+func CompareFigures(groups []Group, figs []Figure) Comparison {
 	if len(groups) == 0 {
 		// Nothing to relate to a baseline; WriteTable reports the empty case.
 		return Comparison{}
 	}
-	var all []*Result
 	c := Comparison{Columns: make([]Column, len(groups))}
 	for i, g := range groups {
 		ids := make([]string, len(g.Runs))
@@ -87,9 +121,12 @@ func CompareGroups(groups []Group) Comparison {
 			ids[j] = r.ID
 		}
 		c.Columns[i] = Column{Key: g.Key, Label: groupLabel(g), Runs: ids}
-		all = append(all, g.Runs...)
 	}
-	for _, f := range FiguresFor(all) {
+	return c.withRows(figs, groups)
+}
+
+func (c Comparison) withRows(figs []Figure, groups []Group) Comparison {
+	for _, f := range figs {
 		c.Rows = append(c.Rows, compareRow(f, groups))
 	}
 	return c
@@ -112,33 +149,45 @@ func label(r *Result) string {
 }
 
 func compareRow(f Figure, groups []Group) Row {
-	row := Row{Key: f.Key, Metric: f.Label, Unit: f.Unit, Better: f.Better, Cells: make([]Cell, len(groups))}
+	row := Row{Key: f.Key, Metric: f.Label, Unit: f.Unit, Better: f.Better, Cells: make([]Cell, len(groups)), figure: f}
 	for i, g := range groups {
-		s := statsFor(f, g.Runs)
-		row.Cells[i] = Cell{N: s.n, Value: s.median, Min: s.min, Max: s.max}
+		row.Cells[i] = cellOf(f, g.Runs)
 	}
 	base := row.Cells[0]
 	for i := 1; i < len(row.Cells); i++ {
-		relate(&row.Cells[i], base, len(groups[0].Runs) > 1 || len(groups[i].Runs) > 1)
+		relate(f, &row.Cells[i], base, len(groups[0].Runs) > 1 || len(groups[i].Runs) > 1)
 	}
 	return row
 }
 
-// relate sets c's ratio to base and, when either side has repeats, whether
-// their ranges overlap. Two single runs have no measured noise, so they are
-// never called "within noise"; nor are two figures that were the same in
-// every run, since nothing varied.
-func relate(c *Cell, base Cell, repeats bool) {
-	if c.N == 0 || base.N == 0 {
+// cellOf is f over runs: present only when every run has it.
+func cellOf(f Figure, runs []*Result) Cell {
+	s := statsFor(f, runs)
+	if s.n == 0 || s.n < len(runs) {
+		return Cell{N: s.n}
+	}
+	return Cell{N: s.n, Present: true, Value: s.median, Min: s.min, Max: s.max}
+}
+
+// relate sets c's ratio to base, of the values as shown at f's precision,
+// and, when either side has repeats, whether their ranges overlap. Two
+// single runs have no measured noise, so they are never called "within
+// noise"; nor are two figures that were the same in every run, since
+// nothing varied.
+func relate(f Figure, c *Cell, base Cell, repeats bool) {
+	if !c.Present || !base.Present {
 		return
 	}
-	// 0 against 0 has no ratio: "1.00x" would claim a measured parity.
-	if base.Value != 0 {
-		r := c.Value / base.Value
+	shown, baseShown := f.Shown(c.Value), f.Shown(base.Value)
+	c.Same = f.Format(c.Value) == f.Format(base.Value)
+	// Against a shown 0 there is no ratio: 0 and 0 are "same", anything
+	// else is infinitely more than nothing.
+	if baseShown != 0 {
+		r := shown / baseShown
 		c.Ratio = &r
 	}
 	constant := c.Min == c.Max && base.Min == base.Max && c.Min == base.Min
-	c.WithinNoise = repeats && !constant && c.Min <= base.Max && base.Min <= c.Max
+	c.WithinNoise = repeats && !constant && !c.Same && c.Min <= base.Max && base.Min <= c.Max
 }
 
 // Write renders c in format "table", "json" or "csv".
@@ -155,8 +204,8 @@ func (c Comparison) Write(w io.Writer, format string) error {
 }
 
 // WriteTable renders c as a text table: a legend naming each column, then one
-// row per figure with each column's value (min / median / max for groups) and
-// its ratio to the first column.
+// row per figure with each column's value (the median and its spread for
+// groups) and, after the first, its ratio to the first column.
 func (c Comparison) WriteTable(w io.Writer) error {
 	if len(c.Columns) == 0 {
 		return fmt.Errorf("compare: no runs to compare")
@@ -164,26 +213,21 @@ func (c Comparison) WriteTable(w io.Writer) error {
 	for _, col := range c.Columns {
 		runs := ""
 		if len(col.Runs) > 1 {
-			runs = fmt.Sprintf(" (%d runs, min / median / max)", len(col.Runs))
+			runs = fmt.Sprintf(" (%d runs: median ±spread)", len(col.Runs))
 		}
 		fmt.Fprintf(w, "%s%s: %s\n", col.Key, runs, col.Label)
 	}
+	fmt.Fprintln(w, RatioLegend(c.Columns[0].Key))
 	fmt.Fprintln(w)
 	header := []any{"metric"}
-	for i, col := range c.Columns {
+	for _, col := range c.Columns {
 		header = append(header, col.Key)
-		if i > 0 {
-			header = append(header, "vs "+c.Columns[0].Key)
-		}
 	}
 	t := labelsLeft(NewTable(w, header...))
 	for _, row := range c.Rows {
 		line := []any{row.Metric}
 		for i, cell := range row.Cells {
-			line = append(line, cellText(row.Unit, cell))
-			if i > 0 {
-				line = append(line, ratioText(cell))
-			}
+			line = append(line, cellWithRatio(row.figure, cell, len(c.Columns[i].Runs), i > 0))
 		}
 		if err := t.Append(line...); err != nil {
 			return fmt.Errorf("compare table row %s: %w", row.Key, err)
@@ -195,25 +239,58 @@ func (c Comparison) WriteTable(w io.Writer) error {
 	return nil
 }
 
-// cellText is a cell's value, or its min / median / max when it spans runs.
-func cellText(unit string, c Cell) string {
-	switch {
-	case c.N == 0:
-		return "-"
-	case c.N == 1 || c.Min == c.Max:
-		return formatValue(unit, c.Value)
+// RatioLegend is the line under a table of ratios saying what they are.
+func RatioLegend(base string) string {
+	return fmt.Sprintf("(ratio to %s of the values as shown; same: printed alike; ~: within noise; n/a: not measured in every run)", base)
+}
+
+// cellWithRatio is a cell as a view shows it: its value, the spread of a
+// group's repeats, and (unless it is the baseline) its ratio.
+func cellWithRatio(f Figure, c Cell, runs int, ratio bool) string {
+	s := cellText(f, c, runs)
+	if ratio && c.Present {
+		s += " (" + ratioText(c) + ")"
 	}
-	return formatValue(unit, c.Min) + " / " + formatValue(unit, c.Value) + " / " + formatValue(unit, c.Max)
+	return s
+}
+
+// cellText is a cell's value, with the spread of its repeats where they
+// print differently: ±x% around the median (benchstat's), or the range
+// when the median is 0.
+func cellText(f Figure, c Cell, runs int) string {
+	switch {
+	case !c.Present:
+		return "n/a"
+	case runs < 2 || f.Format(c.Min) == f.Format(c.Max):
+		return f.Format(c.Value)
+	case f.Shown(c.Value) == 0:
+		return fmt.Sprintf("%s [%s–%s]", f.Format(c.Value), f.Format(c.Min), f.Format(c.Max))
+	}
+	return f.Format(c.Value) + " " + spread(stats{n: c.N, min: c.Min, median: c.Value, max: c.Max})
 }
 
 func ratioText(c Cell) string {
 	switch {
+	case c.Same:
+		return "same"
 	case c.WithinNoise:
-		return "~ (within noise)"
+		return "~"
 	case c.Ratio == nil:
 		return "-"
 	}
-	return fmt.Sprintf("%.2fx", *c.Ratio)
+	return RatioText(*c.Ratio)
+}
+
+// RatioText renders a ratio with three significant digits from 1 up (2.58x,
+// 11.5x, 115x) and two decimals below (0.66x), so that a cell stays narrow.
+func RatioText(r float64) string {
+	switch {
+	case r >= 99.95:
+		return fmt.Sprintf("%.0fx", r)
+	case r >= 9.995:
+		return fmt.Sprintf("%.1fx", r)
+	}
+	return fmt.Sprintf("%.2fx", r)
 }
 
 // WriteJSON renders c as indented JSON, the form scripts should read.
@@ -257,8 +334,8 @@ func (c Comparison) WriteCSV(w io.Writer) error {
 }
 
 func csvCell(c Cell) []string {
-	if c.N == 0 {
-		return []string{"", "", "", "0"}
+	if !c.Present {
+		return []string{"", "", "", strconv.Itoa(c.N)}
 	}
 	return []string{num(c.Value), num(c.Min), num(c.Max), strconv.Itoa(c.N)}
 }
@@ -300,13 +377,13 @@ func WriteGroupSummary(w io.Writer, g Group) error {
 	}
 	fmt.Fprintln(w)
 	t := labelsLeft(NewTable(w, "metric", "n", "min", "median", "max", "spread"))
-	for _, f := range FiguresFor(g.Runs) {
-		s := statsFor(f, g.Runs)
-		if s.n == 0 {
-			continue
+	for _, row := range CompareGroups([]Group{g}).Rows {
+		c, f := row.Cells[0], row.figure
+		cells := []any{f.Label, c.N, "n/a", "n/a", "n/a", "-"}
+		if c.Present {
+			cells = []any{f.Label, c.N, f.Format(c.Min), f.Format(c.Value), f.Format(c.Max), spread(stats{n: c.N, min: c.Min, median: c.Value, max: c.Max})}
 		}
-		err := t.Append(f.Label, s.n, f.Format(s.min), f.Format(s.median), f.Format(s.max), spread(s))
-		if err != nil {
+		if err := t.Append(cells...); err != nil {
 			return fmt.Errorf("group table row %s: %w", f.Key, err)
 		}
 	}

@@ -2,6 +2,8 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -112,7 +114,7 @@ func TestCompareGroupsNoise(t *testing.T) {
 	if err := c.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "~ (within noise)") {
+	if !strings.Contains(buf.String(), "(~)") {
 		t.Error("table does not mark the noise")
 	}
 	golden(t, "compare-groups.txt", buf.Bytes())
@@ -204,5 +206,68 @@ func TestSaturationNote(t *testing.T) {
 	r.Client.CPUShare = 0.4
 	if SaturationNote(r) != "" {
 		t.Error("a note at 40% of the CPUs")
+	}
+}
+
+// TestCompareRatiosOfShownValues: a ratio divides the values as the table
+// shows them, so two latencies that both print as 1µs are "same", not
+// 0.89x, and a figure that prints alike in both runs claims no difference.
+func TestCompareRatiosOfShownValues(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		base, v float64
+		cell    string
+		same    bool
+	}{
+		{name: "both print 1µs", base: 0.9, v: 0.8, cell: "1µs (same)", same: true},
+		{name: "both print 1.42ms", base: 1421, v: 1418, cell: "1.42ms (same)", same: true},
+		{name: "shown 2µs over shown 1µs", base: 1.4, v: 1.6, cell: "2µs (2.00x)"},
+		{name: "shown 1.50ms over shown 1.00ms", base: 1004, v: 1496, cell: "1.50ms (1.50x)"},
+		{name: "0 and 0 are the same, with no ratio", base: 0, v: 0, cell: "0µs (same)", same: true},
+		{name: "against a shown 0 there is no ratio", base: 0.2, v: 5, cell: "5µs (-)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := fixture(t, "a", fixtureOpts{})
+			b := fixture(t, "b", fixtureOpts{})
+			sa, sb := a.Ops[OpRelease], b.Ops[OpRelease]
+			sa.LatencyUS.P50, sb.LatencyUS.P50 = tc.base, tc.v
+			a.Ops[OpRelease], b.Ops[OpRelease] = sa, sb
+			row := rowByKey(t, Compare([]*Result{a, b}), "ops.release.latency_us.p50")
+			c := row.Cells[1]
+			if got := cellWithRatio(row.Figure(), c, 1, true); got != tc.cell {
+				t.Errorf("cell %q, want %q", got, tc.cell)
+			}
+			if c.Same != tc.same {
+				t.Errorf("same = %v, want %v", c.Same, tc.same)
+			}
+		})
+	}
+}
+
+// TestFigureSomeRunsLackIsAbsent: one rule for every view; a figure that
+// some of a group's runs lack (server cost where INFO was refused on one
+// repeat) is absent from the group's cell: n/a in tables, null in JSON,
+// never a median of the others nor a 0.
+func TestFigureSomeRunsLackIsAbsent(t *testing.T) {
+	var runs []*Result
+	for i := range 3 {
+		runs = append(runs, fixture(t, fmt.Sprintf("r%d", i), fixtureOpts{servers: true, group: "g", repeat: i}))
+	}
+	runs[1].Servers = &Servers{Unavailable: "INFO refused"}
+	c := CompareGroups([]Group{{Key: "g", Runs: runs}})
+	cell := rowByKey(t, c, "servers.cpu_us_per_acquire").Cells[0]
+	if cell.Present || cell.N != 2 {
+		t.Fatalf("cell %+v: want absent, measured in 2 of 3 runs", cell)
+	}
+	if got := cellText(rowByKey(t, c, "servers.cpu_us_per_acquire").Figure(), cell, 3); got != "n/a" {
+		t.Errorf("table cell %q, want n/a", got)
+	}
+	b, err := json.Marshal(cell)
+	if err != nil || string(b) != `{"n":2,"value":null,"min":null,"max":null}` {
+		t.Errorf("json %s %v, want nulls", b, err)
+	}
+	var buf bytes.Buffer
+	if err := WriteGroupSummary(&buf, Group{Key: "g", Runs: runs}); err != nil || !strings.Contains(buf.String(), "n/a") {
+		t.Errorf("group summary %v lacks n/a:\n%s", err, buf.String())
 	}
 }

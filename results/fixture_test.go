@@ -90,20 +90,20 @@ func fixture(t testing.TB, id string, o fixtureOpts) *Result {
 			OpHold:          summaryOf(t, tailValues(n, 1000, 0.08), 0),
 		},
 		Throughput: Throughput{AcquiredPerS: n / dur / o.slow, AttemptsPerS: (n + 1000) / dur / o.slow},
-		Contention: Contention{Attempts: n + 1000, Acquired: n, Contended: 900, GaveUp: 100, Rate: 900.0 / (n + 1000), AttemptsPerAcquire: float64(n+1000) / n},
-		Counters:   Counters{Released: n, Writes: n},
-		Errors:     map[string]int64{"timeout": 3},
+		Counts: Counts{Contention: Contention{Attempts: n + 1000, Acquired: n, Contended: 900, GaveUp: 100}.WithRatios(),
+			Counters: Counters{Released: n, Writes: n}},
+		Errors: map[string]int64{"timeout": 3},
 	}
 	if o.group != "" {
 		r.Config["group"] = o.group
 		r.Config["repeat"] = o.repeat
 	}
 	if o.incidents {
-		r.Incidents = Incidents{ExpiredDuringWork: 4, ReleaseLost: 2, RenewLost: 0, Overlaps: 1, StaleWritesAccepted: 1}
+		r.Incidents = Incidents{ExpiredDuringWork: 4, ReleaseLost: 2, RenewLost: 0, Overlaps: 1, Overruns: 1, StaleWritesAccepted: 1}
 	}
 	if o.servers {
-		r.Servers = &Servers{CommandsPerAcquire: 3, CPUUSPerAcquire: 17.5 * o.slow,
-			Nodes: []ServerNode{{Addr: "127.0.0.1:7001", Commands: 3 * n, CPUUS: 17.5 * o.slow * n, CommandsPerAcquire: 3, CPUUSPerAcquire: 17.5 * o.slow, ByCommand: map[string]int64{"set": n, "evalsha": 2 * n}}}}
+		r.Servers = &Servers{Nodes: []ServerNode{{Addr: "127.0.0.1:7001", Commands: 3 * n, CPUUS: 17.5 * o.slow * n, ByCommand: map[string]int64{"set": n, "evalsha": 2 * n}}}}
+		r.Servers.SetPerAcquire(n)
 	}
 	if o.series {
 		for s := 1; s <= int(dur); s++ {

@@ -48,7 +48,7 @@ func Merge(runs []*Result) (*Result, error) {
 	for _, r := range runs {
 		addCounts(out, r)
 	}
-	out.Contention = withRatios(out.Contention)
+	out.Contention = out.Contention.WithRatios()
 	out.Fairness = mergeFairness(runs)
 	out.NodeOutcomes = mergeNodeOutcomes(runs)
 	out.Series = mergeSeries(runs)
@@ -241,7 +241,7 @@ func addCounts(out, r *Result) {
 		}
 		switch {
 		case f.counter != nil:
-			*f.counter(out) += *f.counter(r)
+			*f.counter(&out.Counts) += *f.counter(&r.Counts)
 		case f.total != nil:
 			*f.total(out) += *f.total(r)
 		}
@@ -267,15 +267,14 @@ func mergeFairness(runs []*Result) *Fairness {
 	return NewFairness(workers, worst)
 }
 
-// withRatios recomputes the ratios that cannot be summed.
-func withRatios(c Contention) Contention {
-	c.Rate, c.AttemptsPerAcquire = 0, 0
+// WithRatios returns c with the ratios that cannot be summed recomputed
+// from its counts; attempts per acquisition over no acquisitions is absent.
+func (c Contention) WithRatios() Contention {
+	c.Rate = 0
 	if c.Attempts > 0 {
 		c.Rate = float64(c.Contended) / float64(c.Attempts)
 	}
-	if c.Acquired > 0 {
-		c.AttemptsPerAcquire = float64(c.Attempts) / float64(c.Acquired)
-	}
+	c.AttemptsPerAcquire = PerAcquire(float64(c.Attempts), c.Acquired)
 	return c
 }
 
@@ -409,12 +408,33 @@ func mergeClient(runs []*Result, acquired int64) *Client {
 			out.Unavailable = r.Client.Unavailable
 		}
 		out.CPUUS += r.Client.CPUUS
+		out.Sent = addSent(out.Sent, r.Client.Sent, r == runs[0])
 		// Each generator is its own process on its own CPUs: the merged run
 		// was bounded by a generator if any of them was.
 		out.CPUShare = max(out.CPUShare, r.Client.CPUShare)
 	}
 	out.SetPerAcquire(acquired)
 	return out
+}
+
+// addSent sums what the generators' locks sent: each sent its own. One
+// generator without a count makes the merged count missing, not smaller.
+func addSent(into, s *Sent, first bool) *Sent {
+	if s == nil || (into == nil && !first) {
+		return nil
+	}
+	if into == nil {
+		into = &Sent{}
+	}
+	into.RoundTrips += s.RoundTrips
+	into.Commands += s.Commands
+	for name, n := range s.ByCommand {
+		if into.ByCommand == nil {
+			into.ByCommand = map[string]int64{}
+		}
+		into.ByCommand[name] += n
+	}
+	return into
 }
 
 func maxNode(into *ServerNode, n ServerNode) {
@@ -432,7 +452,7 @@ func maxNode(into *ServerNode, n ServerNode) {
 }
 
 // SetPerAcquire divides each node's commands and CPU, and their sums, by the
-// acquisitions of the window; with none, the per-acquire figures are 0.
+// acquisitions of the window; with none, the per-acquire figures are absent.
 func (s *Servers) SetPerAcquire(acquired int64) {
 	var cmds int64
 	var cpu float64
@@ -440,17 +460,11 @@ func (s *Servers) SetPerAcquire(acquired int64) {
 		n := &s.Nodes[i]
 		cmds += n.Commands
 		cpu += n.CPUUS
-		n.CommandsPerAcquire, n.CPUUSPerAcquire = 0, 0
-		if acquired > 0 {
-			n.CommandsPerAcquire = float64(n.Commands) / float64(acquired)
-			n.CPUUSPerAcquire = n.CPUUS / float64(acquired)
-		}
+		n.CommandsPerAcquire = PerAcquire(float64(n.Commands), acquired)
+		n.CPUUSPerAcquire = PerAcquire(n.CPUUS, acquired)
 	}
-	s.CommandsPerAcquire, s.CPUUSPerAcquire = 0, 0
-	if acquired > 0 {
-		s.CommandsPerAcquire = float64(cmds) / float64(acquired)
-		s.CPUUSPerAcquire = cpu / float64(acquired)
-	}
+	s.CommandsPerAcquire = PerAcquire(float64(cmds), acquired)
+	s.CPUUSPerAcquire = PerAcquire(cpu, acquired)
 }
 
 // mergeFaults keeps each distinct fault once: usually one generator injects

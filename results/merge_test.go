@@ -62,7 +62,7 @@ func TestMergeHalvesEqualsWhole(t *testing.T) {
 		t.Errorf("window = %v %v", m.StartedAt, m.DurationS)
 	}
 	// Both generators read the same server's counters: not doubled.
-	if m.Servers.CommandsPerAcquire != 1.5 || m.Servers.Nodes[0].Commands != a.Servers.Nodes[0].Commands {
+	if m.Servers.CommandsPerAcquire == nil || *m.Servers.CommandsPerAcquire != 1.5 || m.Servers.Nodes[0].Commands != a.Servers.Nodes[0].Commands {
 		t.Errorf("servers = %+v", m.Servers)
 	}
 	if _, ok := m.Config["generator_id"]; ok || m.Config["generators"] != 2 || len(m.MergedFrom) != 2 {
@@ -161,8 +161,8 @@ func TestMergeSumsEveryCounter(t *testing.T) {
 	b := fixture(t, "gen-1", fixtureOpts{generatorID: 1, generators: 2})
 	a.Counters = Counters{Released: 1, Renewed: 2, Crashed: 3, Paused: 4, Scheduled: 5, Late: 6, Writes: 7, Unreplicated: 8}
 	b.Counters = Counters{Released: 10, Renewed: 20, Crashed: 30, Paused: 40, Scheduled: 50, Late: 60, Writes: 70, Unreplicated: 80}
-	a.Incidents = Incidents{ExpiredDuringWork: 1, ReleaseLost: 2, RenewLost: 3, WorkAborted: 4, Overlaps: 5, FencingRejected: 6, StaleWritesAccepted: 7}
-	b.Incidents = Incidents{ExpiredDuringWork: 10, ReleaseLost: 20, RenewLost: 30, WorkAborted: 40, Overlaps: 50, FencingRejected: 60, StaleWritesAccepted: 70}
+	a.Incidents = Incidents{ExpiredDuringWork: 1, ReleaseLost: 2, RenewLost: 3, WorkAborted: 4, Overlaps: 5, DoubleGrants: 2, Overruns: 3, FencingRejected: 6, StaleWritesAccepted: 7}
+	b.Incidents = Incidents{ExpiredDuringWork: 10, ReleaseLost: 20, RenewLost: 30, WorkAborted: 40, Overlaps: 50, DoubleGrants: 20, Overruns: 30, FencingRejected: 60, StaleWritesAccepted: 70}
 	a.NodeOutcomes = []NodeOutcome{{Node: "n0", Acquired: 1, Contended: 2, Errors: 3, Timeouts: 4}}
 	b.NodeOutcomes = []NodeOutcome{{Node: "n0", Acquired: 10, Contended: 20, Errors: 30, Timeouts: 40}}
 	m, err := Merge([]*Result{a, b})
@@ -172,7 +172,7 @@ func TestMergeSumsEveryCounter(t *testing.T) {
 	if want := (Counters{Released: 11, Renewed: 22, Crashed: 33, Paused: 44, Scheduled: 55, Late: 66, Writes: 77, Unreplicated: 88}); m.Counters != want {
 		t.Errorf("counters %+v, want %+v", m.Counters, want)
 	}
-	if want := (Incidents{ExpiredDuringWork: 11, ReleaseLost: 22, RenewLost: 33, WorkAborted: 44, Overlaps: 55, FencingRejected: 66, StaleWritesAccepted: 77}); m.Incidents != want {
+	if want := (Incidents{ExpiredDuringWork: 11, ReleaseLost: 22, RenewLost: 33, WorkAborted: 44, Overlaps: 55, DoubleGrants: 22, Overruns: 33, FencingRejected: 66, StaleWritesAccepted: 77}); m.Incidents != want {
 		t.Errorf("incidents %+v, want %+v", m.Incidents, want)
 	}
 	if want := (NodeOutcome{Node: "n0", Acquired: 11, Contended: 22, Errors: 33, Timeouts: 44}); len(m.NodeOutcomes) != 1 || m.NodeOutcomes[0] != want {

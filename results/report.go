@@ -547,10 +547,10 @@ func serverChart(runs []*Result) chart {
 				why += fmt.Sprintf("; %s: %s", RunName(r), r.Servers.Unavailable)
 			}
 		}
-		c := figureChart("server-cost", title, runs, clientFigures(), why)
+		c := figureChart("server-cost", title, runs, keepSent(runs, clientFigures()), why)
 		return c
 	}
-	c := figureChart("server-cost", title, runs, append(serverFigures(), clientFigures()...), "no server cost recorded")
+	c := figureChart("server-cost", title, runs, keepSent(runs, append(serverFigures(), clientFigures()...)), "no server cost recorded")
 	c.Note = "all nodes summed; bars scaled per row"
 	for _, r := range runs {
 		if note := SaturationNote(r); note != "" {

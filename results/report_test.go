@@ -225,7 +225,8 @@ func TestReportSurvivesAbsurdValues(t *testing.T) {
 		{ElapsedS: 1e300, Acquired: 1 << 62, P99US: 1e308},
 	}
 	r.Faults = []FaultEvent{{Spec: "x", AtS: -1e308, EndS: 1e308}}
-	r.Servers.CPUUSPerAcquire = 1e308
+	huge := 1e308
+	r.Servers.CPUUSPerAcquire = &huge
 	r.Contention.Rate = 5e-324
 	for _, hi := range []float64{5e-324, -1, 0, 1e308} {
 		if ts, top := linearTicks(hi, FormatUS); len(ts) == 0 || !(top > 0) {

@@ -40,6 +40,12 @@ const (
 	OpResource = "resource"
 )
 
+// IsFailedOp reports whether op holds only failed operations
+// (acquire_failed, release_failed, renew_failed): each of them is an error.
+func IsFailedOp(op string) bool {
+	return op == OpAcquireFailed || op == OpReleaseFailed || op == OpRenewFailed
+}
+
 // opNames lists the operations in the order reports show them.
 var opNames = []string{OpAcquire, OpAcquireFailed, OpTimeToAcquire, OpRelease, OpReleaseFailed, OpRenew, OpRenewFailed, OpHold, OpBlocked, OpOverrun, OpResource}
 
@@ -94,12 +100,9 @@ type Result struct {
 	Ops map[string]OpSummary `json:"ops"`
 	// Throughput is per-second rates over the measured window.
 	Throughput Throughput `json:"throughput"`
-	// Contention counts attempts and how they ended.
-	Contention Contention `json:"contention"`
-	// Counters are further event counts.
-	Counters Counters `json:"counters"`
-	// Incidents counts safety-relevant events.
-	Incidents Incidents `json:"incidents"`
+	// Counts are the summed event counts (contention, counters, incidents),
+	// embedded so that their sections stay where they were in the JSON.
+	Counts
 	// Errors counts failures by kind.
 	Errors map[string]int64 `json:"errors"`
 	// Fairness is how evenly the workers shared the acquisitions.
@@ -112,6 +115,9 @@ type Result struct {
 	Servers *Servers `json:"servers,omitempty"`
 	// Client is the load generator's own CPU cost over the window.
 	Client *Client `json:"client,omitempty"`
+	// History is the file the run's history was written to (--history),
+	// "" when it kept none.
+	History string `json:"history,omitempty"`
 	// Faults lists the faults injected, with their actual times.
 	Faults []FaultEvent `json:"faults,omitempty"`
 	// MergedFrom lists the ids of the generators' results this one merges.
@@ -183,7 +189,8 @@ type OpSummary struct {
 	// are the operations that got an answer; failures are in OP_failed.
 	Count int64 `json:"count"`
 	// Errors is how many operations of this kind failed: for acquire,
-	// release and renew the count of OP_failed; 0 for the others.
+	// release and renew the count of OP_failed; for OP_failed its own count
+	// (every one failed); 0 for the others.
 	Errors int64 `json:"errors"`
 	// LatencyUS are the percentiles in microseconds.
 	LatencyUS Percentiles `json:"latency_us"`
@@ -210,6 +217,19 @@ type Throughput struct {
 	AttemptsPerS float64 `json:"attempts_per_s"`
 }
 
+// Counts are a run's summed event counts: where the catalogue's counter
+// figures (CounterFigures) live. The recorder of a run, its live snapshot,
+// /metrics and merge all read and add them figure by figure through the
+// catalogue, so a new counter is a field here and one line there.
+type Counts struct {
+	// Contention counts attempts and how they ended.
+	Contention Contention `json:"contention"`
+	// Counters are further event counts.
+	Counters Counters `json:"counters"`
+	// Incidents counts safety-relevant events.
+	Incidents Incidents `json:"incidents"`
+}
+
 // Contention counts acquire attempts and their ends.
 type Contention struct {
 	// Attempts is every acquire attempt, retries included.
@@ -222,8 +242,8 @@ type Contention struct {
 	GaveUp int64 `json:"gave_up"`
 	// Rate is Contended / Attempts.
 	Rate float64 `json:"rate"`
-	// AttemptsPerAcquire is Attempts / Acquired.
-	AttemptsPerAcquire float64 `json:"attempts_per_acquire"`
+	// AttemptsPerAcquire is Attempts / Acquired; null with no acquisition.
+	AttemptsPerAcquire *float64 `json:"attempts_per_acquire"`
 }
 
 // Counters are further event counts of a run.
@@ -312,7 +332,18 @@ type Incidents struct {
 	// WorkAborted: work stopped because a renewal found the lease lost.
 	WorkAborted int64 `json:"work_aborted"`
 	// Overlaps: a holder entered while another holder of the same key was inside.
+	// It is DoubleGrants + Overruns, kept for readers of older results.
 	Overlaps int64 `json:"overlaps"`
+	// DoubleGrants: overlaps where the lock granted the key while an earlier
+	// holder inside still had a valid lease (less the clock-drift
+	// allowance): the lock is broken (failover, a Redlock master restarting
+	// empty, a clock jump, a naive release); a longer TTL does not help.
+	DoubleGrants int64 `json:"double_grants"`
+	// Overruns: overlaps where every earlier holder inside had outlived its
+	// lease when the later one was granted: the holder worked past its
+	// lease (pause, slow work, stalled renewal); the TTL, renewal or
+	// fencing is the fix.
+	Overruns int64 `json:"overruns"`
 	// FencingRejected: a fenced write carried a token lower than one already written.
 	FencingRejected int64 `json:"fencing_rejected"`
 	// StaleWritesAccepted: an unfenced write by an expired holder after a newer holder wrote.
@@ -361,10 +392,13 @@ type NodeOutcome struct {
 
 // Servers is the server-side cost of a run.
 type Servers struct {
-	// CommandsPerAcquire sums all nodes' executed commands over acquisitions.
-	CommandsPerAcquire float64 `json:"commands_per_acquire"`
-	// CPUUSPerAcquire sums all nodes' CPU microseconds over acquisitions.
-	CPUUSPerAcquire float64 `json:"cpu_us_per_acquire"`
+	// CommandsPerAcquire sums all nodes' executed commands over
+	// acquisitions; null with no acquisition. Commands a script ran count
+	// one each, besides the script's own call (see ScriptCommands).
+	CommandsPerAcquire *float64 `json:"commands_per_acquire"`
+	// CPUUSPerAcquire sums all nodes' CPU microseconds over acquisitions;
+	// null with no acquisition.
+	CPUUSPerAcquire *float64 `json:"cpu_us_per_acquire"`
 	// Nodes are each node's own figures.
 	Nodes []ServerNode `json:"nodes"`
 	// Unavailable says why some node's figures are missing (INFO refused).
@@ -381,14 +415,18 @@ type Servers struct {
 type Client struct {
 	// CPUUS is the process's CPU time over the window, in microseconds.
 	CPUUS float64 `json:"cpu_us"`
-	// CPUUSPerAcquire is CPUUS over the window's acquisitions.
-	CPUUSPerAcquire float64 `json:"cpu_us_per_acquire"`
+	// CPUUSPerAcquire is CPUUS over the window's acquisitions; null with
+	// no acquisition.
+	CPUUSPerAcquire *float64 `json:"cpu_us_per_acquire"`
 	// CPUShare is CPUUS over the window's length times the CPUs the
 	// generator could use (GOMAXPROCS): near 1, the generator, not the
 	// servers, bounded the figures.
 	CPUShare float64 `json:"cpu_share"`
 	// Unavailable says why the figures are missing (a platform without getrusage).
 	Unavailable string `json:"unavailable,omitempty"`
+	// Sent is what the lock's clients sent over the window; absent where
+	// it was not counted (an etcd lock).
+	Sent *Sent `json:"sent,omitempty"`
 }
 
 // Measured reports whether c holds a CPU reading.
@@ -401,14 +439,53 @@ const SaturatedShare = 0.85
 // Saturated reports whether the generator used nearly all its CPUs.
 func (c *Client) Saturated() bool { return c.Measured() && c.CPUShare > SaturatedShare }
 
-// SetPerAcquire divides the CPU time by the window's acquisitions; with
-// none, the per-acquire figure is 0.
+// SetPerAcquire divides the CPU time and what was sent by the window's
+// acquisitions; with none, the per-acquire figures are absent.
 func (c *Client) SetPerAcquire(acquired int64) {
-	c.CPUUSPerAcquire = 0
-	if acquired > 0 {
-		c.CPUUSPerAcquire = c.CPUUS / float64(acquired)
+	c.CPUUSPerAcquire = PerAcquire(c.CPUUS, acquired)
+	if c.Sent != nil {
+		c.Sent.SetPerAcquire(acquired)
 	}
 }
+
+// Sent is what the lock's clients sent the servers over the window, counted
+// at the client (a go-redis hook on the lock's clients, and the lock's own
+// count of what it writes by hand, Redlock's raw fan-out), never derived
+// from what a lock is supposed to send.
+type Sent struct {
+	// RoundTrips is the request/reply exchanges with any server: one per
+	// command, one per pipeline however many commands it carried.
+	RoundTrips int64 `json:"round_trips"`
+	// Commands is the commands sent in them.
+	Commands int64 `json:"commands"`
+	// ByCommand is Commands by command name (lower case).
+	ByCommand map[string]int64 `json:"by_command,omitempty"`
+	// RoundTripsPerAcquire and CommandsPerAcquire divide them by the
+	// window's acquisitions; null with no acquisition.
+	RoundTripsPerAcquire *float64 `json:"round_trips_per_acquire"`
+	CommandsPerAcquire   *float64 `json:"commands_per_acquire"`
+}
+
+// SetPerAcquire divides s by the window's acquisitions.
+func (s *Sent) SetPerAcquire(acquired int64) {
+	s.RoundTripsPerAcquire = PerAcquire(float64(s.RoundTrips), acquired)
+	s.CommandsPerAcquire = PerAcquire(float64(s.Commands), acquired)
+}
+
+// PerAcquire is total over acquired, or nil (absent: null in JSON, n/a in
+// tables) when there was no acquisition: a cost per acquisition over none
+// was not measured, and a 0 would pass for a free one.
+func PerAcquire(total float64, acquired int64) *float64 {
+	if acquired <= 0 {
+		return nil
+	}
+	v := total / float64(acquired)
+	return &v
+}
+
+// ErrNoAcquisitions is why a per-acquisition figure is absent: the run
+// made no acquisition to divide by. Tables show such a figure as n/a.
+var ErrNoAcquisitions = errors.New("the run made no acquisition, so a figure per acquisition was not measured")
 
 // Measured reports whether s holds server figures for every node: a sum over
 // only the nodes that answered INFO would pass for a measured one.
@@ -431,9 +508,10 @@ type ServerNode struct {
 	Commands int64 `json:"commands"`
 	// CPUUS is its CPU time over the window (INFO cpu).
 	CPUUS float64 `json:"cpu_us"`
-	// CommandsPerAcquire and CPUUSPerAcquire divide them by the acquisitions.
-	CommandsPerAcquire float64 `json:"commands_per_acquire"`
-	CPUUSPerAcquire    float64 `json:"cpu_us_per_acquire"`
+	// CommandsPerAcquire and CPUUSPerAcquire divide them by the
+	// acquisitions; null with no acquisition.
+	CommandsPerAcquire *float64 `json:"commands_per_acquire"`
+	CPUUSPerAcquire    *float64 `json:"cpu_us_per_acquire"`
 	// CPUShare is CPUUS over the window's length: near 1, the server (one
 	// thread runs its commands) was the limit.
 	CPUShare float64 `json:"cpu_share"`

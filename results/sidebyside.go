@@ -3,69 +3,40 @@ package results
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 )
 
 // WriteSideBySide prints one row per run (the same workload on several
-// topologies) with ratio columns against the first run.
+// topologies) with ratios against the first run.
 func WriteSideBySide(w io.Writer, rs []*Result) error {
 	groups := make([]Group, len(rs))
 	for i, r := range rs {
 		groups[i] = Group{Key: r.ID, Runs: []*Result{r}}
 	}
-	return WriteSideBySideGroups(w, groups)
+	return WriteSideBySideGroups(w, groups, nil)
 }
 
-// SideBySideFigures are the figures a side-by-side table shows, by name.
-func SideBySideFigures() []string {
-	return []string{"throughput.acquired_per_s", "acquire.p50", "acquire.p95", "acquire.p99", "acquire.p999",
-		"servers.commands_per_acquire", "servers.cpu_us_per_acquire"}
-}
-
-// WriteSideBySideGroups prints one row per group of repeats, each figure the
-// median over the group's runs, with ratio columns against the first group
-// and, where any group has repeats, their number.
-func WriteSideBySideGroups(w io.Writer, groups []Group) error {
+// WriteSideBySideGroups prints the side-by-side view of groups of repeats:
+// one row per group, each figure the median over its runs with its ratio to
+// the first group; columns names figures other than the view's defaults.
+func WriteSideBySideGroups(w io.Writer, groups []Group, columns []string) error {
 	if len(groups) == 0 {
 		return nil
 	}
-	figs := figuresNamed(SideBySideFigures()...)
-	// A runs column only where there are repeats to count.
-	repeats := slices.ContainsFunc(groups, func(g Group) bool { return len(g.Runs) > 1 })
-	header := []any{"topology", "lock"}
-	if repeats {
-		header = append(header, "runs")
+	figs, err := SideBySideView().Figures(columns)
+	if err != nil {
+		return err
 	}
-	for _, f := range figs {
-		header = append(header, shortLabel(f))
-	}
-	for _, f := range figs {
-		header = append(header, shortLabel(f)+" ×")
-	}
-	t := NewTable(w, header...)
-	rows := make([]sideRow, len(groups))
-	for i, g := range groups {
-		rows[i] = groupRow(figs, g)
-	}
+	names := make([][]string, len(groups))
 	firsts := make([]*Result, 0, len(groups))
 	for i, g := range groups {
 		r := g.Runs[0]
+		names[i] = []string{r.Topology.Spec, r.Lock.Name}
 		firsts = append(firsts, r)
-		cells := []any{r.Topology.Spec, r.Lock.Name}
-		if repeats {
-			cells = append(cells, len(g.Runs))
-		}
-		for j, f := range figs {
-			cells = append(cells, rows[i].cell(j, f))
-		}
-		for j := range figs {
-			cells = append(cells, rows[i].ratio(rows[0], j))
-		}
-		_ = t.Append(cells...)
 	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render side-by-side table: %w", err)
+	c := CompareFigures(groups, figs)
+	if err := c.WriteRows(w, RowsView{Lead: []string{"topology", "lock"}, Names: names, Ratios: true}); err != nil {
+		return fmt.Errorf("side-by-side: %w", err)
 	}
 	if note := SharedCPUNote(firsts); note != "" {
 		fmt.Fprintln(w, note)
@@ -74,12 +45,6 @@ func WriteSideBySideGroups(w io.Writer, groups []Group) error {
 		fmt.Fprintln(w, note)
 	}
 	return nil
-}
-
-// shortLabel drops the words a narrow table's header can do without.
-func shortLabel(f Figure) string {
-	l := strings.TrimPrefix(f.Label, "acquire ")
-	return strings.TrimPrefix(l, "server ")
 }
 
 // SharedCPUNote is a line naming the runs that had more servers on the
@@ -137,53 +102,4 @@ func ResourceNote(rs []*Result) string {
 	}
 	return "note: protected resource " + strings.Join(parts, "; ") +
 		"; a resource outside the process adds its round trips (op resource) to every critical section, and so to those rows' throughput."
-}
-
-// sideRow is one group's figures; a figure missing from any run (server
-// cost where INFO was refused on some node) is missing from the row, since
-// a partial sum would pass for a measured one.
-type sideRow struct {
-	v  []float64
-	ok []bool
-}
-
-// groupRow is each figure's median over the group's runs.
-func groupRow(figs []Figure, g Group) sideRow {
-	out := sideRow{v: make([]float64, len(figs)), ok: make([]bool, len(figs))}
-	for i, f := range figs {
-		var vals []float64
-		for _, r := range g.Runs {
-			if v, err := f.Value(r); err == nil {
-				vals = append(vals, v)
-			}
-		}
-		if len(vals) == len(g.Runs) {
-			out.v[i], out.ok[i] = Median(vals), true
-		}
-	}
-	return out
-}
-
-// cell formats figure i, or "-" when it is missing.
-func (r sideRow) cell(i int, f Figure) string {
-	if !r.ok[i] {
-		return "-"
-	}
-	return f.Format(r.v[i])
-}
-
-// ratio is figure i against base's, or "-" when either is missing.
-func (r sideRow) ratio(base sideRow, i int) string {
-	if !r.ok[i] || !base.ok[i] {
-		return "-"
-	}
-	return ratio(r.v[i], base.v[i])
-}
-
-// ratio renders v/base as "1.00x", or "-" when there is no base to divide by.
-func ratio(v, base float64) string {
-	if base == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", v/base)
 }

@@ -70,7 +70,7 @@ func TestSharedCPUNote(t *testing.T) {
 }
 
 // A topology whose servers refused INFO has no server figures: the table must
-// say so with "-" rather than print 0.00 and 0.00x as if measured.
+// say so with "n/a" rather than print 0.00 and 0.00x as if measured.
 func TestWriteSideBySideINFORefused(t *testing.T) {
 	rs := sideBySideRuns(t, 8, "external")
 	rs[2].Servers = &Servers{Unavailable: "INFO on 127.0.0.1:7005: ERR unknown command"}
@@ -84,10 +84,10 @@ func TestWriteSideBySideINFORefused(t *testing.T) {
 			continue
 		}
 		cells := strings.Split(line, "|")
-		// cells: "", topology, lock, acq/s, p50, p95, p99, p99.9, cmds, cpu, 5 ratios, cmds ×, cpu ×, ""
-		for _, i := range []int{8, 9, 15, 16} {
-			if got := strings.TrimSpace(cells[i]); got != "-" {
-				t.Errorf("%s: column %d = %q, want -", strings.TrimSpace(cells[1]), i, got)
+		// cells: "", topology, lock, acq/s, p50, p99, cmds, cpu, ""
+		for _, i := range []int{6, 7} {
+			if got := strings.TrimSpace(cells[i]); got != "n/a" {
+				t.Errorf("%s: column %d = %q, want n/a", strings.TrimSpace(cells[1]), i, got)
 			}
 		}
 	}
@@ -111,28 +111,28 @@ func TestWriteSideBySideGroups(t *testing.T) {
 		groups = append(groups, g)
 	}
 	var buf bytes.Buffer
-	if err := WriteSideBySideGroups(&buf, groups); err != nil {
+	if err := WriteSideBySideGroups(&buf, groups, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	rows := 0
 	for _, line := range strings.Split(out, "\n") {
 		cells := strings.Split(line, "|")
-		if len(cells) < 12 || strings.TrimSpace(cells[3]) == "runs" {
+		if len(cells) < 8 || strings.TrimSpace(cells[3]) == "acq/s" {
 			continue
 		}
 		rows++
-		if got := strings.TrimSpace(cells[3]); got != "3" {
-			t.Errorf("runs = %q, want 3", got)
-		}
-		if got := strings.TrimSpace(cells[11]); got != map[string]string{"single": "1.00x", "redlock:3": "0.25x"}[strings.TrimSpace(cells[1])] {
-			t.Errorf("%s: throughput ratio %q of the medians (1000 and 250)", strings.TrimSpace(cells[1]), got)
+		if got := strings.TrimSpace(cells[3]); got != map[string]string{"single": "1000 ±400%", "redlock:3": "250 ±400% (~)"}[strings.TrimSpace(cells[1])] {
+			t.Errorf("%s: throughput %q, want the medians 1000 and 250, within noise of each other", strings.TrimSpace(cells[1]), got)
 		}
 	}
 	if rows != 2 {
 		t.Fatalf("%d rows, want one per topology:\n%s", rows, out)
 	}
-	if !strings.Contains(out, "|       1000 |") || !strings.Contains(out, "|        250 |") {
+	if !strings.Contains(out, "(each row: the median of its 3 runs ±their spread)") {
+		t.Errorf("table does not say how many runs each row is the median of:\n%s", out)
+	}
+	if !strings.Contains(out, " 1000 ±400% |") || !strings.Contains(out, " 250 ±400% (~) |") {
 		t.Errorf("throughput is not the median of the repeats:\n%s", out)
 	}
 }

@@ -1,10 +1,13 @@
 package results
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -136,7 +139,7 @@ func writeOps(w io.Writer, r *Result) error {
 		row := []any{}
 		for _, f := range opFigures(op) {
 			v, err := f.Value(r)
-			cell := "-"
+			cell := NotMeasuredText(err)
 			if err == nil {
 				cell = f.Format(v)
 			}
@@ -187,12 +190,8 @@ func writeCounts(w io.Writer, r *Result) error {
 	if note := SaturationNote(r); note != "" {
 		fmt.Fprintln(w, note)
 	}
-	if s := r.Servers; s != nil {
-		if s.Unavailable != "" {
-			fmt.Fprintf(w, "server cost: unavailable (%s)\n", s.Unavailable)
-		} else {
-			fmt.Fprintf(w, "server cost: %.2f commands and %s CPU per acquisition (%s)\n", s.CommandsPerAcquire, FormatUS(s.CPUUSPerAcquire), s.Scope())
-		}
+	if line := ServerCostLine(r); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	return nil
 }
@@ -211,14 +210,12 @@ func SaturationNote(r *Result) string {
 		"--pipeline auto or more generators (see Beyond one machine) would show the servers' limit", 100*r.Client.CPUShare, plural(cpus, "CPU"))
 }
 
-// figureText is one figure of r as a table cell, "-" when r lacks it.
+// figureText is one figure of r as a table cell at the figure's
+// precision, or why r lacks it (n/a, or not measured).
 func figureText(f Figure, r *Result) string {
 	v, err := f.Value(r)
 	if err != nil {
-		return "-"
-	}
-	if f.Unit == UnitRatio {
-		return fmt.Sprintf("%.4f", v)
+		return NotMeasuredText(err)
 	}
 	return f.Format(v)
 }
@@ -295,14 +292,38 @@ func formatErrors(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// WriteList renders runs as `results ls` prints them, one line a run: id
-// (and label), start, topology, lock, workload, concurrency, window, closed
-// or open loop, faults, acquisitions/s, acquire p99, incidents, group.
+// listLabelWidth is the most of a label the listing shows; a longer one is
+// cut with "…" (results ls --format json|csv gives it whole).
+const listLabelWidth = 14
+
+// WriteList renders runs as `results ls` prints them, one line a run, as a
+// plain listing to read and grep: id, label, topology, lock, workload, load
+// (concurrency, or rate in open loop), number of faults, acquisitions/s,
+// acquire p99, incidents and group. A
+// group is shown by a short number, named in full under the listing, so
+// the listing fits a terminal; results show takes the full name. JSON and
+// CSV (results ls --format) carry every field in full.
 func WriteList(w io.Writer, runs []*Result) error {
-	t := labelsLeft(NewTable(w, "id", "label", "started", "topology", "lock", "workload", "c", "window", "loop", "faults",
-		"acq/s", "acquire p99", "incidents", "group"))
+	// Label, faults and group only where some run has one.
+	labels := slices.ContainsFunc(runs, func(r *Result) bool { return r.Label != "" })
+	faults := slices.ContainsFunc(runs, func(r *Result) bool { return len(r.Faults) > 0 })
+	groups := listGroups(runs)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(cells ...string) {
+		if len(groups) == 0 {
+			cells = cells[:len(cells)-1]
+		}
+		if !faults {
+			cells = append(cells[:6], cells[7:]...)
+		}
+		if !labels {
+			cells = append(cells[:1], cells[2:]...)
+		}
+		_, _ = io.WriteString(tw, strings.Join(cells, "\t")+"\n")
+	}
+	row("id", "label", "topology", "lock", "workload", "load", "faults", "acq/s", "p99", "incidents", "group")
 	for _, r := range runs {
-		p99 := "-"
+		p99 := "n/a"
 		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
 			p99 = FormatUS(s.LatencyUS.P99)
 		}
@@ -310,20 +331,114 @@ func WriteList(w io.Writer, runs []*Result) error {
 		if r.Partial {
 			id += " (partial)"
 		}
-		group, _ := r.Config["group"].(string)
-		loop := "closed"
-		if rate := configText(r, "rate"); r.OpenLoop() || (rate != "" && rate != "0") {
-			loop = "open " + rate + "/s"
+		group := "-"
+		if g, _ := r.Config["group"].(string); g != "" {
+			group = fmt.Sprintf("g%d", slices.Index(groups, g)+1)
 		}
-		err := t.Append(id, r.Label, r.StartedAt.Format("2006-01-02 15:04:05"), r.Topology.Spec, r.Lock.Name, configText(r, "workload"),
-			configText(r, "concurrency"), formatValue(UnitSeconds, r.DurationS), loop, faultList(r),
-			fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, r.Incidents.Total(), group)
-		if err != nil {
-			return fmt.Errorf("list row %s: %w", r.ID, err)
+		row(id, clip(orDash(r.Label), listLabelWidth), r.Topology.Spec, r.Lock.Name, orDash(configText(r, "workload")), loadOf(r),
+			strconv.Itoa(len(r.Faults)), fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, strconv.FormatInt(r.Incidents.Total(), 10), group)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("render list: %w", err)
+	}
+	for i, g := range groups {
+		fmt.Fprintf(w, "g%d: group %s\n", i+1, g)
+	}
+	return nil
+}
+
+// clip cuts s to n runes, the last one "…" when it was longer.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// listGroups are the groups of runs, in the order the listing meets them.
+func listGroups(runs []*Result) []string {
+	var out []string
+	for _, r := range runs {
+		if g, _ := r.Config["group"].(string); g != "" && !slices.Contains(out, g) {
+			out = append(out, g)
 		}
 	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render list: %w", err)
+	return out
+}
+
+// loadOf is a run's load: its concurrency in closed loop, its request rate
+// in open loop.
+func loadOf(r *Result) string {
+	if rate := configText(r, "rate"); r.OpenLoop() || (rate != "" && rate != "0") {
+		return rate + "/s"
+	}
+	return "c=" + orDash(configText(r, "concurrency"))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ListEntry is one run as results ls --format json|csv gives it: every
+// field of the listing in full. A figure the run lacks is null (empty in CSV).
+type ListEntry struct {
+	ID           string   `json:"id"`
+	Label        string   `json:"label,omitempty"`
+	StartedAt    string   `json:"started_at"`
+	Topology     string   `json:"topology"`
+	Lock         string   `json:"lock"`
+	Workload     string   `json:"workload,omitempty"`
+	Concurrency  string   `json:"concurrency,omitempty"`
+	Rate         string   `json:"rate,omitempty"`
+	DurationS    float64  `json:"duration_s"`
+	Partial      bool     `json:"partial,omitempty"`
+	Faults       []string `json:"faults,omitempty"`
+	AcquiredPerS float64  `json:"acquired_per_s"`
+	AcquireP99US *float64 `json:"acquire_p99_us"`
+	Incidents    int64    `json:"incidents"`
+	Group        string   `json:"group,omitempty"`
+}
+
+// ListEntries are runs as results ls --format json|csv gives them.
+func ListEntries(runs []*Result) []ListEntry {
+	out := make([]ListEntry, len(runs))
+	for i, r := range runs {
+		e := ListEntry{ID: r.ID, Label: r.Label, StartedAt: r.StartedAt.Format(time.RFC3339), Topology: r.Topology.Spec, Lock: r.Lock.Name,
+			Workload: configText(r, "workload"), Concurrency: configText(r, "concurrency"), Rate: configText(r, "rate"), DurationS: r.DurationS,
+			Partial: r.Partial, AcquiredPerS: r.Throughput.AcquiredPerS, Incidents: r.Incidents.Total()}
+		e.Group, _ = r.Config["group"].(string)
+		for _, f := range r.Faults {
+			e.Faults = append(e.Faults, f.Spec)
+		}
+		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
+			p := s.LatencyUS.P99
+			e.AcquireP99US = &p
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// WriteListCSV renders runs as results ls --format csv prints them.
+func WriteListCSV(w io.Writer, runs []*Result) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"id", "label", "started_at", "topology", "lock", "workload", "concurrency", "rate", "duration_s", "partial",
+		"faults", "acquired_per_s", "acquire_p99_us", "incidents", "group"})
+	for _, e := range ListEntries(runs) {
+		p99 := ""
+		if e.AcquireP99US != nil {
+			p99 = num(*e.AcquireP99US)
+		}
+		_ = cw.Write([]string{e.ID, e.Label, e.StartedAt, e.Topology, e.Lock, e.Workload, e.Concurrency, e.Rate, num(e.DurationS),
+			strconv.FormatBool(e.Partial), strings.Join(e.Faults, "; "), num(e.AcquiredPerS), p99, strconv.FormatInt(e.Incidents, 10), e.Group})
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write list csv: %w", err)
 	}
 	return nil
 }
@@ -335,18 +450,6 @@ func configText(r *Result, k string) string {
 		return ""
 	}
 	return jsonText(v)
-}
-
-// faultList names a run's faults briefly: "-" for none.
-func faultList(r *Result) string {
-	if len(r.Faults) == 0 {
-		return "-"
-	}
-	specs := make([]string, len(r.Faults))
-	for i, f := range r.Faults {
-		specs[i] = f.Spec
-	}
-	return strings.Join(specs, "; ")
 }
 
 // FilterTags keeps the runs that carry every tag of want.

@@ -58,7 +58,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.lat
 }
 
-// Collect sends the run's figures so far.
+// Collect sends the run's figures so far: every counter of the
+// catalogue by its name (the live snapshot lists them all), errors by kind
+// and each operation's latencies.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	s, ok := c.live.Snapshot()
 	if !ok {

@@ -132,6 +132,8 @@ type armed struct {
 	// names one; resourceName says where it is, for the result.
 	resource     bench.Protected
 	resourceName string
+	// sent counts the lock's round trips; nil where they are not counted.
+	sent *sentMeter
 }
 
 // armRedis reaches a Redis topology's servers and builds the lock over them.
@@ -147,14 +149,17 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if err != nil {
 		return armed{}, nil, err
 	}
-	locker, err := lockimpl.New(pl.Lock, nodes, pl.LockOptions)
+	sent := countSent(topo, clients, nodes)
+	lockOpts := pl.LockOptions
+	lockOpts.Sent = sent.counter
+	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
 	}
 	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
 	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs),
+	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), sent: sent,
 		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
 			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
 		}}
@@ -202,6 +207,8 @@ type session struct {
 	background settler     // nil unless the lock works on after a call returned
 	nodeBase   []lockimpl.NodeCounts
 	stopFaults func()
+	// hist is the run's history on its way to disk, nil without --history.
+	hist *historyRecording
 }
 
 func newSession(pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) *session {
@@ -229,6 +236,14 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 		return nil, err
 	}
 	defer closeResource()
+	if s.hist, err = startHistory(s.pl, s.id, s.prefix, s.r.Lock.Name, s.r.Lock.Fencing, s.r.Resource); err != nil {
+		return nil, err
+	}
+	if s.hist != nil {
+		opts.History = s.hist.w
+		// A run that ends early closes the file without a trailer.
+		defer s.hist.abort()
+	}
 	if s.nodes != nil {
 		opts.NodeErrors = s.nodeErrors
 	}
@@ -329,6 +344,7 @@ func (s *session) nodeErrors() int64 {
 // windowStarts takes the opening readings and schedules the faults.
 func (s *session) windowStarts(ctx context.Context, start time.Time) {
 	s.a.meter.before(ctx)
+	s.a.sent.before()
 	s.cpu.start()
 	if s.nodes != nil {
 		s.nodeBase = s.nodes.NodeCounts()
@@ -349,12 +365,18 @@ func (s *session) fill(ctx context.Context, m *bench.Measurement) (*results.Resu
 		r.NodeOutcomes = nodeOutcomes(s.topo, s.nodeBase, s.nodes.NodeCounts())
 	}
 	s.cpu.stop()
+	s.a.sent.after()
 	s.a.meter.after(context.WithoutCancel(ctx))
 	if err := m.Fill(r); err != nil {
 		return nil, err
 	}
 	r.Faults = s.faults.events()
 	markFaults(r)
+	if s.hist != nil {
+		if err := s.hist.finish(m, r); err != nil {
+			return nil, err
+		}
+	}
 	down := map[string]string{}
 	for _, addr := range s.topo.Down() {
 		down[addr] = s.faults.downReason(addr)
@@ -362,6 +384,7 @@ func (s *session) fill(ctx context.Context, m *bench.Measurement) (*results.Resu
 	r.Servers = s.a.meter.servers(r.Contention.Acquired, down)
 	r.Servers.SetShares(r.DurationS)
 	r.Client = s.cpu.client(r.Contention.Acquired, r.DurationS)
+	s.a.sent.fill(r.Client, r.Contention.Acquired)
 	if !s.pl.StartAt.IsZero() {
 		r.StartOffsetS = m.StartOffset.Seconds()
 	}

@@ -84,7 +84,7 @@ func TestPeerRunRecordsLibraryAndClientCPU(t *testing.T) {
 			if lock != "single" && (r.Lock.Library == "" || r.Lock.Version == "" || r.Lock.Settings["tries"] != "1" || r.Lock.LibraryDefaults["tries"] == "") {
 				t.Fatalf("lock %+v", r.Lock)
 			}
-			if !r.Client.Measured() || r.Client.CPUUS <= 0 || r.Client.CPUUSPerAcquire <= 0 {
+			if !r.Client.Measured() || r.Client.CPUUS <= 0 || r.Client.CPUUSPerAcquire == nil || *r.Client.CPUUSPerAcquire <= 0 {
 				t.Fatalf("client %+v", r.Client)
 			}
 		})

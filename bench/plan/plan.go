@@ -54,11 +54,15 @@ type Plan struct {
 	// run, which gets an id of its own); GeneratorID is this one's index.
 	RunID       string
 	GeneratorID int
+	// Generators is how many generators run together.
+	Generators int
 	// StartAt is when the warm-up starts (zero: as soon as the servers answer).
 	StartAt time.Time
 	// Resource is the URL of a Redis holding the protected resource; empty
 	// keeps it in process.
 	Resource string
+	// History is where the run's history goes ("" for none; see HistoryPath).
+	History string
 	// MetricsAddr is where Prometheus metrics are served during the run.
 	MetricsAddr string
 	// Label names the run in lists and legends; Tags mark it for filtering.
@@ -391,6 +395,7 @@ func Parse(v Values) (Plan, error) {
 	}
 	pl.Tags = tags
 	generators := p.integer("generators", 1, 1<<20)
+	pl.Generators = generators
 	pl.GeneratorID = p.integer("generator-id", 0, 1<<20)
 	if p.err == nil && pl.GeneratorID >= generators {
 		p.fail("generator-id", "%d: want 0 to %d (one less than --generators)", pl.GeneratorID, generators-1)
@@ -412,6 +417,10 @@ func Parse(v Values) (Plan, error) {
 	if u := v.Get("resource"); u != "" {
 		p.checkResourceURL(u)
 		pl.Resource = u
+	}
+	pl.History = v.Get("history")
+	if err := checkHistoryPath(pl.History); err != nil {
+		p.fail("history", "%v", err)
 	}
 	pl.MetricsAddr = v.Get("metrics-addr")
 	if a := pl.MetricsAddr; a != "" {

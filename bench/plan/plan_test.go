@@ -60,12 +60,15 @@ func TestNoPausesNoIncidents(t *testing.T) {
 
 func TestNaiveReleaseRace(t *testing.T) {
 	naive := execute(t, "workload", "naive-release-race")
-	if naive.Incidents.Overlaps == 0 || !naive.Lock.Unsafe {
-		t.Errorf("naive: overlaps %d unsafe %v, want overlaps and the unsafe mark", naive.Incidents.Overlaps, naive.Lock.Unsafe)
+	if naive.Incidents.DoubleGrants == 0 || !naive.Lock.Unsafe {
+		t.Errorf("naive: double grants %d unsafe %v, want double grants and the unsafe mark", naive.Incidents.DoubleGrants, naive.Lock.Unsafe)
 	}
+	// The atomic release never grants a key twice. A holder starved of CPU
+	// past its 100 ms lease on a loaded machine is an overrun, not the
+	// lock's fault, so overlaps are not asserted.
 	single := execute(t, "workload", "naive-release-race", "lock", "single")
-	if single.Incidents.Overlaps != 0 {
-		t.Errorf("single on the same settings: %d overlaps, want 0", single.Incidents.Overlaps)
+	if single.Incidents.DoubleGrants != 0 {
+		t.Errorf("single on the same settings: %d double grants, want 0", single.Incidents.DoubleGrants)
 	}
 }
 
@@ -81,7 +84,7 @@ func TestRedlockCostAndNodeOutcomes(t *testing.T) {
 	if r.Lock.Name != "redlock" || r.Lock.Nodes != 3 || len(r.NodeOutcomes) != 3 {
 		t.Fatalf("lock %+v, %d node outcomes", r.Lock, len(r.NodeOutcomes))
 	}
-	if r.Servers == nil || len(r.Servers.Nodes) != 3 || r.Servers.CommandsPerAcquire < 6 {
+	if r.Servers == nil || len(r.Servers.Nodes) != 3 || deref(r.Servers.CommandsPerAcquire) < 6 {
 		t.Fatalf("servers %+v: want 3 nodes and at least 2 commands per node per acquisition", r.Servers)
 	}
 	for _, n := range r.NodeOutcomes {
@@ -97,12 +100,12 @@ func TestRedlockCostAndNodeOutcomes(t *testing.T) {
 func TestRedlockCommandsScaleWithMasters(t *testing.T) {
 	single := execute(t, "topology", "single", "concurrency", "2", "duration", "1s")
 	redlock := execute(t, "topology", "redlock:5", "concurrency", "2", "duration", "1s")
-	if single.Servers == nil || redlock.Servers == nil || single.Servers.CommandsPerAcquire == 0 {
+	if single.Servers == nil || redlock.Servers == nil || deref(single.Servers.CommandsPerAcquire) == 0 {
 		t.Fatalf("server figures missing: single %+v, redlock %+v", single.Servers, redlock.Servers)
 	}
-	if ratio := redlock.Servers.CommandsPerAcquire / single.Servers.CommandsPerAcquire; ratio < 4.75 || ratio > 5.25 {
+	if ratio := deref(redlock.Servers.CommandsPerAcquire) / deref(single.Servers.CommandsPerAcquire); ratio < 4.75 || ratio > 5.25 {
 		t.Fatalf("redlock:5 runs %.2f commands per acquisition, single %.2f: ratio %.2f, want about 5",
-			redlock.Servers.CommandsPerAcquire, single.Servers.CommandsPerAcquire, ratio)
+			deref(redlock.Servers.CommandsPerAcquire), deref(single.Servers.CommandsPerAcquire), ratio)
 	}
 }
 
@@ -138,6 +141,7 @@ func TestParseErrorsNameTheFlag(t *testing.T) {
 		"concurrency": "-3", "duration": "1", "ttl": "0", "keys": "hot:10,2", "hold": "exp:-1s",
 		"retry": "exp:5ms,1ms", "renew-every": "ttl/1", "crash-prob": "x", "rate": "fast", "seed": "-1",
 		"drift-factor": "0.9", "format": "yaml", "topology": "redlock:0", "persistence": "rdb",
+		"history": "/no/such/dir/h.jsonl.gz",
 	} {
 		_, err := Expand(Values{flag: {value}})
 		if err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--"+flag) {
@@ -216,7 +220,7 @@ func TestKillFaultKeepsFiguresHonest(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.Servers
-	if !s.Measured() || len(s.Unmeasured) != 1 || !strings.Contains(s.Unmeasured[0], r.Topology.Nodes[0]) || s.CommandsPerAcquire <= 0 {
+	if !s.Measured() || len(s.Unmeasured) != 1 || !strings.Contains(s.Unmeasured[0], r.Topology.Nodes[0]) || deref(s.CommandsPerAcquire) <= 0 {
 		t.Fatalf("servers %+v: want the survivors measured and node 0 named as missing", s)
 	}
 	if strings.Contains(log.String(), "cleanup of") || strings.Contains(log.String(), "refused") {
@@ -324,6 +328,14 @@ func TestPipelineAuto(t *testing.T) {
 	}
 }
 
+// deref reads a figure per acquisition, 0 when absent.
+func deref(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
 func TestStagedRateIsTheWindow(t *testing.T) {
 	p, err := Expand(Values{"rate": {"100,2000:30s,2000:1m"}})
 	if err != nil {
@@ -352,6 +364,28 @@ func TestStagedRate(t *testing.T) {
 	for v, want := range map[string]bool{"": false, "500": false, "50/100ms": false, "100,2000:5s": true, "100,2000": false} {
 		if got := StagedRate(Values{"rate": {v}}); got != want {
 			t.Errorf("StagedRate(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestHistoryPath(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		given, want string
+		perRun      bool
+	}{
+		{"", "", true},
+		{"off", "", true},
+		{dir + "/h.jsonl.gz", dir + "/h.jsonl.gz", false},
+		{dir + "/h-{id}.jsonl.gz", dir + "/h-r1.jsonl.gz", true},
+		{dir, dir + "/r1.history.jsonl.gz", true},
+		{dir + "/sub/", dir + "/sub/r1.history.jsonl.gz", true},
+	} {
+		if got := HistoryPath(tc.given, "r1"); got != tc.want {
+			t.Errorf("HistoryPath(%q) = %q, want %q", tc.given, got, tc.want)
+		}
+		if got := HistoryPerRun(tc.given); got != tc.perRun {
+			t.Errorf("HistoryPerRun(%q) = %v, want %v", tc.given, got, tc.perRun)
 		}
 	}
 }

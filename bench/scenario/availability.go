@@ -13,7 +13,7 @@ import (
 // over trials), beside the share of attempts that failed.
 func writeAvailability(w io.Writer, v Verdict) error {
 	fmt.Fprintln(w, "unavailability: the longest time without any acquisition in a trial (exact from 1s up; under 1s means no gap reached a second)")
-	t := results.NewTable(w, "variant", "longest gap (median)", "longest gap (worst)", "per trial", "failed attempts")
+	t := results.NewTable(w, "variant", "longest gap\n(median)", "longest gap\n(worst)", "per trial", "failed\nattempts")
 	for _, vv := range v.Variants {
 		med, worst, per := "-", "-", "-"
 		if len(vv.GapsS) > 0 {

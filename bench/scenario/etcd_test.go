@@ -40,12 +40,12 @@ func TestEtcdScenarios(t *testing.T) {
 				switch {
 				case etcd && vv.StaleAccepted != 0:
 					t.Errorf("%s: %d stale writes accepted despite the revision fence", vv.Variant.Name, vv.StaleAccepted)
-				case name == "etcd-gc-pause" && vv.Overlaps == 0:
-					t.Errorf("%s: no overlap; the stall did not outlast the lease", vv.Variant.Name)
+				case name == "etcd-gc-pause" && vv.Overruns == 0:
+					t.Errorf("%s: no overrun; the stall did not outlast the lease", vv.Variant.Name)
 				case name == "etcd-gc-pause" && !etcd && vv.StaleAccepted == 0:
 					t.Errorf("%s: unfenced, yet no stale write accepted", vv.Variant.Name)
-				case name == "etcd-leader-failover" && vv.Overlaps != 0:
-					t.Errorf("%s: %d overlaps after a leader failover", vv.Variant.Name, vv.Overlaps)
+				case name == "etcd-leader-failover" && vv.DoubleGrants != 0:
+					t.Errorf("%s: %d double grants after a leader failover", vv.Variant.Name, vv.DoubleGrants)
 				case name == "etcd-leader-failover" && len(vv.GapsS) != 2:
 					t.Errorf("%s: gaps %v, want one per trial", vv.Variant.Name, vv.GapsS)
 				}

@@ -41,8 +41,8 @@ func failover() Scenario {
 			// The lag must end soon after the kill: a replica paused for writes
 			// cannot answer the sentinels, and they will not promote it.
 			"fault", "at=0s lag-replica for=2500ms", "fault", "at=2300ms kill primary"),
-		Violation:    "overlaps: a second holder was granted a key whose first holder was still inside",
-		violated:     overlaps,
+		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:     doubleGrants,
 		Availability: true,
 		Variants: []Variant{
 			{Name: "no WAIT", TakesLock: true},
@@ -67,8 +67,8 @@ func clusterFailover() Scenario {
 			// The lag ends just after the kill: the replica drops the stream
 			// it held when its master's link breaks.
 			"fault", "at=0s lag-replica shard=0 for=2500ms", "fault", "at=2300ms kill master=0"),
-		Violation: "overlaps: a second holder was granted a key whose first holder was still inside",
-		violated:  overlaps,
+		Violation: "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:  doubleGrants,
 		Variants: []Variant{
 			{Name: "no WAIT", TakesLock: true},
 			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
@@ -111,8 +111,8 @@ func redlockRestart() Scenario {
 		Description: "five masters without persistence; one that holds part of a quorum restarts at once and forgets " +
 			"the lock; mitigations: a restart delay of at least the TTL, or fsync'd AOF",
 		Base:      redlockPartialQuorum("at=2s restart node=2"),
-		Violation: "overlaps: two clients each held a quorum for the same key",
-		violated:  overlaps,
+		Violation: "double grants: two clients each held a quorum for the same key, both leases valid",
+		violated:  doubleGrants,
 		Variants: []Variant{
 			{Name: "restart at once, no persistence", TakesLock: true},
 			{Name: "--restart-delay 8s (≥ TTL)", Mitigated: true, Flags: vals("restart-delay", "8s"), TakesLock: true},
@@ -126,8 +126,8 @@ func redlockClockJump() Scenario {
 		Name:        "redlock-clock-jump",
 		Description: "one master of a three-master quorum has its clock jump past the TTL, expiring the lock early",
 		Base:        redlockPartialQuorum("at=2s clock-jump node=2 +9s"),
-		Violation:   "overlaps: two clients each held a quorum for the same key",
-		violated:    overlaps,
+		Violation:   "double grants: two clients each held a quorum for the same key, both leases valid",
+		violated:    doubleGrants,
 		Variants: []Variant{
 			{Name: "clock jumps +9s (TTL 8s)", TakesLock: true},
 			{Name: "no jump (control)", Mitigated: true, Flags: plan.Values{"fault": twoDown("")}, TakesLock: true},
@@ -167,8 +167,8 @@ func naiveRelease() Scenario {
 		Name:        "naive-release",
 		Description: "release by GET then DEL races the lease's expiry and deletes the next holder's lock; the atomic script does not",
 		Base:        vals("workload", "naive-release-race", "duration", "3s", "warmup", "0"),
-		Violation:   "overlaps: a holder entered while another was still inside",
-		violated:    overlaps,
+		Violation:   "double grants: the naive release deleted the next holder's lease, and a third was granted while it was inside",
+		violated:    doubleGrants,
 		Variants: []Variant{
 			{Name: "naive GET+DEL"},
 			{Name: "single (atomic script)", Mitigated: true, Flags: vals("lock", "single")},
@@ -190,8 +190,8 @@ func etcdLeaderFailover() Scenario {
 		Base: vals("topology", "etcd:3", "keys", "uniform:16", "concurrency", "32",
 			"hold", "uniform:200ms,800ms", "ttl", "2s", "retry", "fixed:10ms", "acquire-timeout", "10s",
 			"duration", "8s", "warmup", "1s"),
-		Violation:    "overlaps: a second holder was granted a key whose first holder was still inside",
-		violated:     overlaps,
+		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:     doubleGrants,
 		Availability: true,
 		Variants: []Variant{
 			{Name: "kill leader at 2s", Mitigated: true, Flags: vals("fault", "at=2s kill leader")},

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,16 +10,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/check"
+	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
 
+// execute runs one trial with a history, and checks that lockbench check
+// on the history agrees exactly with the run's own incidents: every recipe,
+// unmitigated and mitigated, is an agreement test too (issue 25), at the
+// cost of the check alone.
 func execute(ctx context.Context, v plan.Values) (*results.Result, error) {
+	dir, err := os.MkdirTemp("", "scenario-history-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	v = v.Clone()
+	v.Set("history", dir+"/")
 	plans, err := plan.Expand(v)
 	if err != nil {
 		return nil, err
 	}
-	return plan.Execute(ctx, plans[0], plan.Env{})
+	r, err := plan.Execute(ctx, plans[0], plan.Env{})
+	if err != nil || r.History == "" {
+		return r, err
+	}
+	h, err := history.ReadFile(r.History)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := check.Check(h, check.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.Agree(r.Incidents); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Config["lock"], err)
+	}
+	return r, nil
 }
 
 // children lists the processes of this test process whose command name

@@ -3,10 +3,8 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/results"
@@ -220,65 +218,4 @@ func knee(steps []Step) *Step {
 		}
 	}
 	return best
-}
-
-// WriteCapacity prints each search's steps and its verdict.
-func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
-	for _, c := range cs {
-		fmt.Fprintf(w, "%s\n", c.Label)
-		op := latencyOpOf(c)
-		header := []any{loadName, "acq/s", op + " p99"}
-		openLoop := op == results.OpTimeToAcquire
-		if openLoop {
-			header = append(header, "served", "dropped")
-		}
-		t := results.NewTable(w, append(header, "SLO (on "+op+")", "run")...)
-		for _, s := range c.Steps {
-			verdict := "met"
-			if !s.MetSLO {
-				verdict = "broken: " + strings.Join(s.Broken, "; ")
-			}
-			mark := ""
-			if c.Knee != nil && s.RunID == c.Knee.RunID {
-				mark = " (knee)"
-			}
-			row := []any{formatLoad(s.Load) + mark, fmt.Sprintf("%.0f", s.Throughput), results.FormatUS(s.P99US)}
-			if openLoop {
-				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
-			}
-			_ = t.Append(append(row, verdict, s.RunID)...)
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		if openLoop {
-			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops a request already late (not started 1ms after its intended start) when the window closed, is saturated\n",
-				MinServedShare*100)
-		}
-		if c.Saturation != nil {
-			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n\n",
-				c.Saturation.Throughput, loadName, formatLoad(c.Saturation.Load), loadName, kneeLoad(c), c.Stop)
-		} else {
-			fmt.Fprintf(w, "saturation: no load level met the SLO; stopped: %s\n\n", c.Stop)
-		}
-	}
-	return nil
-}
-
-// latencyOpOf is the operation a search's steps report, acquire for steps
-// stored before it was recorded.
-func latencyOpOf(c Capacity) string {
-	for _, s := range c.Steps {
-		if s.LatencyOp != "" {
-			return s.LatencyOp
-		}
-	}
-	return results.OpAcquire
-}
-
-func kneeLoad(c Capacity) string {
-	if c.Knee == nil {
-		return "-"
-	}
-	return formatLoad(c.Knee.Load)
 }

@@ -105,6 +105,9 @@ func (g Grid) Cells() ([]Cell, error) {
 		cells = next
 	}
 	for _, c := range cells {
+		if h := c.Values.Get("history"); !plan.HistoryPerRun(h) && (len(cells) > 1 || g.Count > 1) {
+			return nil, plan.HistoryPerRunError(fmt.Sprintf("a grid of %d run(s)", len(cells)*max(1, g.Count)))
+		}
 		if _, err := plan.Expand(c.Values); err != nil {
 			return nil, fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
 		}

@@ -148,6 +148,9 @@ func (cp CostPlan) Check() error {
 	if cp.WithFault && len(cp.Base["redis"]) > 0 {
 		return &plan.InputError{Flag: "with-fault", Msg: "external servers (--redis) cannot be killed or paused; run without --with-fault"}
 	}
+	if h := cp.Base.Get("history"); !plan.HistoryPerRun(h) {
+		return plan.HistoryPerRunError("lock-cost makes many runs")
+	}
 	for _, name := range sortedKeys(cp.Base) {
 		takes := func(s LockSpec) bool { return plan.AppliesTo(name, s.Lock, s.Topology, len(cp.Base["redis"]) > 0) }
 		if plan.Scoped(name) && !slices.ContainsFunc(cp.Locks, takes) {

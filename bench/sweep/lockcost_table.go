@@ -9,53 +9,12 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// costColumn is one figure of the lock-cost table, read from each run. A
-// column is one entry of costColumns (or faultColumns): a figure added there
-// appears in the table, its ratio against the first lock, and the JSON.
-type costColumn struct {
-	// name heads the column; key names the figure in JSON (a metric path
-	// where results has one).
-	name, key string
-	read      func(r *results.Result) (float64, bool)
-	format    func(float64) string
-}
-
-// metricColumn is a column of one figure of the catalogue, formatted in its unit.
-func metricColumn(name, metric string) costColumn {
-	format := func(v float64) string { return fmt.Sprintf("%.4g", v) }
-	if f, err := results.LookupFigure(metric); err == nil {
-		format = f.Format
-		if f.Unit == results.UnitRatio {
-			format = func(v float64) string { return fmt.Sprintf("%.2f", v) }
-		}
-	}
-	return costColumn{name: name, key: metric, format: format, read: func(r *results.Result) (float64, bool) {
-		v, err := results.Metric(r, metric)
-		return v, err == nil
-	}}
-}
-
-var costColumns = []costColumn{
-	metricColumn("acq/s", "throughput"),
-	metricColumn("p50", "acquire.p50"),
-	metricColumn("p95", "acquire.p95"),
-	metricColumn("p99", "acquire.p99"),
-	metricColumn("p99.9", "acquire.p999"),
-	metricColumn("client/acq", "client.cpu_us_per_acquire"),
-	metricColumn("cmds/acq", "servers.commands_per_acquire"),
-	metricColumn("server/acq", "servers.cpu_us_per_acquire"),
-	metricColumn("jain", "fairness.jain"),
-}
-
-// faultColumns are read from the runs under the lock's fault; "kept" is
-// their throughput over the lock's own healthy throughput.
-var faultColumns = []costColumn{
-	metricColumn("fault acq/s", "throughput"),
-	metricColumn("fault p99", "acquire.p99"),
-	{name: "available", key: "availability", format: percent, read: func(r *results.Result) (float64, bool) {
-		return AvailabilityOf(r), r.Contention.Attempts > 0
-	}},
-}
+// The lock-cost table is a view of the catalogue over one comparison (a
+// column per lock, its repeats a group): results.LockCostView names the
+// figures shown by default, --columns any others, and JSON carries every
+// figure the runs have. Under --with-fault a second view of the faulted
+// runs adds what only a fault defines: the share of attempts answered and
+// the share of its own healthy throughput each lock kept.
 
 func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 
@@ -68,51 +27,15 @@ func AvailabilityOf(r *results.Result) float64 {
 	return 1 - float64(r.TotalErrors())/float64(r.Contention.Attempts)
 }
 
-// figure is one column's median over a lock's runs and its range; ok is
-// false when any run lacks it (a partial median would pass for a measured one).
+// figure is one figure's median over a lock's runs and its range.
 type figure struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
-	ok     bool
 }
 
-func figureOf(c costColumn, runs []*results.Result) figure {
-	var xs []float64
-	for _, r := range runs {
-		if v, ok := c.read(r); ok {
-			xs = append(xs, v)
-		}
-	}
-	if len(xs) == 0 || len(xs) < len(runs) {
-		return figure{}
-	}
-	lo, hi := minMax(xs)
-	return figure{Median: results.Median(xs), Min: lo, Max: hi, ok: true}
-}
-
-// cell is the median, with [min–max] when repeats differ as shown, or "-".
-func (f figure) cell(c costColumn, runs int) string {
-	if !f.ok {
-		return "-"
-	}
-	lo, hi := c.format(f.Min), c.format(f.Max)
-	if runs > 1 && lo != hi {
-		return fmt.Sprintf("%s [%s–%s]", c.format(f.Median), lo, hi)
-	}
-	return c.format(f.Median)
-}
-
-// ratioTo is the medians' ratio, or "-" when either is missing.
-func (f figure) ratioTo(base figure) string {
-	if !f.ok || !base.ok {
-		return "-"
-	}
-	return ratio(f.Median, base.Median)
-}
-
-// CostSummary is one lock's row: medians and ranges of every column, their
-// ratios against the first lock, and the runs behind them.
+// CostSummary is one lock's row: medians and ranges of every figure its runs
+// all have, their ratios against the first lock, and the runs behind them.
 type CostSummary struct {
 	Lock     string            `json:"lock"`
 	Topology string            `json:"topology"`
@@ -120,7 +43,6 @@ type CostSummary struct {
 	Figures  map[string]figure `json:"figures"`
 	Ratios   map[string]string `json:"ratios_to_first"`
 	Fault    *FaultSummary     `json:"fault,omitempty"`
-	figures  []figure
 }
 
 // FaultSummary is a lock's figures under its canonical fault.
@@ -129,8 +51,7 @@ type FaultSummary struct {
 	Runs    []string          `json:"runs"`
 	Figures map[string]figure `json:"figures"`
 	// Kept is the faulted throughput's median over the healthy one's.
-	Kept    *float64 `json:"throughput_kept,omitempty"`
-	figures []figure
+	Kept *float64 `json:"throughput_kept,omitempty"`
 }
 
 func runIDs(rs []*results.Result) []string {
@@ -141,102 +62,168 @@ func runIDs(rs []*results.Result) []string {
 	return ids
 }
 
-// SummarizeCost reduces each lock's runs to its row.
-func SummarizeCost(rows []CostRuns) []CostSummary {
-	out := make([]CostSummary, len(rows))
+// costGroups are the locks' healthy runs, one group each.
+func costGroups(rows []CostRuns) []results.Group {
+	gs := make([]results.Group, len(rows))
 	for i, row := range rows {
-		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: map[string]figure{}, Ratios: map[string]string{}}
-		for _, c := range costColumns {
-			f := figureOf(c, row.Runs)
-			s.figures = append(s.figures, f)
-			if f.ok {
-				s.Figures[c.key] = f
-			}
-		}
-		if row.Fault != "" {
-			s.Fault = faultSummary(row, s.figures[0])
-		}
-		out[i] = s
+		gs[i] = results.Group{Key: row.Spec.String(), Runs: row.Runs}
 	}
-	for i := range out {
-		for j, c := range costColumns {
-			out[i].Ratios[c.key] = out[i].figures[j].ratioTo(out[0].figures[j])
+	return gs
+}
+
+// faultGroups are the faulted runs of the locks that ran under a fault.
+func faultGroups(rows []CostRuns) ([]results.Group, []int) {
+	var gs []results.Group
+	var idx []int
+	for i, row := range rows {
+		if row.Fault != "" && len(row.Faulted) > 0 {
+			gs = append(gs, results.Group{Key: row.Spec.String(), Runs: row.Faulted})
+			idx = append(idx, i)
+		}
+	}
+	return gs, idx
+}
+
+func allRuns(rows []CostRuns, faulted bool) []*results.Result {
+	var out []*results.Result
+	for _, row := range rows {
+		if faulted {
+			out = append(out, row.Faulted...)
+		} else {
+			out = append(out, row.Runs...)
 		}
 	}
 	return out
 }
 
-func faultSummary(row CostRuns, healthy figure) *FaultSummary {
-	fs := &FaultSummary{Spec: row.Fault, Runs: runIDs(row.Faulted), Figures: map[string]figure{}}
-	for _, c := range faultColumns {
-		f := figureOf(c, row.Faulted)
-		fs.figures = append(fs.figures, f)
-		if f.ok {
-			fs.Figures[c.key] = f
+// figuresOf are the column's present figures of a comparison, by name.
+func figuresOf(cmp results.Comparison, col int) map[string]figure {
+	out := map[string]figure{}
+	for _, row := range cmp.Rows {
+		if c := row.Cells[col]; c.Present {
+			out[row.Figure().Name] = figure{Median: c.Value, Min: c.Min, Max: c.Max}
 		}
 	}
-	if thr := fs.figures[0]; thr.ok && healthy.ok && healthy.Median > 0 {
-		kept := thr.Median / healthy.Median
-		fs.Kept = &kept
-	}
-	return fs
+	return out
 }
 
-// WriteLockCost prints one row per lock: each figure's median (with its
-// range over repeats) and its ratio against the first lock, then, where
-// faults were run, the lock's throughput, p99 and availability under its
-// fault and the share of its own throughput it kept.
-func WriteLockCost(w io.Writer, rows []CostRuns) error {
+// ratioText is a cell's ratio to the first lock as the table shows it.
+func ratioText(c results.Cell) string {
+	switch {
+	case !c.Present:
+		return "-"
+	case c.Same:
+		return "same"
+	case c.Ratio == nil:
+		return "-"
+	}
+	return results.RatioText(*c.Ratio)
+}
+
+// SummarizeCost reduces each lock's runs to its row, over every figure.
+func SummarizeCost(rows []CostRuns) []CostSummary {
+	cmp := results.CompareFigures(costGroups(rows), results.FiguresFor(allRuns(rows, false)))
+	out := make([]CostSummary, len(rows))
+	for i, row := range rows {
+		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: figuresOf(cmp, i), Ratios: map[string]string{}}
+		for _, r := range cmp.Rows {
+			s.Ratios[r.Figure().Name] = ratioText(r.Cells[i])
+			if c := r.Cells[i]; i == 0 && c.Present && r.Figure().Shown(c.Value) != 0 {
+				// The baseline against itself.
+				s.Ratios[r.Figure().Name] = "1.00x"
+			}
+		}
+		out[i] = s
+	}
+	fgs, idx := faultGroups(rows)
+	if len(fgs) == 0 {
+		return out
+	}
+	fcmp := results.CompareFigures(fgs, results.FiguresFor(allRuns(rows, true)))
+	for j, i := range idx {
+		fs := &FaultSummary{Spec: rows[i].Fault, Runs: runIDs(rows[i].Faulted), Figures: figuresOf(fcmp, j)}
+		fs.Figures["availability"] = availability(rows[i].Faulted)
+		fs.Kept = kept(fcmp, j, cmp, i)
+		out[i].Fault = fs
+	}
+	return out
+}
+
+// availability is the median share of attempts answered over runs.
+func availability(runs []*results.Result) figure {
+	xs := make([]float64, len(runs))
+	for i, r := range runs {
+		xs[i] = AvailabilityOf(r)
+	}
+	lo, hi := minMax(xs)
+	return figure{Median: results.Median(xs), Min: lo, Max: hi}
+}
+
+// kept is faulted throughput over healthy, medians both, or nil when either
+// is absent or the healthy one is 0.
+func kept(fcmp results.Comparison, fcol int, cmp results.Comparison, col int) *float64 {
+	const thr = "throughput.acquired_per_s"
+	f, fok := fcmp.Cell(thr, fcol)
+	h, hok := cmp.Cell(thr, col)
+	if !fok || !hok || !f.Present || !h.Present || h.Value <= 0 {
+		return nil
+	}
+	k := f.Value / h.Value
+	return &k
+}
+
+// WriteLockCost prints the lock-cost view: one row per lock, each figure's
+// median (with its spread over repeats) and its ratio against the first
+// lock; then, where faults were run, each lock under its fault with the
+// share of attempts answered and of its own throughput kept.
+func WriteLockCost(w io.Writer, rows []CostRuns, columns []string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	sums := SummarizeCost(rows)
-	faulted := slices.ContainsFunc(rows, func(r CostRuns) bool { return r.Fault != "" })
-	header := []any{"lock", "topology", "runs"}
-	for _, c := range costColumns {
-		header = append(header, c.name, "×")
+	figs, err := results.LockCostView().Figures(columns)
+	if err != nil {
+		return err
 	}
-	if faulted {
-		for _, c := range faultColumns {
-			header = append(header, c.name)
-		}
-		header = append(header, "kept")
+	cmp := results.CompareFigures(costGroups(rows), figs)
+	names := make([][]string, len(rows))
+	for i, row := range rows {
+		names[i] = []string{row.Spec.Lock, row.Spec.Topology}
 	}
-	t := results.NewTable(w, header...)
-	for i, s := range sums {
-		cells := []any{s.Lock, s.Topology, len(rows[i].Runs)}
-		for j, c := range costColumns {
-			cells = append(cells, s.figures[j].cell(c, len(rows[i].Runs)), s.figures[j].ratioTo(sums[0].figures[j]))
-		}
-		if faulted {
-			cells = append(cells, faultCells(s.Fault, len(rows[i].Faulted))...)
-		}
-		_ = t.Append(cells...)
+	if err := cmp.WriteRows(w, results.RowsView{Lead: []string{"lock", "topology"}, Names: names, Ratios: true}); err != nil {
+		return fmt.Errorf("lock-cost: %w", err)
 	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render lock-cost table: %w", err)
+	if err := writeFaultView(w, rows, cmp); err != nil {
+		return err
 	}
 	writeCostNotes(w, rows)
 	return nil
 }
 
-func faultCells(fs *FaultSummary, runs int) []any {
-	if fs == nil {
-		cells := make([]any, len(faultColumns)+1)
-		for i := range cells {
-			cells[i] = "n/a"
+// writeFaultView prints each faulted lock's figures under its fault.
+func writeFaultView(w io.Writer, rows []CostRuns, healthy results.Comparison) error {
+	fgs, idx := faultGroups(rows)
+	if len(fgs) == 0 {
+		return nil
+	}
+	figs, err := results.FaultView().Figures(nil)
+	if err != nil {
+		return err
+	}
+	fcmp := results.CompareFigures(fgs, figs)
+	v := results.RowsView{Lead: []string{"under fault", "topology"}, Extra: []string{"available", "kept"}}
+	for j, i := range idx {
+		v.Names = append(v.Names, []string{rows[i].Spec.Lock, rows[i].Spec.Topology})
+		k := "-"
+		if p := kept(fcmp, j, healthy, i); p != nil {
+			k = percent(*p)
 		}
-		return cells
+		v.Extras = append(v.Extras, []string{percent(availability(rows[i].Faulted).Median), k})
 	}
-	var cells []any
-	for j, c := range faultColumns {
-		cells = append(cells, fs.figures[j].cell(c, runs))
+	fmt.Fprintln(w)
+	if err := fcmp.WriteRows(w, v); err != nil {
+		return fmt.Errorf("lock-cost under fault: %w", err)
 	}
-	kept := "-"
-	if fs.Kept != nil {
-		kept = percent(*fs.Kept)
-	}
-	return append(cells, kept)
+	return nil
 }
 
 // writeCostNotes names each lock's fault and the machine sharing that
@@ -277,10 +264,20 @@ func WriteLockCostJSON(w io.Writer, rows []CostRuns) error {
 	return enc.Encode(SummarizeCost(rows))
 }
 
-// ratio renders v/base as "1.00x", or "-" when there is no base to divide by.
-func ratio(v, base float64) string {
-	if base == 0 {
-		return "-"
+// WriteLockCostCSV prints every figure of every lock as CSV, one line per
+// lock and, under --with-fault, one more per lock under its fault.
+func WriteLockCostCSV(w io.Writer, rows []CostRuns) error {
+	groups := costGroups(rows)
+	names := make([][]string, len(rows))
+	for i, row := range rows {
+		names[i] = []string{row.Spec.Lock, row.Spec.Topology, ""}
 	}
-	return fmt.Sprintf("%.2fx", v/base)
+	fgs, idx := faultGroups(rows)
+	groups = append(groups, fgs...)
+	for _, i := range idx {
+		names = append(names, []string{rows[i].Spec.Lock, rows[i].Spec.Topology, rows[i].Fault})
+	}
+	all := append(allRuns(rows, false), allRuns(rows, true)...)
+	cmp := results.CompareFigures(groups, results.FiguresFor(all))
+	return cmp.WriteRowsCSV(w, []string{"lock", "topology", "fault"}, names)
 }

@@ -204,12 +204,12 @@ func TestWriteLockCostGolden(t *testing.T) {
 		want       []string
 	}{
 		{"shared cpus", "lock-cost.txt", costFixture(t, "local", 2),
-			[]string{"note: redlock:5 (5 servers) shared", "fault redsync@redlock:5: at=0s kill node=0", "0.37x", "21800 [21582–22018]", " 3.02 | 1.00x |"}},
+			[]string{"note: redlock:5 (5 servers) shared", "fault redsync@redlock:5: at=0s kill node=0", "8100 ±1% (0.37x)", "21800 ±1%", " 3.02 |", "20.00 (6.62x)"}},
 		{"external", "lock-cost-external.txt", costFixture(t, "external", 0), []string{"30.3%", "103.7%"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteLockCost(&buf, tc.rows); err != nil {
+			if err := WriteLockCost(&buf, tc.rows, nil); err != nil {
 				t.Fatal(err)
 			}
 			for _, s := range tc.want {

@@ -54,20 +54,22 @@ func fakeRun(t *testing.T, id, spec, provider string, cpus int, f figures) *resu
 			LatencyUS: results.Percentiles{P50: f.p50, P90: (f.p50 + f.p99) / 2, P99: f.p99, P999: f.p999, Max: 2 * f.p999},
 		}},
 		Throughput: results.Throughput{AcquiredPerS: f.thr, AttemptsPerS: float64(attempts) / 10},
-		Contention: results.Contention{
-			Attempts:  attempts,
-			Acquired:  int64(f.thr * 10),
-			Contended: int64(f.contention * float64(attempts)),
-			Rate:      f.contention,
+		Counts: results.Counts{
+			Contention: results.Contention{
+				Attempts:  attempts,
+				Acquired:  int64(f.thr * 10),
+				Contended: int64(f.contention * float64(attempts)),
+				Rate:      f.contention,
+			},
+			Incidents: results.Incidents{Overlaps: f.overlaps},
 		},
-		Incidents: results.Incidents{Overlaps: f.overlaps},
-		Errors:    map[string]int64{},
+		Errors: map[string]int64{},
 	}
 	if f.errors > 0 {
 		r.Errors["timeout"] = f.errors
 	}
 	if f.cmds > 0 {
-		r.Servers = &results.Servers{CommandsPerAcquire: f.cmds, CPUUSPerAcquire: f.cpu}
+		r.Servers = &results.Servers{CommandsPerAcquire: &f.cmds, CPUUSPerAcquire: &f.cpu}
 	}
 	if cpus > 0 {
 		r.Hosts = []results.Host{{Name: "gen-0", CPUs: cpus, GOMAXPROCS: cpus, OS: "linux", Arch: "amd64"}}
@@ -78,7 +80,7 @@ func fakeRun(t *testing.T, id, spec, provider string, cpus int, f figures) *resu
 // sweepFixture is a concurrency × topology grid with two repeats per cell, so
 // the table shows throughput ranges; the redlock:3 cell at 16 has no server
 // figures, to cover the "-" a missing metric renders as.
-func sweepFixture(t *testing.T) (Grid, []Summary) {
+func sweepFixture(t *testing.T) (Grid, []CellResult) {
 	t.Helper()
 	g := Grid{
 		Axes: []Axis{
@@ -117,7 +119,7 @@ func sweepFixture(t *testing.T) (Grid, []Summary) {
 		}
 		crs = append(crs, cr)
 	}
-	return g, Summarize(g, crs)
+	return g, crs
 }
 
 // capacityFixture has one search per way a search ends: an SLO breaking after
@@ -155,11 +157,11 @@ func capacityFixture() []Capacity {
 // with renewal, so exactly one cell wins on blocked time.
 func tuneFixture() []TuneCell {
 	cells := []TuneCell{
-		{TTL: "1s", RenewEvery: "off", RunIDs: []string{"tune-1"}, Acquired: 12000, Expired: 240, Overlaps: 3, AttemptsPerAcquire: 41.5, OverrunP99US: 212_000},
+		{TTL: "1s", RenewEvery: "off", RunIDs: []string{"tune-1"}, Acquired: 12000, Expired: 240, Overlaps: 3, AttemptsPerAcquire: perAcq(41.5), OverrunP99US: 212_000},
 		{TTL: "1s", RenewEvery: "300ms", RunIDs: []string{"tune-2"}, Acquired: 11800, Expired: 2,
-			RenewPerS: 38.2, BlockedP99US: 998_000, BlockedSamples: 40, AttemptsPerAcquire: 1.3},
-		{TTL: "5s", RenewEvery: "off", RunIDs: []string{"tune-3"}, Acquired: 11950, BlockedP99US: 4_990_000, BlockedSamples: 41, AttemptsPerAcquire: 1.9},
-		{TTL: "5s", RenewEvery: "1.5s", RunIDs: []string{"tune-4"}, Acquired: 11900, RenewPerS: 7.9, AttemptsPerAcquire: 1.1},
+			RenewPerS: 38.2, BlockedP99US: 998_000, BlockedSamples: 40, AttemptsPerAcquire: perAcq(1.3)},
+		{TTL: "5s", RenewEvery: "off", RunIDs: []string{"tune-3"}, Acquired: 11950, BlockedP99US: 4_990_000, BlockedSamples: 41, AttemptsPerAcquire: perAcq(1.9)},
+		{TTL: "5s", RenewEvery: "1.5s", RunIDs: []string{"tune-4"}, Acquired: 11900, RenewPerS: 7.9, AttemptsPerAcquire: perAcq(1.1)},
 	}
 	for i := range cells {
 		cells[i] = cells[i].judged(0.001)
@@ -168,7 +170,7 @@ func tuneFixture() []TuneCell {
 }
 
 func TestWriteGolden(t *testing.T) {
-	g, sums := sweepFixture(t)
+	g, crs := sweepFixture(t)
 	caps := capacityFixture()
 	cells := tuneFixture()
 	for _, tc := range []struct {
@@ -178,18 +180,22 @@ func TestWriteGolden(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"table", "sweep-table.txt", func(w io.Writer) error { return WriteTable(w, g, sums) },
+		{"table", "sweep-table.txt", func(w io.Writer) error { return WriteTable(w, g, crs, nil) },
 			// One repeat's overlap must not round away in a median of 0.5.
-			[]string{"2098 [2085–2110]", "concurrency", "topology", "0 [0–1]"}, nil},
-		{"csv", "sweep.csv", func(w io.Writer) error { return WriteCSV(w, g, sums) },
+			[]string{"2098 ±1%", "concurrency", "topology", "0 [0–1]"}, nil},
+		{"csv", "sweep.csv", func(w io.Writer) error { return WriteCSV(w, g, crs) },
 			// Server figures no run had are empty, not a measured zero.
-			[]string{"concurrency,topology,runs,throughput,throughput_min,throughput_max", ",0.5,0,1,,,,,,\n"}, nil},
-		{"json", "sweep.json", func(w io.Writer) error { return WriteJSON(w, sums) },
+			[]string{"concurrency,topology,runs,duration_s,duration_s_min,duration_s_max,throughput.acquired_per_s", ",,,,,\n"}, nil},
+		{"json", "sweep.json", func(w io.Writer) error { return WriteJSON(w, g, crs) },
 			[]string{`"coords"`, `"sweep-c0-r1"`}, nil},
 		{"capacity", "capacity.txt", func(w io.Writer) error { return WriteCapacity(w, caps, "concurrency") },
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},
+		{"capacity-csv", "capacity.csv", func(w io.Writer) error { return WriteCapacityCSV(w, caps, "concurrency") },
+			[]string{"search,concurrency,acquired_per_s", "single,32,22400,", ",cap-single-32,true,false\n", ",cap-single-8,false,true\n"}, nil},
+		{"tune-csv", "tune.csv", func(w io.Writer) error { return WriteTuneCSV(w, cells, Recommend(cells, 0.001)) },
+			[]string{"ttl,renew_every,runs,acquired", "1s,300ms,1,11800,2,", ",true,true\n"}, nil},
 		{"tune", "tune.txt", func(w io.Writer) error { return WriteTune(w, cells, Recommend(cells, 0.001)) },
-			[]string{"RECOMMENDED", "≤ 5.00s (ttl)", "TTL 1s with renewal every 300ms"}, nil},
+			[]string{"RECOMMENDED", "≤ 5.00s |", "TTL 1s with renewal every 300ms"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -276,7 +276,7 @@ func openLoopCurve(ceiling float64) StepRunner {
 			tta = 500_000
 		}
 		return &results.Result{ID: fmt.Sprintf("run-%d", n), Throughput: results.Throughput{AcquiredPerS: served},
-			Counters: results.Counters{Scheduled: int64(load), Served: int64(served), Dropped: int64(load - served)},
+			Counts: results.Counts{Counters: results.Counters{Scheduled: int64(load), Served: int64(served), Dropped: int64(load - served)}},
 			Ops: map[string]results.OpSummary{
 				results.OpAcquire:       {Count: 1, LatencyUS: results.Percentiles{P99: 200}},
 				results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: tta}},
@@ -304,17 +304,9 @@ func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
 	if err := WriteCapacity(&buf, []Capacity{c}, "rate"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"time_to_acquire p99", "SLO (on time_to_acquire)", "1500/2000", "open loop:"} {
+	for _, want := range []string{"time_to_acquire", "(on time_to_acquire)", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
-		}
-	}
-}
-
-func TestSweepColumnsAreCatalogueFigures(t *testing.T) {
-	for _, c := range sweepColumns {
-		if _, err := results.LookupFigure(c.metric); err != nil {
-			t.Errorf("column %s: %v", c.header, err)
 		}
 	}
 }
@@ -341,12 +333,33 @@ func TestOpenLoopStepToleratesOnlyEdgeDrops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &results.Result{ID: "r", DurationS: tc.durationS,
-				Counters: results.Counters{Scheduled: tc.scheduled, Served: tc.served, Dropped: tc.dropped},
-				Ops:      map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}
+				Counts: results.Counts{Counters: results.Counters{Scheduled: tc.scheduled, Served: tc.served, Dropped: tc.dropped}},
+				Ops:    map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}
 			s := stepOf(float64(tc.scheduled), r, nil, ramp)
 			if s.MetSLO == tc.saturated {
 				t.Errorf("met SLO %v, broken %v: want saturated %v", s.MetSLO, s.Broken, tc.saturated)
 			}
 		})
+	}
+}
+
+// TestGridRefusesOneHistoryFileForManyRuns: one file would keep only the
+// last cell's history; a DIR/ or {id} gives each its own, and off none.
+func TestGridRefusesOneHistoryFileForManyRuns(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		history string
+		ok      bool
+	}{
+		{dir + "/h.jsonl.gz", false},
+		{dir + "/", true},
+		{dir + "/{id}.jsonl.gz", true},
+		{"off", true},
+	} {
+		g := Grid{Base: plan.Values{"history": {tc.history}}, Axes: []Axis{{Flag: "concurrency", Values: []string{"1", "2"}}}, Count: 1}
+		_, err := g.Cells()
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--history")) {
+			t.Errorf("--history %s: %v", tc.history, err)
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package sweep
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/results"
@@ -35,7 +38,8 @@ type TuneCell struct {
 	BlockedSamples int64 `json:"blocked_samples"`
 	// AttemptsPerAcquire is acquire attempts over acquisitions: how hard
 	// holders waiting on a crashed holder's key retried.
-	AttemptsPerAcquire float64 `json:"attempts_per_acquire"`
+	// Null when the candidate made no acquisition.
+	AttemptsPerAcquire *float64 `json:"attempts_per_acquire"`
 	// UpperBound is the 95% upper confidence bound on the expiry rate from
 	// Expired of Acquired: what the samples prove, not what they suggest.
 	UpperBound float64 `json:"expiry_rate_upper_95"`
@@ -68,9 +72,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 				c.BlockedSamples += b.Count
 			}
 		}
-		if c.Acquired > 0 {
-			c.AttemptsPerAcquire = float64(attempts) / float64(c.Acquired)
-		}
+		c.AttemptsPerAcquire = results.PerAcquire(float64(attempts), c.Acquired)
 		if secs > 0 {
 			c.RenewPerS = float64(renewed) / secs
 		}
@@ -220,11 +222,15 @@ func renewLabel(s string) string {
 	return "every " + s
 }
 
-// WriteTune prints the cells and the recommendation.
+// WriteTune prints the cells and the recommendation. The observed expiry
+// rate is in the JSON; the table shows its 95% upper bound, which is what
+// decides whether a cell meets the target.
 func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
-	t := results.NewTable(w, "ttl", "renew", "acquired", "expired", "expiry rate", "≤ (95%)", "overrun p99", "overlaps", "renew/s", "attempts/acquire", "blocked p99", "meets")
+	t := results.NewTable(w, "ttl", "renew\nevery", "acquired", "expired", "expiry rate\n≤ (95%)", "overrun\np99", "overlaps", "renew/s",
+		"attempts\n/acquire", "blocked p99\n(≤ ttl)", "meets")
 	for _, c := range cells {
-		blocked := "≤ " + results.FormatUS(c.blockedBound()) + " (ttl)"
+		// No crash seen: the TTL bounds how long a crashed holder blocks.
+		blocked := "≤ " + results.FormatUS(c.blockedBound())
 		if c.BlockedSamples > 0 {
 			blocked = results.FormatUS(c.BlockedP99US)
 		}
@@ -235,16 +241,58 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
 			meets = "RECOMMENDED"
 		}
-		overrun := "-"
+		overrun := "n/a"
 		if c.Expired > 0 {
 			overrun = results.FormatUS(c.OverrunP99US)
 		}
-		_ = t.Append(c.TTL, renewLabel(c.RenewEvery), c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.ExpiryRate), fmt.Sprintf("%.2g", c.UpperBound),
-			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), fmt.Sprintf("%.2f", c.AttemptsPerAcquire), blocked, meets)
+		renew := strings.TrimPrefix(renewLabel(c.RenewEvery), "every ")
+		_ = t.Append(c.TTL, renew, c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.UpperBound),
+			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), perAcquireText(c.AttemptsPerAcquire), blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, rec.Why)
 	return nil
+}
+
+// WriteTuneCSV prints every cell as CSV with every figure the table and the
+// JSON have: blocked_p99_us is empty where no holder crashed (the TTL
+// bounds it then), overrun_p99_us where no work outlived its lease.
+func WriteTuneCSV(w io.Writer, cells []TuneCell, rec Recommendation) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"ttl", "renew_every", "runs", "acquired", "expired", "expiry_rate", "expiry_rate_upper_95", "overrun_p99_us", "overlaps",
+		"renew_per_s", "attempts_per_acquire", "blocked_p99_us", "blocked_samples", "meets", "recommended"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, c := range cells {
+		blocked, overrun := "", ""
+		if c.BlockedSamples > 0 {
+			blocked = g(c.BlockedP99US)
+		}
+		if c.Expired > 0 {
+			overrun = g(c.OverrunP99US)
+		}
+		best := rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery
+		_ = cw.Write([]string{c.TTL, c.RenewEvery, strconv.Itoa(len(c.RunIDs)), strconv.FormatInt(c.Acquired, 10), strconv.FormatInt(c.Expired, 10),
+			g(c.ExpiryRate), g(c.UpperBound), overrun, strconv.FormatInt(c.Overlaps, 10), g(c.RenewPerS), perAcquireCSV(c.AttemptsPerAcquire),
+			blocked, strconv.FormatInt(c.BlockedSamples, 10), strconv.FormatBool(c.Meets), strconv.FormatBool(best)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// perAcquireText is a figure per acquisition as a cell: n/a over none.
+func perAcquireText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// perAcquireCSV is a figure per acquisition in CSV: empty over none.
+func perAcquireCSV(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -56,7 +57,7 @@ func generators(t *testing.T, n int, lock string, data, resource string, metrics
 	for i := range n {
 		args := []string{"run", "--redis", data, "--resource", resource, "--run-id", runID, "--generators", strconv.Itoa(n),
 			"--generator-id", strconv.Itoa(i), "--start-at", start, "--lock", lock, "--keys", "1", "-c", "1",
-			"-d", "2s", "--warmup", "0", "--retry", "fixed:1ms", "-q", "--out", dir}
+			"-d", "2s", "--warmup", "0", "--retry", "fixed:1ms", "-q", "--out", dir, "--history", dir + "/{id}.history.jsonl.gz"}
 		if lock == "naive" {
 			// The preset's race: work nearly as long as the TTL, and a round
 			// trip between GET and DEL long enough for the lease to expire in it.
@@ -156,6 +157,24 @@ func TestGeneratorsAreOneRun(t *testing.T) {
 	if merged.Contention.Acquired != acquired || merged.Contention.Contended != contended || merged.Incidents.Overlaps != overlaps {
 		t.Errorf("merged acquired %d contended %d overlaps %d, want the sums %d %d %d", merged.Contention.Acquired,
 			merged.Contention.Contended, merged.Incidents.Overlaps, acquired, contended, overlaps)
+	}
+	// The generators' histories were merged with their results; check
+	// counts on the merged history what the shared resource counted.
+	code, out, errOut := lockbench(t, "check", "--format", "json", merged.History)
+	var rep struct {
+		Window struct {
+			DoubleGrants int64 `json:"double_grants"`
+			Overruns     int64 `json:"overruns"`
+		} `json:"window"`
+		Keys int `json:"keys_checked"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || merged.History == "" {
+		t.Fatalf("check of the merged history %q: %d %v %s", merged.History, code, err, errOut)
+	}
+	inc := merged.Incidents
+	if rep.Window.DoubleGrants != inc.DoubleGrants || rep.Window.Overruns != inc.Overruns || code != 4 || rep.Keys != 1 {
+		t.Errorf("check of the merged history: exit %d, double grants %d, overruns %d, %d key(s); the run: %d, %d on 1 key",
+			code, rep.Window.DoubleGrants, rep.Window.Overruns, rep.Keys, inc.DoubleGrants, inc.Overruns)
 	}
 	single := generators(t, 3, "single", dataURL, resURL, nil)
 	if m := single[3]; m.Incidents.Overlaps != 0 || m.Contention.Contended == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/results"
 )
 
 var withFaultFlag = &cli.BoolFlag{Name: "with-fault", Category: "output",
@@ -23,7 +24,7 @@ func lockCostCommand() *cli.Command {
 			"   default locks: single, fenced, redislock, redlock@redlock:5, redsync@redlock:5",
 		Flags: append(flags,
 			&cli.StringSliceFlag{Name: "lock", Category: "target", Usage: "lock to compare, repeatable: " + sweep.LockSpecHelp},
-			withFaultFlag, countFlag, formatFlag("table", "json")),
+			withFaultFlag, countFlag, formatFlag("table", "json", "csv"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			if err := refuseSet(c, refused); err != nil {
 				return err
@@ -56,7 +57,7 @@ func redlockCostCommand() *cli.Command {
 			"   lockbench redlock-cost --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379   (external masters: N = the URLs)",
 		Flags: append(flags,
 			&cli.StringFlag{Name: "masters", Value: "3,5,7", Usage: "Redlock master counts to compare against single", Category: "output"},
-			countFlag, formatFlag("table", "json")),
+			countFlag, formatFlag("table", "json", "csv"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			if err := refuseSet(c, refused); err != nil {
 				return err
@@ -84,7 +85,11 @@ func redlockCostCommand() *cli.Command {
 // runLockCost checks every run of the comparison, runs and stores them, and
 // prints the table (or JSON).
 func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, withFault bool) error {
-	format, err := checkFormat(c, "table", "json")
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
+	columns, err := viewColumns(c, results.LockCostView(), format)
 	if err != nil {
 		return err
 	}
@@ -103,8 +108,11 @@ func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, with
 	if err != nil {
 		return err
 	}
-	if format == "json" {
+	switch format {
+	case "json":
 		return sweep.WriteLockCostJSON(c.App.Writer, rows)
+	case "csv":
+		return sweep.WriteLockCostCSV(c.App.Writer, rows)
 	}
-	return sweep.WriteLockCost(c.App.Writer, rows)
+	return sweep.WriteLockCost(c.App.Writer, rows, columns)
 }

@@ -50,7 +50,7 @@ func TestLockCostEndToEnd(t *testing.T) {
 		if len(s.Runs) != 2 {
 			t.Errorf("%s: %d runs, want 2", s.Lock, len(s.Runs))
 		}
-		for _, key := range []string{"throughput", "acquire.p50", "acquire.p95", "acquire.p99", "acquire.p999", "client.cpu_us_per_acquire", "servers.commands_per_acquire"} {
+		for _, key := range []string{"throughput.acquired_per_s", "acquire.p50", "acquire.p95", "acquire.p99", "acquire.p999", "client.cpu_us_per_acquire", "servers.commands_per_acquire"} {
 			if f, ok := s.Figures[key]; !ok || f.Median <= 0 || f.Min > f.Median || f.Max < f.Median {
 				t.Errorf("%s: %s = %+v (present %v), want a measured median within its range", s.Lock, key, f, ok)
 			}
@@ -59,8 +59,8 @@ func TestLockCostEndToEnd(t *testing.T) {
 			t.Errorf("%s: p95 %v outside p50..p99", s.Lock, p)
 		}
 	}
-	if sums[0].Ratios["throughput"] != "1.00x" {
-		t.Errorf("first row's ratio %q, want 1.00x", sums[0].Ratios["throughput"])
+	if sums[0].Ratios["throughput.acquired_per_s"] != "1.00x" {
+		t.Errorf("first row's ratio %q, want 1.00x", sums[0].Ratios["throughput.acquired_per_s"])
 	}
 	// redsync fans out to three masters: about three times single's commands.
 	if c := sums[2].Figures["servers.commands_per_acquire"].Median / sums[0].Figures["servers.commands_per_acquire"].Median; c < 2.5 || c > 3.5 {

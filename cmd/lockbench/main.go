@@ -117,11 +117,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func exitCode(err error) int {
 	var ue usageError
 	var ae assertError
+	var un unsafeError
 	switch {
 	case errors.As(err, &ue), plan.IsInputError(err):
 		return exitBadInput
 	case errors.As(err, &ae):
 		return exitAssertFailed
+	case errors.As(err, &un):
+		return exitUnsafe
 	}
 	return exitRuntime
 }
@@ -160,6 +163,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			tuneTTLCommand(),
 			scenarioCommand(),
 			lockCostCommand(),
+			checkCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
 			swarmCommand(),

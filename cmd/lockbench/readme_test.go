@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/results/resultstest"
 )
 
 // TestReadmeNamesEveryFigure keeps the README's list of figures whole: a
@@ -41,7 +41,9 @@ func TestReadmeNamesEveryFigure(t *testing.T) {
 	}
 }
 
-var updateReadme = flag.Bool("update", false, "rewrite the README's generated flag tables")
+// updateReadme is go test -update, the flag resultstest defines for golden
+// files: one -update rewrites the README's flag tables and the goldens.
+func updateReadme() bool { return resultstest.Updating() }
 
 // TestReadmeFlagTables holds every command's flag table in the README equal
 // to its --help: each block between <!-- flags:COMMAND --> and
@@ -66,13 +68,13 @@ func TestReadmeFlagTables(t *testing.T) {
 		if got == blocks[name] {
 			continue
 		}
-		if *updateReadme {
+		if updateReadme() {
 			readme = readme[:i+len(open)] + blocks[name] + readme[j:]
 			continue
 		}
 		t.Errorf("README's flag table for %s differs from its help; run go test ./cmd/lockbench -run TestReadmeFlagTables -update\n--- README\n%s--- help\n%s", name, got, blocks[name])
 	}
-	if *updateReadme {
+	if updateReadme() {
 		if err := os.WriteFile("../../README.md", []byte(readme), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
 )
@@ -22,12 +23,12 @@ func resultsCommand() *cli.Command {
 		Name:  "results",
 		Usage: "list, show, compare, merge, export and report stored results",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag,
+			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv"),
 				&cli.StringSliceFlag{Name: "tag", Usage: "only runs with this key=value tag (repeatable: all must match)"}}, Action: resultsLs},
 			{Name: "show", Usage: "the summary of one run, or min/median/max over a group of repeats", ArgsUsage: "ID|GROUP|FILE",
-				Flags: []cli.Flag{outFlag}, Action: resultsShow},
+				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv")}, Action: resultsShow},
 			{Name: "compare", Usage: "runs (or groups of repeats) side by side with ratios to the first", ArgsUsage: "A B [C…]",
-				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or csv"}}, Action: resultsCompare},
+				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv"), columnsFlag}, Action: resultsCompare},
 			{Name: "merge", Usage: "merge results of generators that ran together into one", ArgsUsage: "A B [C…]  (or --run-id ID)",
 				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Usage: "file to write the merged result to (default: <out>/merged-<id>.json)"},
 					&cli.StringFlag{Name: "run-id", Usage: "merge every generator of this run found in --out (<run-id>-g<i>.json)"}}, Action: resultsMerge},
@@ -45,6 +46,10 @@ func resultsCommand() *cli.Command {
 }
 
 func resultsLs(c *cli.Context) error {
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
 	want, err := plan.ParseTags(c.StringSlice("tag"))
 	if err != nil {
 		return usageError{msg: "--tag " + err.Error()}
@@ -67,6 +72,12 @@ func resultsLs(c *cli.Context) error {
 	if len(rs) == 0 {
 		fmt.Fprintf(c.App.ErrWriter, "no runs in %s%s\n", dir, map[bool]string{true: " with those tags", false: " yet"}[len(want) > 0])
 		return nil
+	}
+	switch format {
+	case "json":
+		return writeJSON(c.App.Writer, results.ListEntries(rs))
+	case "csv":
+		return results.WriteListCSV(c.App.Writer, rs)
 	}
 	return results.WriteList(c.App.Writer, rs)
 }
@@ -111,9 +122,16 @@ func flatten(groups [][]*results.Result) []*results.Result {
 }
 
 func resultsShow(c *cli.Context) error {
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
 	groups, err := resolve(c, 1)
 	if err != nil {
 		return err
+	}
+	if format != "table" {
+		return showAs(c, format, groups)
 	}
 	for _, rs := range groups {
 		if len(rs) == 1 {
@@ -131,28 +149,56 @@ func resultsShow(c *cli.Context) error {
 	return nil
 }
 
+// showAs prints what show names as JSON or CSV: a run's result file and
+// summary CSV, a group's figures over its repeats.
+func showAs(c *cli.Context, format string, groups [][]*results.Result) error {
+	w := c.App.Writer
+	for _, rs := range groups {
+		var err error
+		switch {
+		case len(rs) == 1 && format == "json":
+			err = writeJSON(w, rs[0])
+		case len(rs) == 1:
+			err = results.WriteCSV(w, rs[0])
+		default:
+			for _, g := range results.GroupRuns(rs) {
+				if err = results.CompareGroups([]results.Group{g}).Write(w, format); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func resultsCompare(c *cli.Context) error {
-	format := c.String("format")
-	if format != "table" && format != "json" && format != "csv" {
-		return usageError{msg: fmt.Sprintf("--format %q: want table, json or csv", format)}
+	format, err := checkFormat(c, "table", "json", "csv")
+	if err != nil {
+		return err
+	}
+	columns, err := viewColumns(c, results.CompareView(), format)
+	if err != nil {
+		return err
 	}
 	groups, err := resolve(c, 2)
 	if err != nil {
 		return err
 	}
-	grouped := false
-	for _, g := range groups {
-		grouped = grouped || len(g) > 1
-	}
-	var cmp results.Comparison
-	if grouped {
-		gs := make([]results.Group, len(groups))
-		for i, rs := range groups {
-			gs[i] = results.Group{Key: c.Args().Get(i), Runs: rs}
+	gs := make([]results.Group, len(groups))
+	for i, rs := range groups {
+		key := c.Args().Get(i)
+		if len(rs) == 1 {
+			key = rs[0].ID
 		}
-		cmp = results.CompareGroups(gs)
-	} else {
-		cmp = results.Compare(flatten(groups))
+		gs[i] = results.Group{Key: key, Runs: rs}
+	}
+	cmp := results.CompareGroups(gs)
+	if len(columns) > 0 {
+		figs, _ := results.CompareView().Figures(columns)
+		cmp = results.CompareFigures(gs, figs)
 	}
 	return cmp.Write(c.App.Writer, format)
 }
@@ -185,6 +231,13 @@ func resultsMerge(c *cli.Context) error {
 		return usageError{msg: err.Error()}
 	}
 	path := c.String("o")
+	histPath := filepath.Join(c.String("out"), merged.ID+".history.jsonl.gz")
+	if path != "" {
+		histPath = strings.TrimSuffix(path, ".json") + ".history.jsonl.gz"
+	}
+	if merged.History, err = mergeHistories(c, runs, histPath); err != nil {
+		return err
+	}
 	if path == "" {
 		path, err = results.Write(c.String("out"), merged)
 	} else {
@@ -276,4 +329,31 @@ func writeReportWith(c *cli.Context, path string, rs []*results.Result, extras r
 	}
 	fmt.Fprintf(c.App.ErrWriter, "report written to %s\n", path)
 	return nil
+}
+
+// mergeHistories merges the generators' histories (run --history) into
+// dest when every generator kept one, and returns dest; "" when none did.
+func mergeHistories(c *cli.Context, runs []*results.Result, dest string) (string, error) {
+	var paths []string
+	for _, r := range runs {
+		if r.History != "" {
+			paths = append(paths, r.History)
+		}
+	}
+	switch {
+	case len(paths) == 0:
+		return "", nil
+	case len(paths) < len(runs):
+		fmt.Fprintf(c.App.ErrWriter, "histories not merged: only %d of %d generators kept one (--history)\n", len(paths), len(runs))
+		return "", nil
+	}
+	h, err := history.ReadFiles(paths)
+	if err != nil {
+		return "", fmt.Errorf("merge histories: %w", err)
+	}
+	if err := history.WriteFile(dest, h); err != nil {
+		return "", fmt.Errorf("merge histories: %w", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "merged %d histories into %s (lockbench check %s)\n", len(paths), dest, dest)
+	return dest, nil
 }

@@ -18,7 +18,7 @@ func TestResultsCommands(t *testing.T) {
 		}
 	}
 	code, ls, errs := lockbench(t, "results", "ls", "--out", out)
-	if code != 0 || strings.Count(ls, "| single ") < 4 {
+	if code != 0 || strings.Count(ls, " single ") < 4 {
 		t.Fatalf("ls: exit %d %s\n%s", code, errs, ls)
 	}
 	entries, _ := os.ReadDir(out)

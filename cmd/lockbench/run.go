@@ -126,6 +126,7 @@ func runCommand() *cli.Command {
 			&cli.IntFlag{Name: "count", Value: 1, Usage: "run each configuration this many times (repeats form a group for results show/compare)", EnvVars: []string{envVar("count")}, Category: "output"},
 			&cli.StringFlag{Name: "report", Usage: "also write the HTML report of this run to FILE", EnvVars: []string{envVar("report")}, Category: "output"},
 			&cli.StringSliceFlag{Name: "assert", Usage: "threshold to check, e.g. 'acquire.p99<10ms' or 'incidents.overlaps==0'; a failure exits 3", EnvVars: []string{envVar("assert")}, Category: "output"},
+			columnsFlag,
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -142,7 +143,14 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			done, err := runPlans(c, plans, c.Int("count"))
+			if runs := len(plans) * c.Int("count"); runs > 1 && !plan.HistoryPerRun(plans[0].History) {
+				return plan.HistoryPerRunError(fmt.Sprintf("%d runs", runs))
+			}
+			columns, err := viewColumns(c, results.SideBySideView(), plans[0].Format)
+			if err != nil {
+				return err
+			}
+			done, err := runPlans(c, plans, c.Int("count"), columns)
 			if err != nil {
 				return err
 			}
@@ -157,7 +165,7 @@ func runCommand() *cli.Command {
 	}
 }
 
-func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, error) {
+func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([]*results.Result, error) {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
 	var done []*results.Result
 	for _, pl := range repeat(plans, count) {
@@ -171,7 +179,7 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 		r, err := plan.Execute(c.Context, pl.Plan, env)
 		if errors.Is(err, plan.ErrInterrupted) && len(done) > 0 {
 			// Runs that finished before the interruption are still shown.
-			if perr := printResults(stdout, plans[0].Format, done); perr != nil {
+			if perr := printResults(stdout, plans[0].Format, done, columns); perr != nil {
 				return nil, perr
 			}
 			return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
@@ -186,12 +194,16 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int) ([]*results.Result, 
 		if env.Log != nil {
 			fmt.Fprintf(stderr, "result stored in %s\n", path)
 		}
+		if line := results.NoSuccessLine(r); line != "" {
+			// Said even with --quiet: every figure of such a run is of failures.
+			fmt.Fprintln(stderr, line)
+		}
 		done = append(done, r)
 		if r.Partial {
 			break
 		}
 	}
-	if err := printResults(stdout, plans[0].Format, done); err != nil {
+	if err := printResults(stdout, plans[0].Format, done, columns); err != nil {
 		return nil, err
 	}
 	if c.Context.Err() != nil {
@@ -258,7 +270,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func printResults(w io.Writer, format string, rs []*results.Result) error {
+func printResults(w io.Writer, format string, rs []*results.Result, columns []string) error {
 	if format == "marked" {
 		for _, r := range rs {
 			if err := job.WriteMarked(w, r); err != nil {
@@ -286,7 +298,7 @@ func printResults(w io.Writer, format string, rs []*results.Result) error {
 	switch groups := results.GroupRuns(rs); {
 	case len(groups) > 1:
 		fmt.Fprintln(w)
-		return results.WriteSideBySideGroups(w, groups)
+		return results.WriteSideBySideGroups(w, groups, columns)
 	case len(rs) > 1:
 		fmt.Fprintln(w)
 		return results.WriteGroupSummary(w, groups[0])

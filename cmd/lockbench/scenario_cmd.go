@@ -48,6 +48,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "lock", Usage: "run the scenario's unmitigated variants (and those of its mitigations that are settings, not other locks) on this lock, e.g. redsync or redislock"},
 			&cli.StringSliceFlag{Name: "peer-option", Usage: "with a peer --lock: its library setting, repeatable (as run takes it)"},
 			&cli.StringFlag{Name: "provider", Usage: "where the servers come from: local (the default) or docker (containers; faults through the engine)"},
+			&cli.StringFlag{Name: "history", Usage: "keep each trial's history: a DIR/ or a FILE with {id} in it (see lockbench check)"},
 			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
 		},
 		Action: func(c *cli.Context) error {
@@ -57,6 +58,9 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			s, err := scenarioWithLock(c, s)
 			if err != nil {
 				return err
+			}
+			if !plan.HistoryPerRun(c.String("history")) {
+				return plan.HistoryPerRunError("a scenario makes many runs")
 			}
 			trials := c.Int("trials")
 			if trials < 1 || trials > 100 {
@@ -71,7 +75,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			store := storeRunner()
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
 				v.Set("out", c.String("out"))
-				for _, name := range []string{"provider", "image"} {
+				for _, name := range []string{"provider", "image", "history"} {
 					if c.IsSet(name) {
 						v.Set(name, c.String(name))
 					}

@@ -50,9 +50,13 @@ func sweepCommand() *cli.Command {
 			"   lockbench sweep -f plan.yaml",
 		Flags: append(flags,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "sweep plan in YAML: " + sweep.FileHelp, Category: "output"},
-			countFlag, assertFlag, formatFlag("table", "csv", "json")),
+			countFlag, assertFlag, formatFlag("table", "csv", "json"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			format, err := checkFormat(c, "table", "csv", "json")
+			if err != nil {
+				return err
+			}
+			columns, err := viewColumns(c, results.SweepView(), format)
 			if err != nil {
 				return err
 			}
@@ -75,14 +79,13 @@ func sweepCommand() *cli.Command {
 			if err != nil && c.Context.Err() == nil {
 				return err
 			}
-			sums := sweep.Summarize(g, crs)
 			switch format {
 			case "csv":
-				err = sweep.WriteCSV(c.App.Writer, g, sums)
+				err = sweep.WriteCSV(c.App.Writer, g, crs)
 			case "json":
-				err = sweep.WriteJSON(c.App.Writer, sums)
+				err = sweep.WriteJSON(c.App.Writer, g, crs)
 			default:
-				err = sweep.WriteTable(c.App.Writer, g, sums)
+				err = sweep.WriteTable(c.App.Writer, g, crs, columns)
 			}
 			if err != nil {
 				return err
@@ -227,9 +230,9 @@ func capacityCommand() *cli.Command {
 			&cli.Float64Flag{Name: "start", Value: 1, DefaultText: "1, or with --rate the rate", Usage: "first load: concurrency, or requests/s with --rate", Category: "output"},
 			&cli.Float64Flag{Name: "max", Value: 128, DefaultText: "128, or with --rate 64 × the rate", Usage: "highest load tried", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
-			reportFlag, assertFlag, formatFlag("table", "json")),
+			reportFlag, assertFlag, formatFlag("table", "json", "csv")),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, "table", "json", "csv")
 			if err != nil {
 				return err
 			}
@@ -245,6 +248,9 @@ func capacityCommand() *cli.Command {
 			given, err := plan.WithCommandDefaults("capacity", givenValues(c, table))
 			if err != nil {
 				return err
+			}
+			if !plan.HistoryPerRun(given.Get("history")) {
+				return plan.HistoryPerRunError("capacity makes many runs")
 			}
 			ramp := sweep.DefaultRamp()
 			ramp.Start, ramp.Max, ramp.Factor = c.Float64("start"), c.Float64("max"), c.Float64("factor")
@@ -265,9 +271,12 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				err = writeJSON(c.App.Writer, caps)
-			} else {
+			case "csv":
+				err = sweep.WriteCapacityCSV(c.App.Writer, caps, loadFlag)
+			default:
 				err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
 			}
 			if err != nil {
@@ -297,9 +306,9 @@ func tuneTTLCommand() *cli.Command {
 			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try (on etcd:N: 2s,4s,8s)", Category: "output"},
 			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
 			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
-			countFlag, reportFlag, formatFlag("table", "json")),
+			countFlag, reportFlag, formatFlag("table", "json", "csv")),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, "table", "json", "csv")
 			if err != nil {
 				return err
 			}
@@ -311,6 +320,9 @@ func tuneTTLCommand() *cli.Command {
 				return usageError{msg: fmt.Sprintf("--max-incident-rate %v: want a share from 0 to 1", maxRate)}
 			}
 			given := givenValues(c, table)
+			if !plan.HistoryPerRun(given.Get("history")) {
+				return plan.HistoryPerRunError("tune-ttl makes many runs")
+			}
 			// Holders crash (so blocked time is measured) and waiters on a
 			// crashed holder's key back off, unless the user or the
 			// workload says otherwise: tune-ttl's own defaults.
@@ -346,9 +358,12 @@ func tuneTTLCommand() *cli.Command {
 					return err
 				}
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				err = writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
-			} else {
+			case "csv":
+				err = sweep.WriteTuneCSV(c.App.Writer, tc, rec)
+			default:
 				err = sweep.WriteTune(c.App.Writer, tc, rec)
 			}
 			if err == nil && c.Context.Err() != nil {

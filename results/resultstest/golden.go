@@ -15,6 +15,11 @@ import (
 // update is set by `go test -update` in any package that uses Golden.
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// Updating reports whether the test run was given -update, for a package's
+// own generated files (the README's flag tables) beside its golden files:
+// one flag, since a package cannot define -update twice.
+func Updating() bool { return *update }
+
 // Golden compares got with testdata/name, or rewrites it under -update. A
 // mismatch fails with the first differing line.
 func Golden(t testing.TB, name string, got []byte) {

@@ -1,0 +1,112 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// The capacity table is rendered here, apart from the search, so that the
+// search and its table change independently; figures are formatted by the
+// catalogue like every other table's.
+
+// WriteCapacity prints each search's steps and its verdict. A step's broken
+// SLOs are named under the table, one line a step, so that their text does
+// not widen it.
+func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
+	thr, err := results.LookupFigure("throughput")
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		fmt.Fprintf(w, "%s\n", c.Label)
+		op := latencyOpOf(c)
+		header := []any{loadName, "acq/s", op + "\np99"}
+		openLoop := op == results.OpTimeToAcquire
+		if openLoop {
+			header = append(header, "served", "dropped")
+		}
+		t := results.NewTable(w, append(header, "SLO\n(on "+op+")", "run")...)
+		var broken []string
+		for _, s := range c.Steps {
+			verdict := "met"
+			if !s.MetSLO {
+				verdict = "broken"
+				broken = append(broken, fmt.Sprintf("%s %s broke: %s", loadName, formatLoad(s.Load), strings.Join(s.Broken, "; ")))
+			}
+			mark := ""
+			if c.Knee != nil && s.RunID == c.Knee.RunID {
+				mark = " (knee)"
+			}
+			row := []any{formatLoad(s.Load) + mark, thr.Format(s.Throughput), results.FormatUS(s.P99US)}
+			if openLoop {
+				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
+			}
+			_ = t.Append(append(row, verdict, s.RunID)...)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		for _, b := range broken {
+			fmt.Fprintln(w, b)
+		}
+		if openLoop {
+			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops a request already late (not started 1ms after its intended start) when the window closed, is saturated\n",
+				MinServedShare*100)
+		}
+		if c.Saturation != nil {
+			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n\n",
+				c.Saturation.Throughput, loadName, formatLoad(c.Saturation.Load), loadName, kneeLoad(c), c.Stop)
+		} else {
+			fmt.Fprintf(w, "saturation: no load level met the SLO; stopped: %s\n\n", c.Stop)
+		}
+	}
+	return nil
+}
+
+// latencyOpOf is the operation a search's steps report, acquire for steps
+// stored before it was recorded.
+func latencyOpOf(c Capacity) string {
+	for _, s := range c.Steps {
+		if s.LatencyOp != "" {
+			return s.LatencyOp
+		}
+	}
+	return results.OpAcquire
+}
+
+func kneeLoad(c Capacity) string {
+	if c.Knee == nil {
+		return "-"
+	}
+	return formatLoad(c.Knee.Load)
+}
+
+// WriteCapacityCSV prints every step of every search as CSV: the search,
+// the load, throughput, the latency operation and its p99, the open-loop
+// counts (empty in closed loop), whether the step met the SLO and why not,
+// its run, and whether it is the search's saturation point or knee.
+func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"search", loadName, "acquired_per_s", "latency_op", "p99_us", "offered", "served", "dropped", "met_slo", "broken", "run", "saturation", "knee"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, c := range cs {
+		op := latencyOpOf(c)
+		for _, s := range c.Steps {
+			offered, served, dropped := "", "", ""
+			if op == results.OpTimeToAcquire {
+				offered, served, dropped = strconv.FormatInt(s.Offered, 10), strconv.FormatInt(s.Served, 10), strconv.FormatInt(s.Dropped, 10)
+			}
+			sat := c.Saturation != nil && c.Saturation.RunID == s.RunID
+			knee := c.Knee != nil && c.Knee.RunID == s.RunID
+			_ = cw.Write([]string{c.Label, f(s.Load), f(s.Throughput), op, f(s.P99US), offered, served, dropped,
+				strconv.FormatBool(s.MetSLO), strings.Join(s.Broken, "; "), s.RunID, strconv.FormatBool(sat), strconv.FormatBool(knee)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/lockbench/lockbench/bench/check"
+	"github.com/lockbench/lockbench/bench/history"
+)
+
+// exitUnsafe is check's exit code for a history that broke mutual exclusion.
+const exitUnsafe = 4
+
+// unsafeError marks an unsafe history (exit code 4).
+type unsafeError struct{ msg string }
+
+func (e unsafeError) Error() string { return e.msg }
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "check run histories (--history) against a lease-lock model with Porcupine; exit 4 when unsafe",
+		ArgsUsage: "HISTORY… (the files of one run's generators are merged)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "visualize", Usage: "write Porcupine's visualization of every violating key, with the run's faults, to FILE (HTML)"},
+			&cli.StringFlag{Name: "drift", Usage: "clock-drift allowance instead of the run's (1% of the TTL + 2 ms): a grant less than this before the earlier lease's end counts as an overrun, not a double grant"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on Porcupine's search per key segment (0: none)"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageError{msg: "check needs at least one HISTORY file (written by run --history)"}
+			}
+			for _, a := range c.Args().Slice() {
+				if strings.HasPrefix(a, "-") {
+					return usageError{msg: fmt.Sprintf("check: %q after a HISTORY file: flags go before the files (lockbench check --visualize out.html run.jsonl.gz)", a)}
+				}
+			}
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return usageError{msg: fmt.Sprintf("--format %q: want table or json", format)}
+			}
+			opts := check.Options{Timeout: c.Duration("timeout")}
+			if c.IsSet("drift") {
+				d, err := time.ParseDuration(c.String("drift"))
+				if err != nil || d < 0 {
+					return usageError{msg: fmt.Sprintf("--drift %q: want a duration of 0 or more, e.g. 5ms", c.String("drift"))}
+				}
+				opts.Drift, opts.DriftSet = d, true
+			}
+			h, err := history.ReadFiles(c.Args().Slice())
+			if err != nil {
+				return usageError{msg: fmt.Sprintf("check: %v", err)}
+			}
+			rep, err := check.Check(h, opts)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(checkJSON(rep)); err != nil {
+					return err
+				}
+			} else {
+				rep.Render(c.App.Writer)
+			}
+			if path := c.String("visualize"); path != "" {
+				if err := visualize(rep, path); err != nil {
+					return err
+				}
+				if rep.Illegal() > 0 {
+					fmt.Fprintf(c.App.ErrWriter, "visualization of %d violating key segment(s): %s\n", rep.Illegal(), path)
+				}
+			}
+			if rep.Unsafe() {
+				return unsafeError{msg: "check: the history is unsafe (see above)"}
+			}
+			return nil
+		},
+	}
+}
+
+// visualize writes the visualization, or says there is nothing to draw.
+func visualize(rep *check.Report, path string) error {
+	if rep.Illegal() == 0 {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--visualize: %w", err)
+	}
+	if err := rep.Visualize(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// checkJSON is the report as JSON: the counts, the verdict, the failing keys.
+func checkJSON(r *check.Report) any {
+	type key struct {
+		check.Key
+		check.Counts
+		Violations int    `json:"violations"`
+		Porcupine  string `json:"porcupine"`
+	}
+	out := struct {
+		RunID     string       `json:"run_id"`
+		Safe      bool         `json:"safe"`
+		Counts    check.Counts `json:"window"`
+		Outside   check.Counts `json:"outside_window"`
+		DriftNS   int64        `json:"drift_ns"`
+		Keys      int          `json:"keys_checked"`
+		Events    int          `json:"events_checked"`
+		Porcupine string       `json:"porcupine"`
+		Complete  bool         `json:"complete"`
+		Failing   []key        `json:"failing_keys"`
+	}{RunID: r.Header.RunID, Safe: !r.Unsafe(), Counts: r.Counts, Outside: r.Outside, DriftNS: int64(r.Drift), Keys: r.CheckedKeys,
+		Events: r.CheckedEvents, Porcupine: string(r.Porcupine), Complete: r.Complete, Failing: []key{}}
+	for _, k := range r.Keys {
+		out.Failing = append(out.Failing, key{Key: k.Key, Counts: k.Counts, Violations: len(k.Violations), Porcupine: string(k.Porcupine)})
+	}
+	return out
+}
