@@ -28,6 +28,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -172,7 +173,10 @@ func (s *state) write(epoch uint64, e *history.Event) history.Outcome {
 		s.lastWritten = max(s.lastWritten, epoch)
 		return history.OutOK
 	}
-	expired := e.Call > e.Valid
+	// A lease without a TTL (a PostgreSQL advisory lock: valid as long as
+	// its session, recorded as valid beyond any run) may have ended unseen;
+	// the resource judges its write as an expired one's, and so does this.
+	expired := e.Call > e.Valid || e.Valid > noExpiry
 	stale := expired && s.lastWritten > epoch
 	s.lastWritten = max(s.lastWritten, epoch)
 	if stale {
@@ -180,6 +184,9 @@ func (s *state) write(epoch uint64, e *history.Event) history.Outcome {
 	}
 	return history.OutOK
 }
+
+// noExpiry is past any validity a lease with a TTL can have in a history.
+const noExpiry = math.MaxInt64 / 2
 
 // fmtNS renders a time from the origin in seconds.
 func fmtNS(ns int64) string { return fmt.Sprintf("%.6fs", float64(ns)/1e9) }
