@@ -21,6 +21,8 @@ func TestPgServerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Stopped on a failure too, so a failing test leaves nothing either.
+	t.Cleanup(func() { _ = s.Stop() })
 	pids := append([]int{s.PID()}, s.backends()...)
 	query := func() error {
 		c, err := pgx.Connect(ctx, s.URL())
