@@ -92,19 +92,21 @@ func ExportHGRM(dir string, r *Result) ([]string, error) {
 
 // WriteCSV writes r's summary as CSV in long form, one figure a line:
 // id, key (the figure's path in the result JSON), metric, unit, value. Long
-// form keeps one header for every run, so the files of many runs concatenate
-// into one table.
-func WriteCSV(w io.Writer, r *Result) error {
+// form keeps one header for every run: several runs are one table, each run's
+// figures under the one header line. A figure a run did not measure has no line.
+func WriteCSV(w io.Writer, rs ...*Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"id", "key", "metric", "unit", "value"})
-	for _, f := range FiguresFor([]*Result{r}) {
-		if v, err := f.Value(r); err == nil {
-			_ = cw.Write([]string{r.ID, f.Key, f.Label, f.Unit, num(v)})
+	for _, r := range rs {
+		for _, f := range FiguresFor([]*Result{r}) {
+			if v, err := f.Value(r); err == nil {
+				_ = cw.Write([]string{r.ID, f.Key, f.Label, f.Unit, num(v)})
+			}
 		}
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return fmt.Errorf("write csv of %s: %w", r.ID, err)
+		return fmt.Errorf("write csv of %d run(s): %w", len(rs), err)
 	}
 	return nil
 }

@@ -134,7 +134,7 @@ var runFlags = []Flag{
 	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id", Doc: "A sweep's cells get their coordinates after it"},
 	{Name: "tag", Multi: true, Category: catOutput, Usage: "key=value mark stored with the run, repeatable; results ls --tag key=value filters by it"},
 	{Name: "out", Default: "./runs", Category: catOutput, Usage: "directory for result files"},
-	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table, json, or marked (the JSON between markers that results collect reads from logs)", Commands: map[string]CommandUse{"sweep": {Own: true}, "capacity": {Own: true}, "tune-ttl": {Own: true}, "lock-cost": {Own: true}, "redlock-cost": {Own: true}}},
+	{Name: "format", Default: "table", Category: catOutput, Usage: "output: table, json, csv (every measured figure, one a line: id,key,metric,unit,value), or marked (the JSON between markers that results collect reads from logs)", Commands: map[string]CommandUse{"sweep": {Own: true}, "capacity": {Own: true}, "tune-ttl": {Own: true}, "lock-cost": {Own: true}, "redlock-cost": {Own: true}}},
 	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Default: "false", Category: catOutput, Usage: "no live progress line", Doc: "Also no step messages on stderr"},
 }
 

@@ -371,7 +371,7 @@ func Parse(v Values) (Plan, error) {
 		}
 	}
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
-	pl.Format = p.oneOf("format", "table", "json", "marked")
+	pl.Format = p.oneOf("format", "table", "json", "csv", "marked")
 	pl.Quiet = p.boolean("quiet")
 	pl.Pipeline = p.oneOf("pipeline", "off", "auto")
 	if pl.Pipeline == "auto" && p.err == nil {

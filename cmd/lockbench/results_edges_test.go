@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -96,5 +97,36 @@ func TestLabelsTagsAndResolvedConfig(t *testing.T) {
 	b, err := os.ReadFile(report)
 	if err != nil || !strings.Contains(string(b), "</svg> baseline one</li>") {
 		t.Fatalf("report legend lacks the label (%v)", err)
+	}
+}
+
+// run --format csv prints every measured figure of every run under one header,
+// the same long form results export writes, so a run pipes into a spreadsheet.
+func TestRunFormatCSV(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, errs := lockbench(t, "run", "-d", "300ms", "--warmup", "0", "-q", "--out", out, "--format", "csv",
+		"--topology", "single", "--topology", "redlock:3")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("not CSV: %v\n%s", err, stdout)
+	}
+	if got := strings.Join(rows[0], ","); got != "id,key,metric,unit,value" {
+		t.Fatalf("header %q", got)
+	}
+	ids := map[string]bool{}
+	for _, row := range rows[1:] {
+		if row[0] == "id" {
+			t.Fatalf("a second header line: the runs are not one table")
+		}
+		ids[row[0]] = true
+		if row[1] == "throughput.acquired_per_s" && row[4] == "" {
+			t.Errorf("run %s: throughput without a value", row[0])
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("figures of %d runs, want the 2 that ran: %v", len(ids), ids)
 	}
 }

@@ -279,6 +279,9 @@ func printResults(w io.Writer, format string, rs []*results.Result, columns []st
 		}
 		return nil
 	}
+	if format == "csv" {
+		return results.WriteCSV(w, rs...)
+	}
 	if format == "json" {
 		if len(rs) == 1 {
 			return writeJSON(w, rs[0])
