@@ -245,9 +245,9 @@ func pgSessionLoss() Scenario {
 		Violation: "a stale write accepted (a holder whose lock had ended wrote after a newer holder): silent corruption",
 		violated:  staleWrites,
 		Variants: []Variant{
-			{Name: "pg-advisory (session lock, unfenced write)", Flags: vals("lock", "pg-advisory")},
-			{Name: "pg-advisory-xact (write in the lock's transaction)", Mitigated: true, Flags: vals("lock", "pg-advisory-xact")},
-			{Name: "pg-lease (TTL, fenced by a sequence)", Mitigated: true, Flags: vals("lock", "pg-lease")},
+			{Name: "pg-advisory, unfenced write", Flags: vals("lock", "pg-advisory")},
+			{Name: "pg-advisory-xact, write in tx", Mitigated: true, Flags: vals("lock", "pg-advisory-xact")},
+			{Name: "pg-lease, fenced by a sequence", Mitigated: true, Flags: vals("lock", "pg-lease")},
 		},
 	}
 }
