@@ -174,11 +174,13 @@ func (t *Topology) terminateHolder(ctx context.Context) (string, error) {
 			return err
 		}
 		var ok bool
-		if err := c.QueryRow(ctx, "select pg_terminate_backend($1)", pid).Scan(&ok); err != nil {
+		// The timeout makes it wait for the backend to end: only then are its
+		// locks free, and only then has the fault happened.
+		if err := c.QueryRow(ctx, "select pg_terminate_backend($1, 5000)", pid).Scan(&ok); err != nil {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("backend %d had already gone", pid)
+			return fmt.Errorf("backend %d had already gone or did not end within 5s", pid)
 		}
 		return nil
 	})

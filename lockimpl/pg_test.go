@@ -31,12 +31,14 @@ func newPgFixture(t *testing.T) pgFixture {
 	return f
 }
 
-// terminateHolders ends every session holding an advisory lock and says how many.
+// terminateHolders ends every session holding an advisory lock and says how
+// many; it waits (up to 5 s) for each backend to be gone, since a backend
+// frees its locks only as it exits, after pg_terminate_backend returned.
 func (f pgFixture) terminateHolders(t *testing.T) int {
 	t.Helper()
 	var n int
 	err := f.admin.QueryRow(context.Background(),
-		`select count(pg_terminate_backend(pid)) from pg_locks where locktype = 'advisory' and granted`).Scan(&n)
+		`select count(pg_terminate_backend(pid, 5000)) from pg_locks where locktype = 'advisory' and granted`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,7 +89,18 @@ func PgPool(t testing.TB, s *compose.PgServer, n int, app string) *pgxpool.Pool 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Close)
+	// Close waits for every acquired connection; a test that failed while
+	// holding one (a pinned lock session) would hang there for good, so the
+	// wait is bounded and the server's stop ends what is left.
+	t.Cleanup(func() {
+		done := make(chan struct{})
+		go func() { p.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Logf("pool %s: connections still held after 10s; the server's stop ends them", app)
+		}
+	})
 	return p
 }
 
