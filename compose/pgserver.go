@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -38,9 +37,7 @@ type PgServer struct {
 	port int
 	cred *syscall.Credential // nil when not run by root
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	child
 }
 
 // pgBin finds a PostgreSQL server binary: Debian's versioned directory
@@ -145,25 +142,6 @@ func (s *PgServer) URL() string {
 	return "postgres://" + pgUser + "@" + s.Addr() + "/postgres?sslmode=disable"
 }
 
-// PID is the postmaster's process id, or 0 when it is not running.
-func (s *PgServer) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil || s.exited() {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
-
-func (s *PgServer) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // Start starts postgres (again, after Kill) on the same port and data.
 func (s *PgServer) Start(ctx context.Context) error {
 	s.mu.Lock()
@@ -193,9 +171,7 @@ func (s *PgServer) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return fmt.Errorf("start postgres on %s: %w", s.Addr(), err)
 	}
-	done := make(chan struct{})
-	s.cmd, s.done = cmd, done
-	go func() { _ = cmd.Wait(); close(done) }()
+	done := s.watch(cmd)
 	s.mu.Unlock()
 	if err := s.waitReady(ctx, done); err != nil {
 		_ = s.Kill()

@@ -70,9 +70,7 @@ type Server struct {
 	port int
 	dir  string
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	child
 }
 
 // StartServer starts a redis-server on loopback and waits until it answers PING.
@@ -117,25 +115,6 @@ func (s *Server) Port() int { return s.port }
 
 // Dir is the server's working directory (its log, AOF and RDB files).
 func (s *Server) Dir() string { return s.dir }
-
-// PID is the running process's id, or 0 when it is not running.
-func (s *Server) PID() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil || s.cmd.Process == nil || s.exited() {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
-
-func (s *Server) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
 
 func (s *Server) args() []string {
 	if s.opts.etcd != nil {
@@ -201,9 +180,7 @@ func (s *Server) Start(ctx context.Context) error {
 		s.mu.Unlock()
 		return fmt.Errorf("start %s on %s: %w", s.opts.name(), s.Addr(), err)
 	}
-	done := make(chan struct{})
-	s.cmd, s.done = cmd, done
-	go func() { _ = cmd.Wait(); close(done) }()
+	done := s.watch(cmd)
 	s.mu.Unlock()
 
 	if err := s.waitReady(ctx, done); err != nil {
@@ -212,6 +189,43 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("%s on %s did not become ready: %w; %s%s", s.opts.name(), s.Addr(), err, tail(stderr.Bytes()), tail(logTail))
 	}
 	return nil
+}
+
+// child is a server process lockbench started (redis-server, postgres): its
+// command, and a channel closed once it has exited; mu guards both.
+type child struct {
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// PID is the running process's id, or 0 when it is not running.
+func (c *child) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil || c.cmd.Process == nil || c.exited() {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+// exited reports whether the process has exited; the caller holds mu.
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// watch records cmd, just started, as the running process and returns the
+// channel closed when it exits; the caller holds mu.
+func (c *child) watch(cmd *exec.Cmd) <-chan struct{} {
+	done := make(chan struct{})
+	c.cmd, c.done = cmd, done
+	go func() { _ = cmd.Wait(); close(done) }()
+	return done
 }
 
 func tail(b []byte) string {
