@@ -142,7 +142,7 @@ func TestRetryAdvice(t *testing.T) {
 // through the catalogue, and server cost the run could not read is absent.
 func TestCellOfReadsTheCatalogue(t *testing.T) {
 	r := &results.Result{ID: "r1", Lock: results.LockInfo{Fencing: true}, Topology: results.Topology{Nodes: []string{"a", "b", "c"}},
-		Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 100, LatencyUS: results.Percentiles{P99: 800}}},
+		Ops:        map[string]results.OpSummary{results.OpAcquire: {Count: 100, LatencyUS: results.Percentiles{P99: 800}}},
 		Throughput: results.Throughput{AcquiredPerS: 1000}}
 	r.Contention.Acquired, r.Contention.Contended = 100, 5
 	r.Incidents.ExpiredDuringWork, r.Incidents.WorkAborted, r.Incidents.FencingRejected = 3, 1, 2
