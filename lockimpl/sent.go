@@ -57,6 +57,14 @@ func (s *SentCounter) sentAlone(name string) {
 	s.command(name)
 }
 
+// roundTrip counts one request/reply exchange, whose commands are counted
+// one by one (a batch a pipe wrote).
+func (s *SentCounter) roundTrip() {
+	if s != nil {
+		s.roundTrips.Add(1)
+	}
+}
+
 // DialHook passes dials through: a connection's set-up is not the lock's.
 func (s *SentCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
