@@ -74,6 +74,14 @@ func (s *SentCounter) sentEach(name string, n int) {
 	s.byNameCounter(name).Add(int64(n))
 }
 
+// roundTrip counts one request/reply exchange, whose commands are counted
+// one by one (a batch a pipe wrote).
+func (s *SentCounter) roundTrip() {
+	if s != nil {
+		s.roundTrips.Add(1)
+	}
+}
+
 // DialHook passes dials through: a connection's set-up is not the lock's.
 func (s *SentCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 

@@ -315,6 +315,11 @@ func TestPipelineAuto(t *testing.T) {
 		if got := r.Ops[results.OpRelease].Count; got != r.Counters.Released {
 			t.Errorf("%s: %d releases timed, %d released", lock, got, r.Counters.Released)
 		}
+		// The pipe counts what it writes: every command, and a batch as one
+		// round trip, so 32 workers' commands share round trips.
+		if s := r.Client.Sent; s == nil || s.Commands < 2*r.Contention.Acquired || s.RoundTrips == 0 || s.RoundTrips >= s.Commands {
+			t.Errorf("%s: sent %+v for %d acquisitions, want two commands each in fewer round trips", lock, s, r.Contention.Acquired)
+		}
 	}
 	for _, bad := range []Values{
 		{"pipeline": {"auto"}, "topology": {"redlock:3"}},
