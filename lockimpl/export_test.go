@@ -3,3 +3,7 @@ package lockimpl
 // RawCalls counts the fan-outs that went the raw way, for tests that must
 // know which path they exercised.
 func (r *Redlock) RawCalls() int64 { return r.rawCalls.Load() }
+
+// ReleaseScript is the compare-and-delete script's source, for benchmarks
+// that release by hand as the lock does.
+func ReleaseScript() string { return releaseSrc }

@@ -30,6 +30,10 @@ type Options struct {
 	// Sent, when set, counts what a lock writes by hand, past its go-redis
 	// clients (Redlock's raw fan-out); the clients count through its hook.
 	Sent *SentCounter
+	// Pipe, when set, sends single's and fenced's commands through a pipe
+	// of their own (--pipeline auto): batched with other workers' commands
+	// on a few connections to the server.
+	Pipe *PipeOptions
 }
 
 // New builds the named lock over the given masters. Single-instance locks
@@ -46,6 +50,9 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		c, err := single()
 		if err != nil {
 			return nil, err
+		}
+		if opts.Pipe != nil {
+			return newPipelined(name, c, opts)
 		}
 		switch name {
 		case "single":
@@ -76,6 +83,24 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return nil, fmt.Errorf("lock %s needs a PostgreSQL topology (--topology postgres), not Redis servers; see NewPg", name)
 	}
 	return nil, fmt.Errorf("lock %q: unknown; want one of %s", name, strings.Join(names, ", "))
+}
+
+// newPipelined builds single or fenced over a pipe to c's server.
+func newPipelined(name string, c redis.Cmdable, opts Options) (Locker, error) {
+	client, ok := c.(*redis.Client)
+	switch {
+	case name == "naive":
+		return nil, fmt.Errorf("lock naive cannot be pipelined: its GET and DEL are apart by design; use --lock single or fenced")
+	case opts.Wait.Replicas > 0:
+		return nil, fmt.Errorf("lock %s with --wait-replicas cannot be pipelined: WAIT must follow the SET on its connection", name)
+	case !ok:
+		return nil, fmt.Errorf("lock %s pipelined needs a plain client to one server, not %T", name, c)
+	}
+	po := *opts.Pipe
+	if po.Sent == nil {
+		po.Sent = opts.Sent
+	}
+	return NewPipelined(client, name == "fenced", po), nil
 }
 
 // newPeer builds a peer-library lock: redsync over any number of masters,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,16 +22,27 @@ import (
 
 // newLock builds a lock over fresh servers. Redlock gets a per-node timeout
 // that a loaded CI machine running -race can meet; the default (ttl/100) is
-// tested on its own.
+// tested on its own. A name ending in pipeSuffix is that lock over a pipe
+// (--pipeline auto), closed with the test.
 func newLock(t *testing.T, name string, masters int) (lockimpl.Locker, []*redis.Client) {
 	t.Helper()
 	clients := composetest.Clients(t, composetest.Servers(t, masters))
-	l, err := lockimpl.New(name, lockimpl.Nodes(clients...), lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: 250 * time.Millisecond}})
+	opts := lockimpl.Options{Redlock: lockimpl.RedlockOptions{NodeTimeout: 250 * time.Millisecond}}
+	if base, ok := strings.CutSuffix(name, pipeSuffix); ok {
+		name, opts.Pipe = base, &lockimpl.PipeOptions{}
+	}
+	l, err := lockimpl.New(name, lockimpl.Nodes(clients...), opts)
 	if err != nil {
 		t.Fatalf("new %s: %v", name, err)
 	}
+	if c, ok := l.(io.Closer); ok {
+		t.Cleanup(func() { _ = c.Close() })
+	}
 	return l, clients
 }
+
+// pipeSuffix marks a lock name in these tests as the lock over a pipe.
+const pipeSuffix = "+pipe"
 
 // TestMutualExclusion hammers one key from many goroutines and checks, in
 // process, that no two are ever inside the critical section at once.
@@ -38,7 +50,7 @@ func TestMutualExclusion(t *testing.T) {
 	for _, tc := range []struct {
 		lock    string
 		masters int
-	}{{"single", 1}, {"fenced", 1}, {"redlock", 1}, {"redlock", 5}} {
+	}{{"single", 1}, {"fenced", 1}, {"redlock", 1}, {"redlock", 5}, {"single" + pipeSuffix, 1}, {"fenced" + pipeSuffix, 1}} {
 		t.Run(tc.lock+"/"+string(rune('0'+tc.masters)), func(t *testing.T) {
 			l, _ := newLock(t, tc.lock, tc.masters)
 			ctx := context.Background()
@@ -92,7 +104,7 @@ func TestMutualExclusion(t *testing.T) {
 }
 
 func TestOwnershipChecks(t *testing.T) {
-	for _, name := range []string{"single", "fenced", "naive", "redlock"} {
+	for _, name := range []string{"single", "fenced", "naive", "redlock", "single" + pipeSuffix, "fenced" + pipeSuffix} {
 		t.Run(name, func(t *testing.T) {
 			l, clients := newLock(t, name, 1)
 			ctx := context.Background()
@@ -130,7 +142,7 @@ func TestOwnershipChecks(t *testing.T) {
 }
 
 func TestReleaseAfterExpiry(t *testing.T) {
-	for _, name := range []string{"single", "fenced", "naive", "redlock"} {
+	for _, name := range []string{"single", "fenced", "naive", "redlock", "single" + pipeSuffix, "fenced" + pipeSuffix} {
 		t.Run(name, func(t *testing.T) {
 			l, clients := newLock(t, name, 1)
 			ctx := context.Background()
@@ -234,7 +246,15 @@ func TestRetryStopsOnCancel(t *testing.T) {
 }
 
 func TestFencedTokensIncrease(t *testing.T) {
-	l, _ := newLock(t, "fenced", 1)
+	for _, name := range []string{"fenced", "fenced" + pipeSuffix} {
+		t.Run(name, func(t *testing.T) { fencesIncrease(t, name) })
+	}
+}
+
+// fencesIncrease checks that each acquisition of one key by lock name
+// carries a higher fence than the last.
+func fencesIncrease(t *testing.T, name string) {
+	l, _ := newLock(t, name, 1)
 	ctx := context.Background()
 	var last int64
 	for range 20 {
@@ -278,6 +298,14 @@ func TestNewRefusesBadCombinations(t *testing.T) {
 	}
 	if _, err := lockimpl.New("redlock", nil, lockimpl.Options{}); err == nil {
 		t.Error("redlock without masters accepted")
+	}
+	piped := lockimpl.Options{Pipe: &lockimpl.PipeOptions{}}
+	if _, err := lockimpl.New("naive", lockimpl.Nodes(clients[:1]...), piped); err == nil {
+		t.Error("naive over a pipe accepted")
+	}
+	piped.Wait = lockimpl.WaitOptions{Replicas: 1, Timeout: time.Second}
+	if _, err := lockimpl.New("single", lockimpl.Nodes(clients[:1]...), piped); err == nil {
+		t.Error("single over a pipe with --wait-replicas accepted")
 	}
 }
 

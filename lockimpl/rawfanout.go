@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 )
 
 // Redlock's fan-out at its floor. A goroutine per master costs a wake-up and
@@ -71,6 +72,14 @@ type rawConn struct {
 	sys     syscall.RawConn
 	peek    func(fd uintptr) bool
 	peekBuf [1]byte
+	// fd is the socket's descriptor, for probing every master of a fan-out
+	// with one poll (see aliveAll); -1 where the socket is not probed. It
+	// stays valid while the connection is open, and only the holder of the
+	// connection closes it.
+	fd int
+	// readBy is the read deadline last set on conn, so a read that wants
+	// the same one does not set it again.
+	readBy time.Time
 	// peekN and peekAgain are the last probe's result: bytes waiting (-1
 	// for none or an error), and whether the socket said "nothing yet".
 	peekN     int
@@ -117,16 +126,23 @@ func newRawNode(o *redis.Options) *rawNode {
 // asked for another in the background (tracked by wg).
 func (n *rawNode) take(wg *sync.WaitGroup) *rawConn {
 	for {
-		select {
-		case c := <-n.idle:
-			if c.alive() {
-				return c
-			}
-			n.discard(c)
-		default:
-			n.grow(wg)
-			return nil
+		c := n.pop(wg)
+		if c == nil || c.alive() {
+			return c
 		}
+		n.discard(c)
+	}
+}
+
+// pop returns an idle connection, unchecked, or nil, having then asked for
+// another in the background (tracked by wg).
+func (n *rawNode) pop(wg *sync.WaitGroup) *rawConn {
+	select {
+	case c := <-n.idle:
+		return c
+	default:
+		n.grow(wg)
+		return nil
 	}
 }
 
@@ -167,7 +183,7 @@ func (n *rawNode) connect() (*rawConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &rawConn{conn: conn, r: bufio.NewReaderSize(conn, 512), buf: make([]byte, 0, 256)}
+	c := &rawConn{conn: conn, r: bufio.NewReaderSize(conn, 512), buf: make([]byte, 0, 256), fd: -1}
 	c.preparePeek()
 	if len(n.hello) > 0 {
 		_ = conn.SetDeadline(time.Now().Add(timeout))
@@ -228,6 +244,7 @@ func (c *rawConn) preparePeek() {
 		return
 	}
 	c.sys = raw
+	_ = raw.Control(func(fd uintptr) { c.fd = int(fd) })
 	c.peek = func(fd uintptr) bool {
 		n, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		c.peekN, c.peekAgain = n, n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK)
@@ -249,6 +266,50 @@ func (c *rawConn) alive() bool {
 	// Nothing to read is the healthy case; a byte is a reply no one asked
 	// for, and 0 bytes without an error is the peer's close.
 	return c.sys.Read(c.peek) == nil && c.peekAgain
+}
+
+// aliveAll reports which of conns (nil entries skipped) are still open and
+// in step, as alive does, probing every socket in one poll rather than one
+// peek each: an idle connection with nothing to read is healthy, and poll
+// says so of all of them at once. A socket that reports anything (bytes no
+// one asked for, the peer's close, an error) is not; one that cannot be
+// polled is peeked on its own.
+func aliveAll(conns []*rawConn) (alive [MaxRawMasters]bool) {
+	var fds [MaxRawMasters]unix.PollFd
+	var at [MaxRawMasters]int
+	n := 0
+	for i, c := range conns {
+		switch {
+		case c == nil:
+		case c.r.Buffered() > 0:
+		case c.fd < 0:
+			alive[i] = c.alive()
+		default:
+			fds[n] = unix.PollFd{Fd: int32(c.fd), Events: unix.POLLIN}
+			at[n] = i
+			alive[i] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return alive
+	}
+	ready, err := unix.Poll(fds[:n], 0)
+	for err == unix.EINTR {
+		ready, err = unix.Poll(fds[:n], 0)
+	}
+	switch {
+	case err != nil:
+		// The probe itself failed: ask each socket on its own.
+		for _, i := range at[:n] {
+			alive[i] = conns[i].alive()
+		}
+	case ready > 0:
+		for k, i := range at[:n] {
+			alive[i] = fds[k].Revents == 0
+		}
+	}
+	return alive
 }
 
 // ready reports whether a reply has (begun to) come in: buffered, or
@@ -417,12 +478,24 @@ func (r *Redlock) fanOutCmd(ctx context.Context, timeout time.Duration, rule wai
 }
 
 // takeRaw takes an idle raw connection for every master, or none: the
-// ones it took go back when some master has none.
+// ones it took go back when some master has none. The connections are
+// checked together (aliveAll), and a master whose connection was stale gets
+// another, checked on its own.
 func (r *Redlock) takeRaw() (conns [MaxRawMasters]*rawConn, ok bool) {
 	ok = true
 	for i, node := range r.raw {
-		conns[i] = node.take(&r.cleanup)
+		conns[i] = node.pop(&r.cleanup)
 		ok = ok && conns[i] != nil
+	}
+	if ok {
+		alive := aliveAll(conns[:len(r.raw)])
+		for i, node := range r.raw {
+			if !alive[i] {
+				node.discard(conns[i])
+				conns[i] = node.take(&r.cleanup)
+				ok = ok && conns[i] != nil
+			}
+		}
 	}
 	if !ok {
 		for i, c := range conns[:len(r.raw)] {
@@ -454,12 +527,13 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 	conns := connsArr[:n]
 	r.rawCalls.Add(1)
 	t := tally{n: n, quorum: Quorum(n)}
+	sent := 0
 	for i, c := range conns {
 		c.buf = appendCommand(c.buf[:0], cmd.argv()...)
-		_ = c.conn.SetWriteDeadline(deadline)
+		c.setDeadlines(deadline, wait)
 		_, err := c.conn.Write(c.buf)
 		if err == nil {
-			r.sent.sentAlone(cmd.name())
+			sent++
 		}
 		if err != nil {
 			r.raw[i].discard(c)
@@ -468,6 +542,7 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 			t.add(nodeReply{node: i, out: out, err: oerr})
 		}
 	}
+	r.sent.sentEach(cmd.name(), sent)
 	var lateNodes []int
 	// The last master written to is read first: by the time its reply is
 	// in, the others' most likely are too, so the goroutine parks once
@@ -532,7 +607,7 @@ func (r *Redlock) rawFanOut(ctx context.Context, timeout, bound time.Duration, o
 // the reply is read on in the background), and is closed otherwise: its
 // state is unknown.
 func (r *Redlock) rawRead(i int, c *rawConn, cmd *rawCommand, readBy time.Time, keep bool) (rawReply, error) {
-	_ = c.conn.SetReadDeadline(readBy)
+	c.setReadDeadline(readBy)
 	rep, err := c.read()
 	if err != nil {
 		if again, ok := cmd.evalFallback(err); ok {
@@ -558,6 +633,29 @@ func (r *Redlock) rawRead(i int, c *rawConn, cmd *rawCommand, readBy time.Time, 
 		r.raw[i].discard(c)
 	}
 	return rep, err
+}
+
+// setDeadlines bounds the write that is about to go out by writeBy, and the
+// read of its reply by readBy: with one call when they are the same (an
+// acquire or renew, which waits for every reply up to its deadline), as a
+// deadline is a timer the runtime re-arms on every call.
+func (c *rawConn) setDeadlines(writeBy, readBy time.Time) {
+	if writeBy.Equal(readBy) {
+		_ = c.conn.SetDeadline(writeBy)
+		c.readBy = readBy
+		return
+	}
+	_ = c.conn.SetWriteDeadline(writeBy)
+	c.setReadDeadline(readBy)
+}
+
+// setReadDeadline bounds the next read by readBy, unless it already is.
+func (c *rawConn) setReadDeadline(readBy time.Time) {
+	if readBy.Equal(c.readBy) {
+		return
+	}
+	_ = c.conn.SetReadDeadline(readBy)
+	c.readBy = readBy
 }
 
 // MaxRawMasters bounds the masters a raw fan-out serves with no allocation.

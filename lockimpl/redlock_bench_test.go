@@ -56,6 +56,10 @@ func BenchmarkAcquireRelease(b *testing.B) {
 //   - raw-1, raw-5: SET NX PX written to every master's socket by hand, and
 //     only then the replies read: no client library, no goroutines. Their
 //     p50 ratio is the floor this machine puts under any Redlock client.
+//     They release as lockbench does, by the compare-and-delete script
+//     (EVALSHA), so that between two acquires the masters do the same work
+//     for every variant, and the client CPU of a cycle counts the same
+//     commands.
 //   - raw-5-goroutines: the same bytes, one goroutine per master as
 //     lockbench fans out; the step from raw-5 is what goroutines cost.
 //   - single, redlock-5: lockbench through go-redis; the step from
@@ -167,11 +171,18 @@ func processCPU(b *testing.B) time.Duration {
 }
 
 // The commands the raw client sends, as RESP: a lock of the same shape as
-// lockbench's (32-hex-digit token, 10 s TTL) and its removal.
+// lockbench's (32-hex-digit token, 10 s TTL) and its removal by lockbench's
+// compare-and-delete script, run by its SHA-1 (loaded on every master first).
 const (
-	rawSet = "*6\r\n$3\r\nSET\r\n$9\r\nfloor:raw\r\n$32\r\n0123456789abcdef0123456789abcdef\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n"
-	rawDel = "*2\r\n$3\r\nDEL\r\n$9\r\nfloor:raw\r\n"
+	rawSet   = "*6\r\n$3\r\nSET\r\n$9\r\nfloor:raw\r\n$32\r\n0123456789abcdef0123456789abcdef\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n10000\r\n"
+	rawToken = "0123456789abcdef0123456789abcdef"
 )
+
+// rawRelease is EVALSHA of the release script with the raw lock's key and
+// token, as RESP.
+func rawRelease(sha string) string {
+	return fmt.Sprintf("*5\r\n$7\r\nEVALSHA\r\n$%d\r\n%s\r\n$1\r\n1\r\n$9\r\nfloor:raw\r\n$%d\r\n%s\r\n", len(sha), sha, len(rawToken), rawToken)
+}
 
 // rawMasters holds one plain TCP connection per master, spoken to in RESP
 // by hand so that nothing but the sockets and the servers is measured, and
@@ -189,7 +200,15 @@ type fanOutFunc func(n int, cmd []byte, want string) error
 
 func dialRaw(b *testing.B, servers []*compose.Server) *rawMasters {
 	b.Helper()
-	r := &rawMasters{set: []byte(rawSet), del: []byte(rawDel), done: make(chan error, len(servers))}
+	ctx := context.Background()
+	var sha string
+	for _, c := range composetest.Clients(b, servers) {
+		var err error
+		if sha, err = c.ScriptLoad(ctx, lockimpl.ReleaseScript()).Result(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := &rawMasters{set: []byte(rawSet), del: []byte(rawRelease(sha)), done: make(chan error, len(servers))}
 	for i, s := range servers {
 		c, err := net.Dial("tcp", s.Addr())
 		if err != nil {

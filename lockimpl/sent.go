@@ -38,13 +38,18 @@ func NewSentCounter() *SentCounter { return &SentCounter{} }
 // command counts one command sent, by name.
 func (s *SentCounter) command(name string) {
 	s.commands.Add(1)
+	s.byNameCounter(name).Add(1)
+}
+
+// byNameCounter is the count of commands named name, in lower case.
+func (s *SentCounter) byNameCounter(name string) *atomic.Int64 {
 	// ToLower returns a lower-case name as it is, without allocating.
 	name = strings.ToLower(name)
 	c, ok := s.byName.Load(name)
 	if !ok {
 		c, _ = s.byName.LoadOrStore(name, new(atomic.Int64))
 	}
-	c.(*atomic.Int64).Add(1)
+	return c.(*atomic.Int64)
 }
 
 // sentAlone counts one command sent on its own: one round trip. A nil
@@ -55,6 +60,26 @@ func (s *SentCounter) sentAlone(name string) {
 	}
 	s.roundTrips.Add(1)
 	s.command(name)
+}
+
+// sentEach counts one command of the given name sent to each of n servers
+// on its own: n round trips, counted at once, since a fan-out sends the same
+// command to every master.
+func (s *SentCounter) sentEach(name string, n int) {
+	if s == nil || n == 0 {
+		return
+	}
+	s.roundTrips.Add(int64(n))
+	s.commands.Add(int64(n))
+	s.byNameCounter(name).Add(int64(n))
+}
+
+// roundTrip counts one request/reply exchange, whose commands are counted
+// one by one (a batch a pipe wrote).
+func (s *SentCounter) roundTrip() {
+	if s != nil {
+		s.roundTrips.Add(1)
+	}
 }
 
 // DialHook passes dials through: a connection's set-up is not the lock's.

@@ -18,7 +18,7 @@ func isCluster(topo *compose.Topology) bool { return topo.Spec.Info().Sharded }
 // client routes each key to its shard's master); elsewhere lockNodes.
 func lockNodesFor(topo *compose.Topology, pl Plan, clients []*redis.Client) ([]redis.Cmdable, error) {
 	if !isCluster(topo) {
-		return lockNodes(clients, pl.Pipeline)
+		return lockNodes(clients), nil
 	}
 	return []redis.Cmdable{topo.ClusterClient(compose.ClientOptions{PoolSize: pl.PoolSize})}, nil
 }

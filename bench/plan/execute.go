@@ -152,6 +152,9 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	sent := countSent(topo, clients, nodes)
 	lockOpts := pl.LockOptions
 	lockOpts.Sent = sent.counter
+	if pl.Pipeline == "auto" {
+		lockOpts.Pipe = &lockimpl.PipeOptions{}
+	}
 	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
@@ -506,22 +509,12 @@ func resourceClient(ctx context.Context, url string, pool int) (*redis.Client, e
 	return c, nil
 }
 
-// lockNodes are what the lock sends its commands through: the clients, or
-// with --pipeline auto each client's auto-pipeliner, which coalesces the
-// workers' commands into pipelines on a few connections.
-func lockNodes(clients []*redis.Client, pipeline string) ([]redis.Cmdable, error) {
-	out := lockimpl.Nodes(clients...)
-	if pipeline != "auto" {
-		return out, nil
-	}
-	for i, c := range clients {
-		ap, err := c.AutoPipeline()
-		if err != nil {
-			return nil, fmt.Errorf("auto-pipeline %s: %w", c.Options().Addr, err)
-		}
-		out[i] = ap
-	}
-	return out, nil
+// lockNodes are what the lock sends its commands through: the clients.
+// With --pipeline auto the lock sends through a pipe of its own to each
+// client's server instead (lockimpl.Options.Pipe), dialled with the client's
+// options.
+func lockNodes(clients []*redis.Client) []redis.Cmdable {
+	return lockimpl.Nodes(clients...)
 }
 
 // lockClients are the clients the lock uses: one per master, or behind

@@ -48,7 +48,7 @@ type Plan struct {
 	Quiet bool
 	// PoolSize is the connections per server the lock's clients keep.
 	PoolSize int
-	// Pipeline is "off" or "auto" (auto-pipelined commands).
+	// Pipeline is "off" or "auto" (commands batched by lockimpl.Pipe).
 	Pipeline string
 	// RunID is the id shared by the generators of one run ("" for a lone
 	// run, which gets an id of its own); GeneratorID is this one's index.
@@ -377,7 +377,7 @@ func Parse(v Values) (Plan, error) {
 	if pl.Pipeline == "auto" && p.err == nil {
 		switch {
 		case pl.Lock != "single" && pl.Lock != "fenced":
-			p.fail("pipeline", "auto works with --lock single or fenced; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which auto-pipelining does not keep", pl.Lock)
+			p.fail("pipeline", "auto works with --lock single or fenced; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", pl.Lock)
 		case pl.LockOptions.Wait.Replicas > 0:
 			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
 		case len(pl.Faults) > 0:

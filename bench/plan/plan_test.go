@@ -315,6 +315,13 @@ func TestPipelineAuto(t *testing.T) {
 		if got := r.Ops[results.OpRelease].Count; got != r.Counters.Released {
 			t.Errorf("%s: %d releases timed, %d released", lock, got, r.Counters.Released)
 		}
+		// The pipe counts what it writes: every command, and a batch as one
+		// round trip, so 32 workers' commands share round trips. (Not
+		// exactly two a pair: the workers' commands in flight as the window
+		// opens and closes fall on either side of its readings.)
+		if s := r.Client.Sent; s == nil || s.Commands <= r.Contention.Acquired || s.RoundTrips == 0 || s.RoundTrips >= s.Commands {
+			t.Errorf("%s: sent %+v for %d acquisitions, want more commands than acquisitions, in fewer round trips", lock, s, r.Contention.Acquired)
+		}
 	}
 	for _, bad := range []Values{
 		{"pipeline": {"auto"}, "topology": {"redlock:3"}},

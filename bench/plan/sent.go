@@ -18,9 +18,9 @@ type sentMeter struct {
 }
 
 // countSent hooks a counter into the clients the lock sends through: the
-// cluster's ClusterClient, or each master's client (an auto-pipeliner sends
-// through its client's hooks too). The counter also goes in the lock's
-// options, for a lock that writes commands by hand (Redlock's raw fan-out).
+// cluster's ClusterClient, or each master's client. The counter also goes in
+// the lock's options, for a lock that writes commands by hand (Redlock's raw
+// fan-out, a pipelined lock's batches).
 func countSent(topo *compose.Topology, clients []*redis.Client, nodes []redis.Cmdable) *sentMeter {
 	m := &sentMeter{counter: lockimpl.NewSentCounter()}
 	if isCluster(topo) {

@@ -1,6 +1,10 @@
 package scenario
 
-import "github.com/lockbench/lockbench/bench/plan"
+import (
+	"fmt"
+
+	"github.com/lockbench/lockbench/bench/plan"
+)
 
 // The recipes. Each reproduces its hazard within seconds on local
 // processes; timings are chosen so that the fault lands while holders are
@@ -229,18 +233,25 @@ func etcdGCPause() Scenario {
 // waiter takes the key, and the first holder, unaware, writes after it
 // through another connection: its unfenced write is accepted though stale.
 // The transaction-level lock's write goes in the lock's own transaction, so
-// a holder whose session died cannot write at all. Holds vary so that the
-// holder who lost its session often writes after the one who took over;
-// two keys so that every terminated holder has a waiter.
+// a holder whose session died cannot write at all. Holds are heavy-tailed
+// so that the holder who lost its session often writes after the one who
+// took over: a termination lands more often in a long hold, and the next
+// holder's is usually short (two in five terminations ended in a stale
+// write, where a uniform hold gave one in four and CI once saw none in ten).
+// Two keys so that every terminated holder has a waiter.
 func pgSessionLoss() Scenario {
-	faults := []string{"at=500ms terminate holder", "at=1200ms terminate holder", "at=1900ms terminate holder",
-		"at=2600ms terminate holder", "at=3300ms terminate holder"}
+	// Nine terminations a trial: each ends in a stale write about half the
+	// time, so two trials all but surely show one.
+	var faults []string
+	for at := 300; at < 4000; at += 400 {
+		faults = append(faults, fmt.Sprintf("at=%dms terminate holder", at))
+	}
 	return Scenario{
 		Name: "pg-session-loss",
 		Description: "PostgreSQL: lock holders' sessions are terminated mid-work; the session-level advisory lock is freed " +
 			"under a holder whose unfenced write then lands after the next holder's; the transaction-level lock's write " +
 			"commits only if its session survived",
-		Base: append2(vals("topology", "postgres", "keys", "uniform:2", "concurrency", "8", "hold", "uniform:50ms,400ms",
+		Base: append2(vals("topology", "postgres", "keys", "uniform:2", "concurrency", "8", "hold", "lognormal:60ms,1.2",
 			"ttl", "2s", "retry", "fixed:5ms", "acquire-timeout", "5s", "duration", "4s", "warmup", "0"), faults...),
 		Violation: "a stale write accepted (a holder whose lock had ended wrote after a newer holder): silent corruption",
 		violated:  staleWrites,

@@ -1,0 +1,378 @@
+package lockimpl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A pipe batches many workers' commands onto a few connections to one
+// server, so one generator reaches the server's limit (--pipeline auto).
+//
+// Measured against go-redis's auto-pipeliner on this workload (see
+// BenchmarkPipelinedPairs and notes/29-pipeline.md): go-redis's blocking
+// face keeps one ordered batch in flight, so the client and the server take
+// turns and neither is ever busy for long; its other settings either split
+// the stream into small batches or pay a hook host per command. A pipe runs
+// one goroutine per connection, each of which takes every command queued at
+// that moment, writes them in one write, and reads their replies in order:
+// while one connection waits for the server, another is filling, so the
+// generator's and the server's work overlap.
+
+// DefaultPipeConns is how many connections a pipe keeps to its server: two
+// batches in flight overlap the client's and the server's work; more split
+// the queue into smaller batches and measured slower (BenchmarkPipelinedPairs).
+const DefaultPipeConns = 2
+
+// maxPipeBatch bounds the commands one write carries, so a batch's replies
+// fit a read buffer or two and its callers are woken in good time.
+const maxPipeBatch = 512
+
+// pipeQueue is how many commands may wait for a connection; a caller past it
+// waits to queue, as it would for a pooled connection.
+const pipeQueue = 8192
+
+// pipeBufSize is a pipe connection's read buffer: a full batch's replies.
+const pipeBufSize = 64 << 10
+
+// ErrPipeClosed is returned for a command sent to (or still queued in) a
+// pipe that was closed.
+var ErrPipeClosed = errors.New("pipe closed")
+
+// PipeOptions tune a pipe.
+type PipeOptions struct {
+	// Conns is how many connections (and batches in flight) the pipe keeps;
+	// 0 means DefaultPipeConns.
+	Conns int
+	// Sent, when set, counts each batch as one round trip of its commands.
+	Sent *SentCounter
+}
+
+// Pipe sends commands to one server in batches, over connections of its own
+// dialled with a go-redis client's options (address, dialer, TLS,
+// credentials, database), so a sentinel-aware client's dialer still finds
+// the primary. Each command gets its own reply or error; a connection that
+// fails fails only the commands it carried, and is redialled for the next
+// batch. It is safe for concurrent use; Close ends it.
+type Pipe struct {
+	node        *rawNode
+	queue       chan *pipeCall
+	sent        *SentCounter
+	readTimeout time.Duration
+	// closing tells the connection goroutines to stop; closed is closed
+	// once they did and every queued command was answered.
+	closing, closed chan struct{}
+	closeOnce       sync.Once
+	wg              sync.WaitGroup
+	calls           sync.Pool
+}
+
+// pipeCommand is one command as a pipe sends it: plain data, so queueing it
+// allocates nothing but its call.
+type pipeCommand struct {
+	args [7]string
+	n    int
+	// src is an EVALSHA's script source, for the EVAL after NOSCRIPT.
+	src string
+}
+
+func (c *pipeCommand) argv() []string { return c.args[:c.n] }
+
+// name is the command's name as INFO commandstats writes it.
+func (c *pipeCommand) name() string {
+	switch c.args[0] {
+	case "SET":
+		return "set"
+	case "EVAL":
+		return "eval"
+	}
+	return "evalsha"
+}
+
+// noScript is the EVAL to send after a NOSCRIPT reply, or false when err is
+// not one (or c runs no script by hash).
+func (c *pipeCommand) noScript(err error) (pipeCommand, bool) {
+	if c.args[0] != "EVALSHA" || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return pipeCommand{}, false
+	}
+	again := *c
+	again.args[0], again.args[1] = "EVAL", c.src
+	return again, true
+}
+
+// pipeSetNX is SET key token NX PX ttl.
+func pipeSetNX(key, token string, ttl time.Duration) pipeCommand {
+	return pipeCommand{n: 6, args: [7]string{"SET", key, token, "NX", "PX", strconv.FormatInt(ttl.Milliseconds(), 10)}}
+}
+
+// pipeScript runs script by its hash over keys, then args.
+func pipeScript(script *redis.Script, src string, keys []string, args ...string) pipeCommand {
+	c := pipeCommand{src: src, args: [7]string{"EVALSHA", script.Hash(), strconv.Itoa(len(keys))}}
+	c.n = 3 + copy(c.args[3:], keys)
+	c.n += copy(c.args[c.n:], args)
+	return c
+}
+
+// pipeCall is one command on its way: the caller waits on done, which the
+// connection goroutine signals once rep or err is set.
+type pipeCall struct {
+	cmd  pipeCommand
+	rep  rawReply
+	err  error
+	done chan struct{}
+}
+
+// NewPipe starts a pipe to the server c talks to, with c's options.
+func NewPipe(c *redis.Client, opts PipeOptions) *Pipe {
+	o := *c.Options()
+	conns := opts.Conns
+	if conns <= 0 {
+		conns = DefaultPipeConns
+	}
+	o.PoolSize = conns
+	p := &Pipe{node: newRawNode(&o), queue: make(chan *pipeCall, pipeQueue), sent: opts.Sent,
+		readTimeout: o.ReadTimeout, closing: make(chan struct{}), closed: make(chan struct{})}
+	if p.readTimeout <= 0 {
+		p.readTimeout = 3 * time.Second
+	}
+	p.calls.New = func() any { return &pipeCall{done: make(chan struct{}, 1)} }
+	p.wg.Add(conns)
+	for range conns {
+		go p.serve()
+	}
+	return p
+}
+
+// Close stops the pipe: commands still queued fail with ErrPipeClosed, and
+// its connections close once their batch is answered.
+func (p *Pipe) Close() error {
+	p.closeOnce.Do(func() {
+		close(p.closing)
+		p.wg.Wait()
+		p.fail(ErrPipeClosed)
+		close(p.closed)
+	})
+	return nil
+}
+
+// fail answers every queued command with err.
+func (p *Pipe) fail(err error) {
+	for {
+		select {
+		case c := <-p.queue:
+			c.err = err
+			c.done <- struct{}{}
+		default:
+			return
+		}
+	}
+}
+
+// do sends cmd and waits for its reply. A caller whose ctx ends first
+// returns ctx's error; the command may still run, as any command sent
+// before its deadline may.
+func (p *Pipe) do(ctx context.Context, cmd pipeCommand) (rawReply, error) {
+	c := p.calls.Get().(*pipeCall)
+	c.cmd, c.rep, c.err = cmd, rawReply{}, nil
+	select {
+	case p.queue <- c:
+	case <-p.closing:
+		p.calls.Put(c)
+		return rawReply{}, ErrPipeClosed
+	case <-ctx.Done():
+		p.calls.Put(c)
+		return rawReply{}, ctx.Err()
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		// The call stays with its connection, which signals done into
+		// its buffer and drops it; it is not reused.
+		return rawReply{}, ctx.Err()
+	case <-p.closed:
+		// Close answered every command queued before it drained the
+		// queue; one queued after that has no one to answer it.
+		select {
+		case <-c.done:
+		default:
+			return rawReply{}, ErrPipeClosed
+		}
+	}
+	rep, err := c.rep, c.err
+	c.cmd = pipeCommand{}
+	p.calls.Put(c)
+	return rep, err
+}
+
+// serve is one connection's goroutine: batch, write, read, answer, until
+// the pipe closes.
+func (p *Pipe) serve() {
+	defer p.wg.Done()
+	var conn *rawConn
+	defer func() {
+		if conn != nil {
+			_ = conn.conn.Close()
+		}
+	}()
+	batch := make([]*pipeCall, 0, maxPipeBatch)
+	for {
+		select {
+		case c := <-p.queue:
+			batch = append(batch[:0], c)
+		case <-p.closing:
+			return
+		}
+		batch = p.gather(batch)
+		conn = p.send(conn, batch)
+	}
+}
+
+// gather adds to batch every command queued now, up to maxPipeBatch. It
+// does not wait for more: while this batch is out, the next one fills.
+func (p *Pipe) gather(batch []*pipeCall) []*pipeCall {
+	for len(batch) < maxPipeBatch {
+		select {
+		case c := <-p.queue:
+			batch = append(batch, c)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// send writes batch on conn (dialled when nil), reads its replies and
+// answers every call; it returns the connection for the next batch, nil
+// when this one failed.
+func (p *Pipe) send(conn *rawConn, batch []*pipeCall) *rawConn {
+	var err error
+	if conn == nil {
+		if conn, err = p.node.connect(); err != nil {
+			answer(batch, fmt.Errorf("connect %s: %w", p.node.opts.Addr, err))
+			return nil
+		}
+		conn.r = bufio.NewReaderSize(conn.conn, pipeBufSize)
+	}
+	conn.buf = conn.buf[:0]
+	for _, c := range batch {
+		conn.buf = appendCommand(conn.buf, c.cmd.argv()...)
+	}
+	if err = p.write(conn, len(batch), func(i int) string { return batch[i].cmd.name() }); err != nil {
+		_ = conn.conn.Close()
+		answer(batch, err)
+		return nil
+	}
+	err = p.readReplies(conn, batch)
+	answer(batch, nil)
+	if err != nil {
+		_ = conn.conn.Close()
+		return nil
+	}
+	return conn
+}
+
+// write sends conn.buf, holding n commands named by name, as one round trip.
+func (p *Pipe) write(conn *rawConn, n int, name func(i int) string) error {
+	_ = conn.conn.SetWriteDeadline(time.Now().Add(p.readTimeout))
+	if _, err := conn.conn.Write(conn.buf); err != nil {
+		return fmt.Errorf("write to %s: %w", p.node.opts.Addr, err)
+	}
+	if p.sent != nil {
+		p.sent.roundTrip()
+		for i := range n {
+			p.sent.command(name(i))
+		}
+	}
+	return nil
+}
+
+// readReplies reads one reply per call in order, then resends by EVAL the
+// scripts the server no longer had (NOSCRIPT, after a restart or SCRIPT
+// FLUSH) and reads theirs. A connection failure fails every call not yet
+// answered and is returned: the connection is then out of step.
+func (p *Pipe) readReplies(conn *rawConn, batch []*pipeCall) error {
+	_ = conn.conn.SetReadDeadline(time.Now().Add(p.readTimeout))
+	var again []*pipeCall
+	stale := false
+	for i, c := range batch {
+		c.rep, c.err = conn.read()
+		if c.err == nil {
+			continue
+		}
+		if _, isReply := c.err.(rawError); !isReply {
+			return broken(batch[i:], p.readErr(c.err))
+		}
+		if eval, ok := c.cmd.noScript(c.err); ok {
+			c.cmd = eval
+			again = append(again, c)
+		}
+		if redis.HasErrorPrefix(c.err, "READONLY") {
+			// A primary turned replica: the next batch dials again, through
+			// the client's dialer, which finds the primary (sentinels).
+			stale = true
+		}
+	}
+	if err := p.resend(conn, again); err != nil {
+		return err
+	}
+	if stale {
+		return errStaleConn
+	}
+	return nil
+}
+
+// resend sends again by EVAL the calls whose scripts the server did not
+// have, and reads their replies.
+func (p *Pipe) resend(conn *rawConn, again []*pipeCall) error {
+	if len(again) == 0 {
+		return nil
+	}
+	conn.buf = conn.buf[:0]
+	for _, c := range again {
+		conn.buf = appendCommand(conn.buf, c.cmd.argv()...)
+	}
+	if err := p.write(conn, len(again), func(i int) string { return again[i].cmd.name() }); err != nil {
+		return broken(again, err)
+	}
+	for i, c := range again {
+		if c.rep, c.err = conn.read(); c.err != nil {
+			if _, isReply := c.err.(rawError); !isReply {
+				return broken(again[i:], p.readErr(c.err))
+			}
+		}
+	}
+	return nil
+}
+
+// readErr says where a read failed.
+func (p *Pipe) readErr(err error) error {
+	return fmt.Errorf("read from %s: %w", p.node.opts.Addr, err)
+}
+
+// errStaleConn marks a connection whose replies were read whole but which
+// must not carry another batch.
+var errStaleConn = errors.New("connection to a replica")
+
+// broken fails calls with a connection's err and returns it.
+func broken(calls []*pipeCall, err error) error {
+	for _, c := range calls {
+		c.rep, c.err = rawReply{}, err
+	}
+	return err
+}
+
+// answer gives each call its reply (or err, when set) and wakes its caller.
+func answer(batch []*pipeCall, err error) {
+	for _, c := range batch {
+		if err != nil {
+			c.rep, c.err = rawReply{}, err
+		}
+		c.done <- struct{}{}
+	}
+}

@@ -1,0 +1,87 @@
+package lockimpl
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Pipelined is the single-instance lock (or the fenced one) with its
+// commands sent through a Pipe: the same commands, scripts and outcomes as
+// Single, batched with other workers' commands on a few connections.
+type Pipelined struct {
+	pipe    *Pipe
+	scripts scripts
+	fenced  bool
+}
+
+// NewPipelined returns the single lock, or with fenced the fenced one, over
+// a pipe of its own to the server c talks to. Close closes the pipe.
+func NewPipelined(c *redis.Client, fenced bool, opts PipeOptions) *Pipelined {
+	return &Pipelined{pipe: NewPipe(c, opts), scripts: newScripts(), fenced: fenced}
+}
+
+// Info describes the lock: the same lock as Single's, by the same name.
+func (l *Pipelined) Info() Info {
+	if l.fenced {
+		return Info{Name: "fenced", Fencing: true, Nodes: 1}
+	}
+	return Info{Name: "single", Nodes: 1}
+}
+
+// Close closes the lock's pipe.
+func (l *Pipelined) Close() error { return l.pipe.Close() }
+
+// Acquire makes one attempt at key.
+func (l *Pipelined) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
+	lease := Lease{Key: key, Token: NewToken(), Start: time.Now(), Validity: ttl}
+	if l.fenced {
+		cmd := pipeScript(l.scripts.fencedAcquire, fencedAcquireSrc, []string{key, FenceKey(key)}, lease.Token, msText(ttl))
+		rep, err := l.pipe.do(ctx, cmd)
+		switch {
+		case err != nil:
+			return Lease{}, Failed, fmt.Errorf("fenced acquire %s: %w", key, err)
+		case rep.n == 0:
+			return Lease{}, Contended, nil
+		}
+		lease.Fence = rep.n
+		return lease, OK, nil
+	}
+	rep, err := l.pipe.do(ctx, pipeSetNX(key, lease.Token, ttl))
+	switch {
+	case err != nil:
+		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", key, err)
+	case rep.isNil:
+		return Lease{}, Contended, nil
+	}
+	return lease, OK, nil
+}
+
+// Renew extends the lease while the caller owns it.
+func (l *Pipelined) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
+	start := time.Now()
+	rep, err := l.pipe.do(ctx, pipeScript(l.scripts.renew, renewSrc, []string{lease.Key}, lease.Token, msText(ttl)))
+	if err != nil {
+		return Failed, fmt.Errorf("renew %s: %w", lease.Key, err)
+	}
+	out := scriptOutcome(rep.n)
+	if out == OK {
+		lease.Start, lease.Validity = start, ttl
+	}
+	return out, nil
+}
+
+// Release deletes the key while the caller owns it.
+func (l *Pipelined) Release(ctx context.Context, lease Lease) (Outcome, error) {
+	rep, err := l.pipe.do(ctx, pipeScript(l.scripts.release, releaseSrc, []string{lease.Key}, lease.Token))
+	if err != nil {
+		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
+	}
+	return scriptOutcome(rep.n), nil
+}
+
+// msText is d in whole milliseconds, as PX and the scripts take it.
+func msText(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
