@@ -77,7 +77,7 @@ func txt(format string, args ...any) Part { return Part{Text: fmt.Sprintf(format
 func Build(ev Evidence) Page {
 	p := ev.Plan
 	in, prof := p.Input, p.Profile
-	pg := Page{Budget: p.Budget, Elapsed: ev.Elapsed, Tuning: ev.Tuning, Interrupted: ev.Interrupted, Left: p.Left, refs: map[string]int{}}
+	pg := Page{Budget: p.Budget, Elapsed: ev.Elapsed.Round(time.Second), Tuning: ev.Tuning, Interrupted: ev.Interrupted, Left: p.Left, refs: map[string]int{}}
 	var names []string
 	for _, c := range in.Candidates {
 		names = append(names, c.String())
