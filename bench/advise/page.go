@@ -175,7 +175,7 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 			qualifying++
 		}
 	}
-	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %d meet the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition, then p99): ",
+	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %d meet the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition on one backend, else p99): ",
 		lock, topo, len(js), qualifying, req.Correctness), num(fmt.Sprint(c.Nodes), c.RunID), txt(" server(s), ")}
 	if c.CommandsPerAcquire != nil {
 		v.Answer = append(v.Answer, num(fmt.Sprintf("%.2f", *c.CommandsPerAcquire), c.RunID), txt(" commands per acquisition, "))
