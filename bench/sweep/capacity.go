@@ -183,6 +183,14 @@ func nextLoad(load, factor float64) float64 {
 
 func formatLoad(l float64) string { return strconv.FormatFloat(l, 'f', -1, 64) }
 
+// StepOf judges one run at one load as a capacity search judges its steps:
+// its throughput, its latency op's p99 and whether every SLO held (in open
+// loop, also whether it served what was offered). advise judges each
+// candidate's run at the stated demand with it.
+func StepOf(load float64, r *results.Result, slo []results.Assertion, openLoop bool) Step {
+	return stepOf(load, r, slo, Ramp{OpenLoop: openLoop})
+}
+
 func stepOf(load float64, r *results.Result, slo []results.Assertion, ramp Ramp) Step {
 	op := ramp.LatencyOp()
 	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, LatencyOp: op, P99US: r.Ops[op].LatencyUS.P99, MetSLO: true, CPU: cpuUse(r)}

@@ -257,8 +257,8 @@ func TestUpperBound(t *testing.T) {
 		{5000, 10_000, 0.508, 0.509},  // a coin
 		{10_000, 10_000, 0.9997, 1.0}, // everything expired
 	} {
-		if got := upperBound(tc.k, tc.n); got < tc.lo || got > tc.hi {
-			t.Errorf("upperBound(%d, %d) = %.5g, want in [%g, %g]", tc.k, tc.n, got, tc.lo, tc.hi)
+		if got := UpperBound(tc.k, tc.n); got < tc.lo || got > tc.hi {
+			t.Errorf("UpperBound(%d, %d) = %.5g, want in [%g, %g]", tc.k, tc.n, got, tc.lo, tc.hi)
 		}
 	}
 }
