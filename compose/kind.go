@@ -77,6 +77,11 @@ type KindInfo struct {
 	Providers []string
 	// URLFlag is the run flag naming its external servers ("redis", "etcd").
 	URLFlag string
+	// StartUp is what starting and stopping its local servers adds to a
+	// run's window, as measured on a 2-core machine shared with the load
+	// generator (lockbench run -d 1s --warmup 0 against the window): advise
+	// plans its budget with it, and corrects the plan with what it sees.
+	StartUp time.Duration
 	// RunFlags are the kind-scoped run flags it takes (plan's flag table
 	// marks a flag kind-scoped; it then applies only to the kinds that list
 	// it here).

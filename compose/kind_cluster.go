@@ -27,6 +27,7 @@ func (clusterShape) Info() KindInfo {
 		LockNotes: map[string]string{"redlock": quorum, "redsync": quorum, "redislock": unmeasured},
 		Providers: []string{ProviderLocal, ProviderExternal},
 		URLFlag:   "redis",
+		StartUp:   3 * time.Second,
 		// No pipeline: go-redis's cluster auto-pipeliner may resend a
 		// command after a network error.
 		RunFlags: []string{"redis", "persistence", "pool-size", "wait-replicas"},

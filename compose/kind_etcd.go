@@ -21,6 +21,7 @@ func (etcdShape) Info() KindInfo {
 		Locks:     []string{"etcd"},
 		Providers: []string{ProviderLocal, ProviderExternal},
 		URLFlag:   "etcd",
+		StartUp:   2500 * time.Millisecond,
 		RunFlags:  []string{"etcd"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
 		Faults: map[string][]FaultKind{

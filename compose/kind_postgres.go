@@ -32,6 +32,7 @@ func (postgresShape) Info() KindInfo {
 		Locks:     pgLocks(),
 		Providers: []string{ProviderLocal, ProviderExternal},
 		URLFlag:   "postgres",
+		StartUp:   1500 * time.Millisecond,
 		RunFlags:  []string{"postgres", "pool-size"},
 		Targets:   []FaultTarget{TargetNode, TargetHolder},
 		Faults: map[string][]FaultKind{

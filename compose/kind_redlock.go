@@ -30,6 +30,7 @@ func (redlockShape) Info() KindInfo {
 		LockNotes: map[string]string{"single": single, "fenced": single, "naive": single, "redislock": single},
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
 		URLFlag:   "redis",
+		StartUp:   500 * time.Millisecond,
 		RunFlags:  redisFlags(),
 		Targets:   []FaultTarget{TargetNode},
 		Faults: map[string][]FaultKind{

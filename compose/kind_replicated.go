@@ -23,6 +23,7 @@ func (replicatedShape) Info() KindInfo {
 		// It starts its own servers and sentinels: no --redis URLs.
 		Providers: []string{ProviderLocal, ProviderDocker},
 		URLFlag:   "redis",
+		StartUp:   3500 * time.Millisecond,
 		RunFlags:  []string{"persistence", "pool-size", "pipeline", "wait-replicas"},
 		Targets:   []FaultTarget{TargetNode, TargetPrimary, TargetReplica},
 		Faults: map[string][]FaultKind{

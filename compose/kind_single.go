@@ -20,6 +20,7 @@ func (singleShape) Info() KindInfo {
 		Locks:     append(singleInstanceLocks(), "redlock", "redsync", "redislock"),
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
 		URLFlag:   "redis",
+		StartUp:   300 * time.Millisecond,
 		RunFlags:  redisFlags(),
 		Targets:   []FaultTarget{TargetNode, TargetPrimary},
 		Faults: map[string][]FaultKind{

@@ -53,6 +53,14 @@ func pgBin(name string) (string, error) {
 	return "", ErrNoPostgres
 }
 
+// PgInstalled reports whether this machine has the PostgreSQL server
+// programs a local postgres topology needs (initdb and postgres).
+func PgInstalled() bool {
+	_, initdb := pgBin("initdb")
+	_, server := pgBin("postgres")
+	return initdb == nil && server == nil
+}
+
 // StartPgServer initialises a database cluster in a new temporary
 // directory and starts postgres on a free loopback port, waiting until it
 // accepts connections. On error nothing is left running or on disk.

@@ -94,6 +94,9 @@ type Step struct {
 	MetSLO bool `json:"met_slo"`
 	// Broken lists the SLOs that failed.
 	Broken []string `json:"broken,omitempty"`
+	// CPU is what the step's run used of the generator's and the
+	// servers' CPUs.
+	CPU CPUUse `json:"cpu"`
 }
 
 // Capacity is the outcome of a search on one topology.
@@ -109,6 +112,9 @@ type Capacity struct {
 	Knee *Step `json:"knee,omitempty"`
 	// Stop says why the search ended.
 	Stop string `json:"stop"`
+	// Limit says what bounded the throughput, judged at Saturation (at
+	// the first step when none met the SLO).
+	Limit *Verdict `json:"limit,omitempty"`
 }
 
 // StepRunner runs one load level and returns its result.
@@ -149,7 +155,22 @@ func Search(ctx context.Context, label string, ramp Ramp, slo []results.Assertio
 		c.Stop = fmt.Sprintf("reached the ramp's maximum load %s without saturating", formatLoad(ramp.Max))
 	}
 	c.Saturation, c.Knee = saturation(c.Steps), knee(c.Steps)
+	c.Limit = limitOf(c)
 	return c, nil
+}
+
+// limitOf judges what bounded a search: at its saturation step, or at its
+// first step when none met the SLO; nil without steps.
+func limitOf(c Capacity) *Verdict {
+	at := c.Saturation
+	if at == nil && len(c.Steps) > 0 {
+		at = &c.Steps[0]
+	}
+	if at == nil {
+		return nil
+	}
+	v := Judge(at.CPU)
+	return &v
 }
 
 func nextLoad(load, factor float64) float64 {
@@ -162,9 +183,17 @@ func nextLoad(load, factor float64) float64 {
 
 func formatLoad(l float64) string { return strconv.FormatFloat(l, 'f', -1, 64) }
 
+// StepOf judges one run at one load as a capacity search judges its steps:
+// its throughput, its latency op's p99 and whether every SLO held (in open
+// loop, also whether it served what was offered). advise judges each
+// candidate's run at the stated demand with it.
+func StepOf(load float64, r *results.Result, slo []results.Assertion, openLoop bool) Step {
+	return stepOf(load, r, slo, Ramp{OpenLoop: openLoop})
+}
+
 func stepOf(load float64, r *results.Result, slo []results.Assertion, ramp Ramp) Step {
 	op := ramp.LatencyOp()
-	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, LatencyOp: op, P99US: r.Ops[op].LatencyUS.P99, MetSLO: true}
+	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, LatencyOp: op, P99US: r.Ops[op].LatencyUS.P99, MetSLO: true, CPU: cpuUse(r)}
 	for _, a := range slo {
 		a = a.For(op)
 		v, err := a.Measure(r)

@@ -17,12 +17,31 @@ const (
 	LoadRate        = "rate"
 )
 
+// Pipelined ramp: with --pipeline auto each worker is one request in
+// flight, batched with the others, and a server's limit lies past a
+// thousand of them, so the ramp of in-flight requests starts and ends
+// higher than the default's (unless --start or --max say otherwise).
+const (
+	PipelinedStart = 16
+	PipelinedMax   = 4096
+)
+
 // CapacityRamp picks what a capacity search ramps from the run flags given:
 // the request rate when --rate is given (its value is the first step unless
 // startSet, and the maximum 64 times the first unless maxSet), concurrency
-// otherwise. It returns the ramp and the run flag it sets at each step.
+// otherwise (with --pipeline auto from PipelinedStart to PipelinedMax,
+// unless startSet and maxSet). It returns the ramp and the run flag it sets
+// at each step.
 func CapacityRamp(given plan.Values, ramp Ramp, startSet, maxSet bool) (Ramp, string, error) {
 	load := LoadConcurrency
+	if given.Get("pipeline") == "auto" && !given.Has("rate") {
+		if !startSet {
+			ramp.Start = PipelinedStart
+		}
+		if !maxSet {
+			ramp.Max = max(PipelinedMax, ramp.Start)
+		}
+	}
 	if given.Has("rate") {
 		// The same forms run accepts (500, 50/100ms), but a ramp needs one
 		// positive rate to multiply.

@@ -27,6 +27,9 @@ func TestCapacityRamp(t *testing.T) {
 		{name: "staged rate", given: plan.Values{"rate": {"100,2000:30s"}}, start: 1, max: 128, err: "capacity ramps the rate itself"},
 		{name: "zero rate", given: plan.Values{"rate": {"0"}}, start: 1, max: 128, err: "want a positive number"},
 		{name: "bad rate", given: plan.Values{"rate": {"fast"}}, start: 1, max: 128, err: `--rate "fast": not a number`},
+		{name: "pipelined", given: plan.Values{"pipeline": {"auto"}}, start: 1, max: 128, want: Ramp{Start: PipelinedStart, Max: PipelinedMax}, load: LoadConcurrency},
+		{name: "pipelined, start and max given", given: plan.Values{"pipeline": {"auto"}}, start: 64, max: 256, startSet: true, maxSet: true, want: Ramp{Start: 64, Max: 256}, load: LoadConcurrency},
+		{name: "pipelined open loop ramps the rate", given: plan.Values{"pipeline": {"auto"}, "rate": {"500"}}, start: 1, max: 128, want: Ramp{Start: 500, Max: 32000, OpenLoop: true}, load: LoadRate},
 		{name: "max below start", given: plan.Values{}, start: 8, max: 4, startSet: true, maxSet: true, err: "capacity: ramp from 8 to 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 		if openLoop {
 			header = append(header, "served", "dropped")
 		}
-		t := results.NewTable(w, append(header, "SLO\n(on "+op+")", "run")...)
+		t := results.NewTable(w, append(header, "cpu %\ngen/srv", "SLO on\n"+op, "run")...)
 		var broken []string
 		for _, s := range c.Steps {
 			verdict := "met"
@@ -46,7 +46,7 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 			if openLoop {
 				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
 			}
-			_ = t.Append(append(row, verdict, s.RunID)...)
+			_ = t.Append(append(row, cpuCell(s.CPU), verdict, s.RunID)...)
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -59,13 +59,23 @@ func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
 				MinServedShare*100)
 		}
 		if c.Saturation != nil {
-			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n\n",
+			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n",
 				c.Saturation.Throughput, loadName, formatLoad(c.Saturation.Load), loadName, kneeLoad(c), c.Stop)
 		} else {
-			fmt.Fprintf(w, "saturation: no load level met the SLO; stopped: %s\n\n", c.Stop)
+			fmt.Fprintf(w, "saturation: no load level met the SLO; stopped: %s\n", c.Stop)
 		}
+		if c.Limit != nil {
+			fmt.Fprintln(w, c.Limit.Text())
+		}
+		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// cpuCell is a step's CPU use as percentages, the generator's (of its
+// CPUs) over the busiest server's (of one CPU), n/a where not measured.
+func cpuCell(u CPUUse) string {
+	return strings.TrimSuffix(pctPtr(u.ClientShare), "%") + "/" + strings.TrimSuffix(pct(u.busiest()), "%")
 }
 
 // latencyOpOf is the operation a search's steps report, acquire for steps
@@ -89,10 +99,13 @@ func kneeLoad(c Capacity) string {
 // WriteCapacityCSV prints every step of every search as CSV: the search,
 // the load, throughput, the latency operation and its p99, the open-loop
 // counts (empty in closed loop), whether the step met the SLO and why not,
-// its run, and whether it is the search's saturation point or knee.
+// its run, whether it is the search's saturation point or knee, the
+// generator's and the busiest server's CPU shares (empty when not
+// measured), and on the saturation step the search's limit.
 func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"search", loadName, "acquired_per_s", "latency_op", "p99_us", "offered", "served", "dropped", "met_slo", "broken", "run", "saturation", "knee"})
+	_ = cw.Write([]string{"search", loadName, "acquired_per_s", "latency_op", "p99_us", "offered", "served", "dropped", "met_slo", "broken", "run", "saturation", "knee",
+		"client_cpu_share", "server_cpu_share", "limit"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, c := range cs {
 		op := latencyOpOf(c)
@@ -103,8 +116,19 @@ func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
 			}
 			sat := c.Saturation != nil && c.Saturation.RunID == s.RunID
 			knee := c.Knee != nil && c.Knee.RunID == s.RunID
+			client, server, limit := "", "", ""
+			if s.CPU.ClientShare != nil {
+				client = f(*s.CPU.ClientShare)
+			}
+			if b := s.CPU.busiest(); b >= 0 {
+				server = f(b)
+			}
+			if sat && c.Limit != nil {
+				limit = c.Limit.Limit
+			}
 			_ = cw.Write([]string{c.Label, f(s.Load), f(s.Throughput), op, f(s.P99US), offered, served, dropped,
-				strconv.FormatBool(s.MetSLO), strings.Join(s.Broken, "; "), s.RunID, strconv.FormatBool(sat), strconv.FormatBool(knee)})
+				strconv.FormatBool(s.MetSLO), strings.Join(s.Broken, "; "), s.RunID, strconv.FormatBool(sat), strconv.FormatBool(knee),
+				client, server, limit})
 		}
 	}
 	cw.Flush()

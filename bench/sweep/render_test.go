@@ -136,6 +136,13 @@ func capacityFixture() []Capacity {
 		{Load: 64, RunID: "cap-single-64", Throughput: 22600, P99US: 5800, Broken: []string{sloExpr + ": 5800"}},
 	}}
 	single.Saturation, single.Knee = &single.Steps[5], &single.Steps[3]
+	// Each single step measured its CPU; the server ran out at 32.
+	clients := []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35}
+	servers := []float64{0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.05}
+	for i := range single.Steps {
+		single.Steps[i].CPU = CPUUse{ClientShare: &clients[i], ClientCPUs: 2, HostCPUs: 2, SharedHost: true, ServerShares: servers[i : i+1]}
+	}
+	single.Limit = limitOf(single)
 
 	redlock3 := Capacity{Label: "redlock:3", Stop: "throughput stopped growing (under 5% gain for 2 steps)", Steps: []Step{
 		{Load: 1, RunID: "cap-redlock3-1", Throughput: 1470, P99US: 930, MetSLO: true},
@@ -146,6 +153,7 @@ func capacityFixture() []Capacity {
 		{Load: 32, RunID: "cap-redlock3-32", Throughput: 9420, P99US: 4700, MetSLO: true},
 	}}
 	redlock3.Saturation, redlock3.Knee = &redlock3.Steps[5], &redlock3.Steps[3]
+	redlock3.Limit = limitOf(redlock3)
 
 	wan := Capacity{Label: "redlock:5", Stop: "SLO broken at load 1 (acquire.p99<5ms: 1.24e+04)", Steps: []Step{
 		{Load: 1, RunID: "cap-redlock5-1", Throughput: 310, P99US: 12400, Broken: []string{sloExpr + ": 1.24e+04"}},
@@ -189,9 +197,11 @@ func TestWriteGolden(t *testing.T) {
 		{"json", "sweep.json", func(w io.Writer) error { return WriteJSON(w, g, crs) },
 			[]string{`"coords"`, `"sweep-c0-r1"`}, nil},
 		{"capacity", "capacity.txt", func(w io.Writer) error { return WriteCapacity(w, caps, "concurrency") },
-			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO"}, nil},
+			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO",
+				"limit: the server (busiest server 90% of one CPU, generator 30% of 2 CPUs)", "30/90", "limit: unknown, CPU not measured"}, nil},
 		{"capacity-csv", "capacity.csv", func(w io.Writer) error { return WriteCapacityCSV(w, caps, "concurrency") },
-			[]string{"search,concurrency,acquired_per_s", "single,32,22400,", ",cap-single-32,true,false\n", ",cap-single-8,false,true\n"}, nil},
+			[]string{"search,concurrency,acquired_per_s", "single,32,22400,", ",cap-single-32,true,false,0.3,0.9,server\n", ",cap-single-8,false,true,0.2,0.6,\n",
+				",cap-redlock3-32,true,false,,,unmeasured\n"}, nil},
 		{"tune-csv", "tune.csv", func(w io.Writer) error { return WriteTuneCSV(w, cells, Recommend(cells, 0.001)) },
 			[]string{"ttl,renew_every,runs,acquired", "1s,300ms,1,11800,2,", ",true,true\n"}, nil},
 		{"tune", "tune.txt", func(w io.Writer) error { return WriteTune(w, cells, Recommend(cells, 0.001)) },

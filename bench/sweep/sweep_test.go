@@ -257,8 +257,8 @@ func TestUpperBound(t *testing.T) {
 		{5000, 10_000, 0.508, 0.509},  // a coin
 		{10_000, 10_000, 0.9997, 1.0}, // everything expired
 	} {
-		if got := upperBound(tc.k, tc.n); got < tc.lo || got > tc.hi {
-			t.Errorf("upperBound(%d, %d) = %.5g, want in [%g, %g]", tc.k, tc.n, got, tc.lo, tc.hi)
+		if got := UpperBound(tc.k, tc.n); got < tc.lo || got > tc.hi {
+			t.Errorf("UpperBound(%d, %d) = %.5g, want in [%g, %g]", tc.k, tc.n, got, tc.lo, tc.hi)
 		}
 	}
 }
@@ -304,7 +304,7 @@ func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
 	if err := WriteCapacity(&buf, []Capacity{c}, "rate"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"time_to_acquire", "(on time_to_acquire)", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
+	for _, want := range []string{"time_to_acquire", "SLO on", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
 		}

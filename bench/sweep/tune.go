@@ -89,7 +89,7 @@ func (c TuneCell) judged(maxRate float64) TuneCell {
 	if c.Acquired > 0 {
 		c.ExpiryRate = float64(c.Expired) / float64(c.Acquired)
 	}
-	c.UpperBound = upperBound(c.Expired, c.Acquired)
+	c.UpperBound = UpperBound(c.Expired, c.Acquired)
 	c.Meets = c.Acquired > 0 && c.UpperBound <= maxRate && c.Overlaps == 0
 	return c
 }
@@ -159,7 +159,7 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 	}
 	why := fmt.Sprintf("No cell is proven to meet the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions outlived their lease (rate %.2g, at most %.2g at 95%% confidence), %d overlapped",
 		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, closest.ExpiryRate, closest.UpperBound, closest.Overlaps)
-	switch more, ok := moreSamples(closest.Expired, closest.Acquired, maxRate); {
+	switch more, ok := MoreSamples(closest.Expired, closest.Acquired, maxRate); {
 	case closest.Overlaps > 0 || !ok:
 		why += ": lengthen the TTL or renew more often."
 	default:
@@ -171,10 +171,10 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 // confidenceZ is the one-sided 95% normal quantile.
 const confidenceZ = 1.6449
 
-// upperBound is the one-sided 95% upper confidence bound on a rate from k
+// UpperBound is the one-sided 95% upper confidence bound on a rate from k
 // events in n trials: the rule of three (−ln 0.05 / n) for k = 0, Wilson's
 // score bound otherwise.
-func upperBound(k, n int64) float64 {
+func UpperBound(k, n int64) float64 {
 	if n == 0 {
 		return 1
 	}
@@ -187,15 +187,15 @@ func upperBound(k, n int64) float64 {
 	return min(1, (centre+spread)/(1+z2/nf))
 }
 
-// moreSamples is how many more trials than n it takes, at the observed rate
+// MoreSamples is how many more trials than n it takes, at the observed rate
 // k/n, for the upper bound to come within target; ok is false when the
 // observed rate itself is not below the target.
-func moreSamples(k, n int64, target float64) (more int64, ok bool) {
+func MoreSamples(k, n int64, target float64) (more int64, ok bool) {
 	if n == 0 || float64(k)/float64(n) >= target {
 		return 0, false
 	}
 	rate := float64(k) / float64(n)
-	bound := func(m int64) float64 { return upperBound(int64(math.Round(rate*float64(m))), m) }
+	bound := func(m int64) float64 { return UpperBound(int64(math.Round(rate*float64(m))), m) }
 	hi := n
 	for bound(hi) > target {
 		if hi > 1<<40 {

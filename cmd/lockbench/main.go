@@ -164,6 +164,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			scenarioCommand(),
 			lockCostCommand(),
 			checkCommand(),
+			adviseCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
 			swarmCommand(),

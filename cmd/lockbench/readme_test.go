@@ -168,7 +168,12 @@ func flagBlock(c *cli.Command) string {
 	takes, refused := plan.CommandFlags(c.Name)
 	// A command built on run flags has --concurrency among them.
 	runFlagged := slices.ContainsFunc(visibleFlags(c), func(f cli.DocGenerationFlag) bool { return f.Names()[0] == "concurrency" })
-	takesRun := runFlagged && c.Name != "run"
+	// A command that takes only some run flags (advise: the work) lists
+	// each of its flags rather than run's table with exceptions.
+	takesAll := !slices.ContainsFunc(takes, func(p plan.Flag) bool {
+		return !slices.ContainsFunc(visibleFlags(c), func(f cli.DocGenerationFlag) bool { return f.Names()[0] == p.Name })
+	})
+	takesRun := runFlagged && c.Name != "run" && takesAll
 	if takesRun {
 		b.WriteString("Every flag of [`run`](#lockbench-run)")
 		var notes []string

@@ -1,0 +1,115 @@
+package advise
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/results"
+)
+
+// storeIn runs one experiment on real local servers and stores its result
+// in dir, as the command's runner does.
+func storeIn(dir string) func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error) {
+	return func(ctx context.Context, v plan.Values, _ string, _ int) (*results.Result, error) {
+		v.Set("quiet", "true")
+		plans, err := plan.Expand(v)
+		if err != nil {
+			return nil, err
+		}
+		r, err := plan.Execute(ctx, plans[0], plan.Env{})
+		if err != nil {
+			return nil, err
+		}
+		_, err = results.Write(dir, r)
+		return r, err
+	}
+}
+
+// planted runs advise on real servers with a short budget and returns its
+// page.
+func planted(t *testing.T, budget time.Duration, req Requirements, work plan.Values, cands ...string) (Page, Evidence) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real servers")
+	}
+	in := input(t, budget, work, cands...)
+	in.Req, in.Out = req, t.TempDir()
+	p, err := NewPlan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	ev := Run(context.Background(), p, Deps{Run: storeIn(in.Out)})
+	for _, o := range ev.Outcomes {
+		if o.Status == Failed {
+			t.Fatalf("%s failed: %s", o.Experiment.Name, o.Detail)
+		}
+	}
+	return Build(ev), ev
+}
+
+func sloOf(t *testing.T, expr string) []results.Assertion {
+	a, err := results.ParseAssertion(expr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []results.Assertion{a}
+}
+
+func recommended(pg Page) string {
+	if i := Choose(pg.Judgements); i >= 0 {
+		return pg.Judgements[i].Candidate
+	}
+	return ""
+}
+
+// TestPlantedNoPausesShortHold: with no pauses and a short hold, no holder
+// outlives even the shortest TTL, so the advice is the cheapest single lock
+// and the TTL floor. (The target is loose so that a short budget proves it;
+// the SLO is loose so that a loaded machine's latency decides nothing.)
+func TestPlantedNoPausesShortHold(t *testing.T) {
+	req := Requirements{SLO: sloOf(t, "p99<2s"), MaxIncidentRate: 1e-2, Correctness: Strict}
+	pg, ev := planted(t, 20*time.Second, req, plan.Values{"hold": {"1ms"}, "concurrency": {"4"}}, "single@single", "fenced@single", "redlock@redlock:3")
+	if got := recommended(pg); got != "single@single" {
+		t.Errorf("recommended %q, want single@single; candidates %+v", got, pg.Judgements)
+	}
+	if !ev.Tuning.Proven || ev.Tuning.TTL != ev.Plan.TTLs[0] {
+		t.Errorf("tuned TTL %s (proven %v), want the floor %s: %s", ev.Tuning.TTL, ev.Tuning.Proven, ev.Plan.TTLs[0], ev.Tuning.Rec.Why)
+	}
+	text := new(strings.Builder)
+	if err := WriteText(text, pg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "Run `single` on single") {
+		t.Errorf("page does not say the advice:\n%s", text)
+	}
+}
+
+// TestPlantedPausesPastEveryTTL: holders pause past every TTL the budget
+// can try, on shared keys, and correctness is strict: only a fenced lock
+// qualifies, and no TTL is proven.
+func TestPlantedPausesPastEveryTTL(t *testing.T) {
+	req := Requirements{SLO: sloOf(t, "p99<5s"), MaxIncidentRate: 1e-2, Correctness: Strict}
+	work := plan.Values{"hold": {"1ms"}, "pause-prob": {"0.2"}, "pause": {"1s"}, "keys": {"4"}, "concurrency": {"8"}}
+	pg, ev := planted(t, 20*time.Second, req, work, "single@single", "fenced@single")
+	if !ev.Plan.TTLCapped {
+		t.Fatalf("plan's TTLs %v reach past the 1s pauses; the test plants pauses past every TTL", ev.Plan.TTLs)
+	}
+	for _, j := range pg.Judgements {
+		fenced := j.Cell != nil && j.Cell.Fenced
+		if j.Qualifies != fenced {
+			t.Errorf("%s (fenced %v) qualifies %v: %s", j.Candidate, fenced, j.Qualifies, j.Why)
+		}
+	}
+	if got := recommended(pg); got != "fenced@single" {
+		t.Errorf("recommended %q, want fenced@single", got)
+	}
+	if ev.Tuning.Proven {
+		t.Errorf("a TTL under the pauses was proven: %s", ev.Tuning.Rec.Why)
+	}
+}

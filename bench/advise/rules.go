@@ -1,0 +1,259 @@
+package advise
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Cell is one measured experiment reduced to the figures the rules read.
+// Every figure is read through the results catalogue; a per-acquisition
+// figure the run could not measure is nil, never 0.
+type Cell struct {
+	// Candidate is LOCK@TOPOLOGY; Kind and Fault say which experiment.
+	Candidate string `json:"candidate"`
+	Kind      Kind   `json:"kind"`
+	Fault     string `json:"fault,omitempty"`
+	// RunID is the stored result the figures come from.
+	RunID string `json:"run"`
+	// Fenced: the lock hands out fencing tokens the resource checks.
+	Fenced bool `json:"fenced"`
+	// Nodes is how many servers the topology runs.
+	Nodes int `json:"nodes"`
+	// Acquired and Contended count acquisitions and attempts that found
+	// the key held.
+	Acquired  int64 `json:"acquired"`
+	Contended int64 `json:"contended"`
+	// Expired is holders whose work outlived their lease (expired during
+	// work, or aborted when a renewal found the lease lost).
+	Expired int64 `json:"expired"`
+	// StaleAccepted, FencingRejected, DoubleGrants and Overruns are the
+	// incidents by kind.
+	StaleAccepted   int64 `json:"stale_writes_accepted"`
+	FencingRejected int64 `json:"fencing_rejected"`
+	DoubleGrants    int64 `json:"double_grants"`
+	Overruns        int64 `json:"overruns"`
+	// Step is the run judged against the SLO at its load, as capacity
+	// judges its steps (throughput, the latency op's p99, SLOs broken).
+	Step sweep.Step `json:"step"`
+	// CommandsPerAcquire and CPUPerAcquireUS are the servers' cost, nil
+	// where the servers could not be read.
+	CommandsPerAcquire *float64 `json:"commands_per_acquire"`
+	CPUPerAcquireUS    *float64 `json:"cpu_us_per_acquire"`
+}
+
+// Incidents are the unsafe outcomes: stale writes accepted and double grants.
+func (c Cell) Incidents() int64 { return c.StaleAccepted + c.DoubleGrants }
+
+// CellOf reads an outcome's result into a cell, judging it against the
+// SLO at its load.
+func CellOf(o Outcome, req Requirements, prof Profile) Cell {
+	r, e := o.Result, o.Experiment
+	count := func(name string) int64 {
+		v, _ := figure(r, name)
+		if v == nil {
+			return 0
+		}
+		return int64(*v)
+	}
+	c := Cell{Candidate: e.Candidate.String(), Kind: e.Kind, Fault: e.Fault, RunID: r.ID, Fenced: r.Lock.Fencing, Nodes: len(r.Topology.Nodes),
+		Acquired: count("contention.acquired"), Contended: count("contention.contended"),
+		Expired:       count("incidents.expired_during_work") + count("incidents.work_aborted"),
+		StaleAccepted: count("incidents.stale_writes_accepted"), FencingRejected: count("incidents.fencing_rejected"),
+		DoubleGrants: count("incidents.double_grants"), Overruns: count("incidents.overruns")}
+	c.CommandsPerAcquire, _ = figure(r, "servers.commands_per_acquire")
+	c.CPUPerAcquireUS, _ = figure(r, "servers.cpu_us_per_acquire")
+	load, open := prof.Demand, prof.OpenLoop
+	if e.Kind == KindCapacity || !prof.OpenLoop {
+		load, open = float64(prof.Concurrency), false
+	}
+	c.Step = sweep.StepOf(load, r, req.SLO, open)
+	return c
+}
+
+// figure reads a catalogue figure from r; nil with the reason when r has
+// none.
+func figure(r *results.Result, name string) (*float64, error) {
+	f, err := results.LookupFigure(name)
+	if err != nil {
+		return nil, err
+	}
+	v, err := f.Value(r)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// Judgement is a candidate against the requirements.
+type Judgement struct {
+	// Candidate is LOCK@TOPOLOGY.
+	Candidate string `json:"candidate"`
+	// Cell is its run at the demand; nil when it was not measured.
+	Cell *Cell `json:"cell,omitempty"`
+	// MeetsSLO, Safe and Qualifies are the rules' verdicts (Qualifies =
+	// both); Why says why in one sentence.
+	MeetsSLO  bool   `json:"meets_slo"`
+	Safe      bool   `json:"safe"`
+	Qualifies bool   `json:"qualifies"`
+	Why       string `json:"why"`
+	// Thin, when set, says the evidence is too thin to decide and what to
+	// run longer.
+	Thin string `json:"thin,omitempty"`
+}
+
+// Judge applies the SLO rule and the correctness rule to a candidate's run
+// at the demand (see README, advise's rules):
+//
+//   - SLO: every --slo held at the demand (closed loop: the acquire
+//     latency; open loop: time to acquire, and at least 95% of the offered
+//     requests served).
+//   - strict: no stale write accepted and no double grant, and either the
+//     lock is fenced (the resource refuses a stale holder's write) or the
+//     95% upper bound on holders outliving their lease is within
+//     --max-incident-rate (without a fence each of them could write stale).
+//   - bounded: the 95% upper bound on incidents (stale writes accepted and
+//     double grants) per acquisition is within --max-incident-rate.
+func Judge(c Cell, req Requirements) Judgement {
+	j := Judgement{Candidate: c.Candidate, Cell: &c, MeetsSLO: c.Step.MetSLO}
+	target := req.MaxIncidentRate
+	if c.Acquired == 0 {
+		j.Why = "it acquired no lock at your demand, so nothing about it is proven"
+		j.Thin = "run it again; check that its servers answer"
+		return j
+	}
+	var why string
+	switch {
+	case req.Correctness == Strict && c.Incidents() > 0:
+		why = fmt.Sprintf("%d stale writes accepted and %d double grants in %d acquisitions; strict correctness allows none", c.StaleAccepted, c.DoubleGrants, c.Acquired)
+	case req.Correctness == Strict && c.Fenced:
+		j.Safe = true
+		why = fmt.Sprintf("fenced: no stale write accepted in %d acquisitions, %d refused by the fence", c.Acquired, c.FencingRejected)
+	case req.Correctness == Strict:
+		j.Safe, why, j.Thin = boundRule(c.Expired, c.Acquired, target, "holders outliving their lease (each a stale write without a fence)")
+	default:
+		j.Safe, why, j.Thin = boundRule(c.Incidents(), c.Acquired, target, "incidents (stale writes accepted, double grants)")
+	}
+	j.Qualifies = j.Safe && j.MeetsSLO
+	switch {
+	case !j.MeetsSLO && len(c.Step.Broken) > 0:
+		j.Why = "misses the SLO (" + c.Step.Broken[0] + "); " + why
+	default:
+		j.Why = why
+	}
+	return j
+}
+
+// boundRule is the rule "the 95% upper bound of k in n is within target";
+// thin says how many more samples would prove it when the observed rate is
+// below the target but the bound is not.
+func boundRule(k, n int64, target float64, what string) (ok bool, why, thin string) {
+	bound := sweep.UpperBound(k, n)
+	why = fmt.Sprintf("%d of %d %s: at most %s per 10,000 at 95%% (target %s)", k, n, what, per10k(bound), per10k(target))
+	if bound <= target {
+		return true, why, ""
+	}
+	if more, ok := sweep.MoreSamples(k, n, target); ok {
+		thin = fmt.Sprintf("too few samples to prove the target: about %d more acquisitions would (a longer --budget)", more)
+	}
+	return false, why, thin
+}
+
+// per10k renders a rate per 10,000.
+func per10k(rate float64) string { return fmt.Sprintf("%.3g", rate*1e4) }
+
+// Choose picks the recommended candidate among those that qualify, by the
+// rule "the cheapest that meets the SLO and the correctness requirement":
+// fewest servers, then fewest server commands per acquisition (a candidate
+// whose servers could not be read counts as the most), then the lowest p99
+// at the demand. It returns -1 when none qualifies.
+func Choose(js []Judgement) int {
+	best := -1
+	for i, j := range js {
+		if !j.Qualifies || j.Cell == nil {
+			continue
+		}
+		if best < 0 || cheaper(*j.Cell, *js[best].Cell) {
+			best = i
+		}
+	}
+	return best
+}
+
+// cheaper reports whether a costs less than b by Choose's order.
+func cheaper(a, b Cell) bool {
+	if a.Nodes != b.Nodes {
+		return a.Nodes < b.Nodes
+	}
+	ca, cb := a.CommandsPerAcquire, b.CommandsPerAcquire
+	switch {
+	case ca != nil && cb == nil:
+		return true
+	case ca == nil && cb != nil:
+		return false
+	case ca != nil && *ca != *cb:
+		return *ca < *cb
+	}
+	return a.Step.P99US < b.Step.P99US
+}
+
+// Retry is the retry advice: the policy the runs used where attempts found
+// their key held, none where no attempt did.
+func RetryAdvice(c Cell) (policy, why string) {
+	if c.Contended == 0 {
+		return "none", "no attempt found its key held at your demand, so retries never ran"
+	}
+	return Retry, fmt.Sprintf("%d attempts found their key held; waiters backed off with full jitter (the policy every run used)", c.Contended)
+}
+
+// RedlockCompare is what a Redlock candidate costs against the
+// recommended one and what it prevented at the same work.
+type RedlockCompare struct {
+	Redlock, Against string
+	// LatencyX and CommandsX are Redlock's p99 and commands per
+	// acquisition over the other's; nil where either is unmeasured.
+	LatencyX, CommandsX *float64
+	// IncidentsPer10k are each one's incidents per 10,000 acquisitions;
+	// Prevented is the other's minus Redlock's (what Redlock prevented).
+	RedlockPer10k, AgainstPer10k, PreventedPer10k float64
+	// FencePrevented is the stale writes the fence of the other refused.
+	FencePrevented int64
+}
+
+// CompareRedlock compares a Redlock cell with another at the same work.
+func CompareRedlock(redlock, against Cell) RedlockCompare {
+	rc := RedlockCompare{Redlock: redlock.Candidate, Against: against.Candidate, FencePrevented: against.FencingRejected}
+	if against.Step.P99US > 0 {
+		x := redlock.Step.P99US / against.Step.P99US
+		rc.LatencyX = &x
+	}
+	if redlock.CommandsPerAcquire != nil && against.CommandsPerAcquire != nil && *against.CommandsPerAcquire > 0 {
+		x := *redlock.CommandsPerAcquire / *against.CommandsPerAcquire
+		rc.CommandsX = &x
+	}
+	rate := func(c Cell) float64 {
+		if c.Acquired == 0 {
+			return 0
+		}
+		return float64(c.Incidents()) / float64(c.Acquired) * 1e4
+	}
+	rc.RedlockPer10k, rc.AgainstPer10k = rate(redlock), rate(against)
+	rc.PreventedPer10k = max(0, rc.AgainstPer10k-rc.RedlockPer10k)
+	return rc
+}
+
+// isRedlock reports whether a candidate is Redlock over several masters.
+func isRedlock(candidate string) bool {
+	return slices.Contains([]string{"redlock", "redsync"}, lockOf(candidate))
+}
+
+func lockOf(candidate string) string {
+	for i := range candidate {
+		if candidate[i] == '@' {
+			return candidate[:i]
+		}
+	}
+	return candidate
+}

@@ -1,0 +1,174 @@
+package sweep
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/lockbench/lockbench/results"
+)
+
+// What a capacity search found its limit to be, judged by CPU at the step
+// that reached the most acquisitions/s under the SLO.
+const (
+	// LimitServer: the busiest server's thread was (nearly) always busy.
+	LimitServer = "server"
+	// LimitGenerator: the generator used (nearly) all its CPUs.
+	LimitGenerator = "generator"
+	// LimitHost: neither alone, but the generator and the servers share
+	// one host and together used (nearly) all its CPUs.
+	LimitHost = "host"
+	// LimitNone: no CPU ran out; latency (batching, the network, the
+	// lock's round trips) or the SLO bounded the figures.
+	LimitNone = "none"
+	// LimitUnmeasured: the CPU figures needed were absent.
+	LimitUnmeasured = "unmeasured"
+)
+
+// CPUUse is what a step's run used of its CPUs, as a verdict reads it.
+type CPUUse struct {
+	// ClientShare is client.cpu_share: the generator's CPU time over the
+	// window times its CPUs (GOMAXPROCS); nil when not measured.
+	ClientShare *float64 `json:"client_cpu_share,omitempty"`
+	// ClientCPUs is how many CPUs ClientShare is a share of.
+	ClientCPUs int `json:"client_cpus,omitempty"`
+	// ServerShares are each server's cpu_share (its CPU time over the
+	// window: near 1, its one command thread was always busy); nil when the
+	// servers were not measured.
+	ServerShares []float64 `json:"server_cpu_shares,omitempty"`
+	// SharedHost is true when the servers ran on the generator's host
+	// (local processes or containers, or loopback addresses), whose
+	// HostCPUs they then compete for.
+	SharedHost bool `json:"shared_host,omitempty"`
+	HostCPUs   int  `json:"host_cpus,omitempty"`
+}
+
+// Verdict says which resource bounded a capacity search, and why.
+type Verdict struct {
+	// Limit is one of the Limit* names.
+	Limit string `json:"limit"`
+	// Why gives the figures the verdict rests on.
+	Why string `json:"why"`
+}
+
+// busiest is the highest server CPU share, or -1 with no server measured.
+func (u CPUUse) busiest() float64 {
+	b := -1.0
+	for _, s := range u.ServerShares {
+		b = max(b, s)
+	}
+	return b
+}
+
+// Judge says what bounded a step that used u: the server when its busiest
+// node's thread was busy over results.SaturatedShare of the window (that
+// is the limit a capacity search looks for, whatever else ran out too),
+// else the generator past the same share of its CPUs, else the host when
+// both share it and together used that share of its CPUs, else none.
+func Judge(u CPUUse) Verdict {
+	server := u.busiest()
+	shares := fmt.Sprintf("busiest server %s of one CPU, generator %s of %s", pct(server), pctPtr(u.ClientShare), cpus(u.ClientCPUs))
+	switch {
+	case server > results.SaturatedShare:
+		return Verdict{Limit: LimitServer, Why: shares}
+	case u.ClientShare != nil && *u.ClientShare > results.SaturatedShare:
+		return Verdict{Limit: LimitGenerator, Why: shares}
+	case u.ClientShare == nil || server < 0:
+		return Verdict{Limit: LimitUnmeasured, Why: shares}
+	}
+	if u.SharedHost && u.HostCPUs > 0 {
+		used := *u.ClientShare*float64(u.ClientCPUs) + sum(u.ServerShares)
+		if used > results.SaturatedShare*float64(u.HostCPUs) {
+			return Verdict{Limit: LimitHost, Why: fmt.Sprintf("%s; together %.2f of the host's %s", shares, used, cpus(u.HostCPUs))}
+		}
+	}
+	return Verdict{Limit: LimitNone, Why: shares}
+}
+
+// Text is the verdict as the capacity table prints it.
+func (v Verdict) Text() string {
+	switch v.Limit {
+	case LimitServer:
+		return "limit: the server (" + v.Why + ")"
+	case LimitGenerator:
+		return "limit: the generator (" + v.Why + "); more generators or --pipeline auto would reach further"
+	case LimitHost:
+		return "limit: the host the generator and the servers share (" + v.Why + "); run the generator on another host"
+	case LimitNone:
+		return "limit: no CPU ran out (" + v.Why + "); latency or the SLO bounded the throughput"
+	}
+	return "limit: unknown, CPU not measured (" + v.Why + ")"
+}
+
+// cpuUse reads a run's CPU figures: client.cpu_share from the catalogue,
+// each measured server's cpu_share, and whether the servers share the
+// generator's host.
+func cpuUse(r *results.Result) CPUUse {
+	var u CPUUse
+	if f, err := results.LookupFigure("client.cpu_share"); err == nil {
+		if v, err := f.Value(r); err == nil {
+			u.ClientShare = &v
+		}
+	}
+	if len(r.Hosts) > 0 {
+		u.ClientCPUs, u.HostCPUs = r.Hosts[0].GOMAXPROCS, r.Hosts[0].CPUs
+	}
+	if r.Servers.Measured() {
+		for _, n := range r.Servers.Nodes {
+			if n.Error == "" {
+				u.ServerShares = append(u.ServerShares, n.CPUShare)
+			}
+		}
+	}
+	u.SharedHost = sharesHost(r.Topology)
+	return u
+}
+
+// sharesHost reports whether a topology's servers ran on the generator's
+// host: started by it (local processes, containers) or at loopback addresses.
+func sharesHost(t results.Topology) bool {
+	if t.Provider != "external" && t.Provider != "" {
+		return true
+	}
+	if len(t.Nodes) == 0 {
+		return false
+	}
+	for _, addr := range t.Nodes {
+		host, _, err := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			return false
+		}
+	}
+	return true
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+func pct(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v)
+}
+
+func pctPtr(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return pct(*v)
+}
+
+func cpus(n int) string {
+	switch {
+	case n <= 0:
+		return "its CPUs"
+	case n == 1:
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%d CPUs", n)
+}
