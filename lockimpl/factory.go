@@ -28,7 +28,8 @@ type Options struct {
 	// means DefaultPeerOptions.
 	Peer PeerOptions
 	// Sent, when set, counts what a lock writes by hand, past its go-redis
-	// clients (Redlock's raw fan-out); the clients count through its hook.
+	// clients (Redlock's raw fan-out, single's and fenced's raw path); the
+	// clients count through its hook.
 	Sent *SentCounter
 	// Pipe, when set, sends single's and fenced's commands through a pipe
 	// of their own (--pipeline auto): batched with other workers' commands
@@ -58,12 +59,17 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		case "single":
 			l := NewSingle(c)
 			l.wait = opts.Wait
+			if l.wait.Replicas == 0 {
+				l.raw = newRawOne(c, opts.Sent)
+			}
 			return l, nil
 		case "fenced":
 			if opts.Wait.Replicas > 0 {
 				return nil, fmt.Errorf("lock fenced with --wait-replicas: not supported (the fencing script and WAIT are not combined); use --lock single")
 			}
-			return NewFenced(c), nil
+			l := NewFenced(c)
+			l.raw = newRawOne(c, opts.Sent)
+			return l, nil
 		}
 		n := NewNaive(c)
 		n.gap = opts.NaiveGap

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,6 +62,9 @@ type Single struct {
 	scripts scripts
 	fenced  bool
 	wait    WaitOptions
+	// raw sends the commands by hand over connections of the lock's own
+	// (see rawOne); nil sends everything through client.
+	raw *rawOne
 }
 
 // WaitOptions make an acquisition wait for replicas: after a successful SET
@@ -96,6 +100,13 @@ func (s *Single) Info() Info {
 	return Info{Name: "single", Nodes: 1}
 }
 
+// Close closes the connections the lock keeps of its own (the raw path's);
+// the client it was given stays open.
+func (s *Single) Close() error {
+	s.raw.close()
+	return nil
+}
+
 // FenceKey is the key holding the fencing counter of a lock key. On a Redis
 // Cluster the lock key must carry a hash tag (prefix{17}, see bench's
 // Options.HashTag) so that its counter, which keeps the tag, lives in the
@@ -119,7 +130,7 @@ func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Le
 	if s.wait.Replicas > 0 {
 		return s.acquireReplicated(ctx, lease, ttl)
 	}
-	ok, err := s.client.SetNX(ctx, key, lease.Token, ttl).Result()
+	ok, err := s.setNX(ctx, key, lease.Token, ttl)
 	if err != nil {
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", key, err)
 	}
@@ -127,6 +138,38 @@ func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Le
 		return Lease{}, Contended, nil
 	}
 	return lease, OK, nil
+}
+
+// setNX is SET key token NX PX ttl: by hand where the raw path has an idle
+// connection, through the client otherwise.
+func (s *Single) setNX(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	cmd := setNXCommand(key, token, ttl)
+	if rep, err, sent := s.raw.do(ctx, &cmd); sent {
+		return err == nil && !rep.isNil, err
+	}
+	return s.client.SetNX(ctx, key, token, ttl).Result()
+}
+
+// owned runs a compare-and-act script (release, renew) as runOwned does: by
+// hand where the raw path has an idle connection, through the client
+// otherwise.
+func (s *Single) owned(ctx context.Context, script *redis.Script, src, key, token string, ttl time.Duration) (Outcome, error) {
+	var cmd rawCommand
+	if ttl > 0 {
+		cmd = scriptCommand(script, src, key, token, strconv.FormatInt(ttl.Milliseconds(), 10))
+	} else {
+		cmd = scriptCommand(script, src, key, token)
+	}
+	if rep, err, sent := s.raw.do(ctx, &cmd); sent {
+		if err != nil {
+			return Failed, err
+		}
+		return scriptOutcome(rep.n), nil
+	}
+	if ttl > 0 {
+		return runOwned(ctx, script, s.client, key, token, ttl.Milliseconds())
+	}
+	return runOwned(ctx, script, s.client, key, token)
 }
 
 // errSuffix is "; what: err", or "" for no error.
@@ -191,7 +234,7 @@ func isMoved(err error) bool {
 // Renew extends the lease while the caller owns it.
 func (s *Single) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
-	out, err := runOwned(ctx, s.scripts.renew, s.client, lease.Key, lease.Token, ttl.Milliseconds())
+	out, err := s.owned(ctx, s.scripts.renew, renewSrc, lease.Key, lease.Token, ttl)
 	if err != nil {
 		return Failed, fmt.Errorf("renew %s: %w", lease.Key, err)
 	}
@@ -203,7 +246,7 @@ func (s *Single) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Ou
 
 // Release deletes the key while the caller owns it.
 func (s *Single) Release(ctx context.Context, lease Lease) (Outcome, error) {
-	out, err := runOwned(ctx, s.scripts.release, s.client, lease.Key, lease.Token)
+	out, err := s.owned(ctx, s.scripts.release, releaseSrc, lease.Key, lease.Token, 0)
 	if err != nil {
 		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 	}

@@ -400,6 +400,7 @@ func mergeServers(runs []*Result, acquired int64) *Servers {
 // reading makes the merged figure missing, not smaller.
 func mergeClient(runs []*Result, acquired int64) *Client {
 	out := &Client{}
+	var hostShare *float64
 	for _, r := range runs {
 		switch {
 		case r.Client == nil:
@@ -412,9 +413,26 @@ func mergeClient(runs []*Result, acquired int64) *Client {
 		// Each generator is its own process on its own CPUs: the merged run
 		// was bounded by a generator if any of them was.
 		out.CPUShare = max(out.CPUShare, r.Client.CPUShare)
+		// Likewise the busiest host; one generator without a reading makes
+		// it missing, not smaller.
+		hostShare = maxShare(hostShare, r.Client.HostCPUShare, r == runs[0])
 	}
+	out.HostCPUShare = hostShare
 	out.SetPerAcquire(acquired)
 	return out
+}
+
+// maxShare is the larger of two shares, nil when the run's is missing or
+// an earlier run's was (first says share is the first run's).
+func maxShare(into, share *float64, first bool) *float64 {
+	if share == nil || (into == nil && !first) {
+		return nil
+	}
+	v := *share
+	if into != nil {
+		v = max(v, *into)
+	}
+	return &v
 }
 
 // addSent sums what the generators' locks sent: each sent its own. One

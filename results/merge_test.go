@@ -179,3 +179,28 @@ func TestMergeSumsEveryCounter(t *testing.T) {
 		t.Errorf("node outcomes %+v, want [%+v]", m.NodeOutcomes, want)
 	}
 }
+
+// TestMergeHostShare: the merged host share is the busiest generator host's,
+// and missing when any generator lacked the reading (never smaller).
+func TestMergeHostShare(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name   string
+		shares []*float64
+		want   *float64
+	}{
+		{"busiest", []*float64{f(0.4), f(0.9), f(0.6)}, f(0.9)},
+		{"one", []*float64{f(0.3)}, f(0.3)},
+		{"first missing", []*float64{nil, f(0.9)}, nil},
+		{"later missing", []*float64{f(0.9), nil}, nil},
+	} {
+		var runs []*Result
+		for _, s := range tc.shares {
+			runs = append(runs, &Result{Client: &Client{HostCPUShare: s}})
+		}
+		got := mergeClient(runs, 10).HostCPUShare
+		if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+			t.Errorf("%s: merged host share %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

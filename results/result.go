@@ -422,6 +422,12 @@ type Client struct {
 	// generator could use (GOMAXPROCS): near 1, the generator, not the
 	// servers, bounded the figures.
 	CPUShare float64 `json:"cpu_share"`
+	// HostCPUShare is the share of all the generator host's CPUs that were
+	// busy over the window, whatever ran on them: the generator, servers it
+	// started, and any other process. Near 1 with a low CPUShare, other
+	// processes starved the generator. Absent where the host's CPU times
+	// cannot be read (no /proc/stat).
+	HostCPUShare *float64 `json:"host_cpu_share,omitempty"`
 	// Unavailable says why the figures are missing (a platform without getrusage).
 	Unavailable string `json:"unavailable,omitempty"`
 	// Sent is what the lock's clients sent over the window; absent where

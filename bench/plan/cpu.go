@@ -15,15 +15,31 @@ import (
 // have finished, as the server cost does. Workers finishing their last
 // operation after the window are counted (a few operations in a window of
 // thousands); in-process proxies of latency and partition faults are too.
+//
+// It also reads the host's CPU times (every process on it), so a result can
+// tell a generator that was starved by other processes from an idle one.
 type cpuMeter struct {
-	from, to time.Duration
-	startErr error
-	stopErr  error
-	started  bool
+	from, to         time.Duration
+	startErr         error
+	stopErr          error
+	started          bool
+	hostFrom, hostTo hostTimes
+	hostErr          error
 }
 
-func (m *cpuMeter) start() { m.from, m.startErr = processCPU(); m.started = true }
-func (m *cpuMeter) stop()  { m.to, m.stopErr = processCPU() }
+func (m *cpuMeter) start() {
+	m.from, m.startErr = processCPU()
+	m.hostFrom, m.hostErr = readHostTimes()
+	m.started = true
+}
+
+func (m *cpuMeter) stop() {
+	m.to, m.stopErr = processCPU()
+	var err error
+	if m.hostTo, err = readHostTimes(); m.hostErr == nil {
+		m.hostErr = err
+	}
+}
 
 // client is the window's CPU cost per acquisition and its share of the CPUs
 // Go may use over secs seconds, or why there is none.
@@ -38,6 +54,9 @@ func (m *cpuMeter) client(acquired int64, secs float64) *results.Client {
 	c.SetPerAcquire(acquired)
 	if secs > 0 {
 		c.CPUShare = c.CPUUS / (secs * 1e6 * float64(runtime.GOMAXPROCS(0)))
+	}
+	if m.hostErr == nil {
+		c.HostCPUShare = hostShare(m.hostFrom, m.hostTo)
 	}
 	return c
 }

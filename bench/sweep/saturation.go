@@ -14,8 +14,8 @@ const (
 	LimitServer = "server"
 	// LimitGenerator: the generator used (nearly) all its CPUs.
 	LimitGenerator = "generator"
-	// LimitHost: neither alone, but the generator and the servers share
-	// one host and together used (nearly) all its CPUs.
+	// LimitHost: neither alone, but the generator's host was (nearly)
+	// all busy: with the servers it shares, or with other processes.
 	LimitHost = "host"
 	// LimitNone: no CPU ran out; latency (batching, the network, the
 	// lock's round trips) or the SLO bounded the figures.
@@ -40,6 +40,9 @@ type CPUUse struct {
 	// HostCPUs they then compete for.
 	SharedHost bool `json:"shared_host,omitempty"`
 	HostCPUs   int  `json:"host_cpus,omitempty"`
+	// HostShare is the share of the generator host's CPUs busy over the
+	// window, every process on it counted (others' too); nil when not read.
+	HostShare *float64 `json:"host_cpu_share,omitempty"`
 }
 
 // Verdict says which resource bounded a capacity search, and why.
@@ -63,15 +66,22 @@ func (u CPUUse) busiest() float64 {
 // node's thread was busy over results.SaturatedShare of the window (that
 // is the limit a capacity search looks for, whatever else ran out too),
 // else the generator past the same share of its CPUs, else the host when
-// both share it and together used that share of its CPUs, else none.
+// it was busy past that share (other processes included; without that
+// reading, when the generator and servers share it and together used that
+// share of its CPUs), else none.
 func Judge(u CPUUse) Verdict {
 	server := u.busiest()
 	shares := fmt.Sprintf("busiest server %s of one CPU, generator %s of %s", pct(server), pctPtr(u.ClientShare), cpus(u.ClientCPUs))
+	if u.HostShare != nil {
+		shares += fmt.Sprintf(", host %s busy", pct(*u.HostShare))
+	}
 	switch {
 	case server > results.SaturatedShare:
 		return Verdict{Limit: LimitServer, Why: shares}
 	case u.ClientShare != nil && *u.ClientShare > results.SaturatedShare:
 		return Verdict{Limit: LimitGenerator, Why: shares}
+	case u.HostShare != nil && *u.HostShare > results.SaturatedShare:
+		return Verdict{Limit: LimitHost, Why: shares}
 	case u.ClientShare == nil || server < 0:
 		return Verdict{Limit: LimitUnmeasured, Why: shares}
 	}
@@ -92,7 +102,7 @@ func (v Verdict) Text() string {
 	case LimitGenerator:
 		return "limit: the generator (" + v.Why + "); more generators or --pipeline auto would reach further"
 	case LimitHost:
-		return "limit: the host the generator and the servers share (" + v.Why + "); run the generator on another host"
+		return "limit: the generator's host was busy (" + v.Why + "); measure on a quieter host or run the generator on another"
 	case LimitNone:
 		return "limit: no CPU ran out (" + v.Why + "); latency or the SLO bounded the throughput"
 	}
@@ -120,6 +130,9 @@ func cpuUse(r *results.Result) CPUUse {
 		}
 	}
 	u.SharedHost = sharesHost(r.Topology)
+	if r.Client != nil {
+		u.HostShare = r.Client.HostCPUShare
+	}
 	return u
 }
 

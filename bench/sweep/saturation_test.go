@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -28,6 +29,9 @@ func TestJudge(t *testing.T) {
 		{"shared host with room", CPUUse{ClientShare: share(0.3), ClientCPUs: 2, ServerShares: []float64{0.5}, SharedHost: true, HostCPUs: 2}, LimitNone, ""},
 		{"separate hosts, neither busy", CPUUse{ClientShare: share(0.6), ClientCPUs: 2, ServerShares: []float64{0.6}, HostCPUs: 2}, LimitNone, ""},
 		{"exactly at the threshold is not past it", CPUUse{ClientShare: share(results.SaturatedShare), ClientCPUs: 2, ServerShares: []float64{results.SaturatedShare}}, LimitNone, ""},
+		{"host busy with other processes", CPUUse{ClientShare: share(0.3), ClientCPUs: 2, ServerShares: []float64{0.4}, HostShare: share(0.97)}, LimitHost, "host 97% busy"},
+		{"host busy, server still first", CPUUse{ClientShare: share(0.3), ClientCPUs: 2, ServerShares: []float64{0.95}, HostShare: share(0.97)}, LimitServer, "host 97% busy"},
+		{"host with room", CPUUse{ClientShare: share(0.3), ClientCPUs: 2, ServerShares: []float64{0.4}, HostShare: share(0.5), SharedHost: true, HostCPUs: 2}, LimitNone, "host 50% busy"},
 		{"client unmeasured", CPUUse{ServerShares: []float64{0.5}}, LimitUnmeasured, "generator n/a"},
 		{"nothing measured", CPUUse{}, LimitUnmeasured, ""},
 	} {
@@ -92,6 +96,9 @@ func TestCapacityPipelinedJudgesItsLimit(t *testing.T) {
 	for _, s := range caps[0].Steps {
 		if s.CPU.ClientShare == nil || len(s.CPU.ServerShares) != 1 || !s.CPU.SharedHost || s.CPU.ClientCPUs == 0 {
 			t.Errorf("step %v: CPU %+v, want the generator's and the server's shares, on a shared host", s.Load, s.CPU)
+		}
+		if runtime.GOOS == "linux" && s.CPU.HostShare == nil {
+			t.Errorf("step %v: no host CPU share on linux", s.Load)
 		}
 	}
 	switch l := caps[0].Limit; {
