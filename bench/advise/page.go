@@ -77,7 +77,7 @@ func txt(format string, args ...any) Part { return Part{Text: fmt.Sprintf(format
 func Build(ev Evidence) Page {
 	p := ev.Plan
 	in, prof := p.Input, p.Profile
-	pg := Page{Budget: p.Budget, Elapsed: ev.Elapsed, Tuning: ev.Tuning, Interrupted: ev.Interrupted, Left: p.Left, refs: map[string]int{}}
+	pg := Page{Budget: p.Budget, Elapsed: ev.Elapsed.Round(time.Second), Tuning: ev.Tuning, Interrupted: ev.Interrupted, Left: p.Left, refs: map[string]int{}}
 	var names []string
 	for _, c := range in.Candidates {
 		names = append(names, c.String())
@@ -175,7 +175,7 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 			qualifying++
 		}
 	}
-	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %d meet the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition, then p99): ",
+	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %d meet the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition on one backend, else p99): ",
 		lock, topo, len(js), qualifying, req.Correctness), num(fmt.Sprint(c.Nodes), c.RunID), txt(" server(s), ")}
 	if c.CommandsPerAcquire != nil {
 		v.Answer = append(v.Answer, num(fmt.Sprintf("%.2f", *c.CommandsPerAcquire), c.RunID), txt(" commands per acquisition, "))

@@ -175,7 +175,7 @@ func quantile(d workloads.Dist, q float64) time.Duration {
 		xs[i] = d.Sample(rng)
 	}
 	slices.Sort(xs)
-	return xs[min(n-1, int(math.Ceil(q*n))-1)]
+	return xs[min(n-1, int(math.Ceil(q*n))-1)].Round(100 * time.Microsecond)
 }
 
 // niceUp rounds d up to 1, 2 or 5 times a power of ten milliseconds.
@@ -246,8 +246,16 @@ func ttlFor(lock string, ttl time.Duration) time.Duration {
 	return max(plan.EtcdMinTTL, ttl.Round(time.Second))
 }
 
-// renewals are the tuning's renewal intervals: none, and a third of the TTL.
-var renewals = []string{"0", "ttl/3"}
+// renewalsFor are the tuning's renewal intervals at one TTL: none, and a
+// third of the TTL where the hold's p99 outlasts a third of the TTL (a
+// shorter hold ends before its first renewal, so that cell would repeat
+// the one without) and the lock has a lease to renew.
+func renewalsFor(p Profile, ttl time.Duration, lock string) []string {
+	if p.Hold99 > ttl/3 && plan.Renewable(lock) {
+		return []string{"0", "ttl/3"}
+	}
+	return []string{"0"}
+}
 
 // NewPlan makes the plan for in and fits it to the budget.
 func NewPlan(in Input) (Plan, error) {
@@ -258,7 +266,7 @@ func NewPlan(in Input) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	p := Plan{Input: in, Profile: prof, Budget: in.Budget, Renews: append([]string(nil), renewals...)}
+	p := Plan{Input: in, Profile: prof, Budget: in.Budget}
 	first := in.Candidates[0]
 	ttls, capped := Ladder(prof, in.Budget, first.Lock)
 	p.TTLCapped = capped
@@ -267,11 +275,16 @@ func NewPlan(in Input) (Plan, error) {
 	var all []Experiment
 	for j, ttl := range ttls {
 		p.TTLs = append(p.TTLs, ttl.String())
-		for k, renew := range renewals {
+		for _, r := range renewalsFor(prof, ttl, first.Lock) {
+			if !slices.Contains(p.Renews, r) {
+				p.Renews = append(p.Renews, r)
+			}
+		}
+		for k, renew := range renewalsFor(prof, ttl, first.Lock) {
 			e := Experiment{Kind: KindTTL, Candidate: first, TTL: ttl.String(), RenewEvery: renew,
 				Name:     fmt.Sprintf("ttl %s renew %s", ttl, renewText(renew)),
 				Why:      fmt.Sprintf("TTL tuning on %s: how often a holder outlives a %s lease %s", first, ttl, renewWords(renew)),
-				priority: 90 - j - 40*k, weight: 1, minWindow: minWindow}
+				priority: 90 - j - 40*k, weight: 1.5, minWindow: minWindow}
 			all = append(all, e)
 		}
 	}
@@ -509,6 +522,9 @@ func (p Plan) Values(e Experiment, t Tuning) plan.Values {
 		ttl = ttlFor(c.Lock, d).String()
 	}
 	v.Set("ttl", ttl)
+	if !plan.Renewable(c.Lock) {
+		renew = "0"
+	}
 	v.Set("renew-every", renew)
 	switch e.Kind {
 	case KindCapacity:
@@ -545,14 +561,16 @@ func contendedKeys(work plan.Values, prof Profile) string {
 	return fmt.Sprintf("uniform:%d", max(1, prof.Concurrency/4))
 }
 
-// Check parses every experiment's run flags (at the plan's longest TTL for
-// those that run at the tuned one), so bad input fails before anything
+// Check parses every experiment's run flags (at the plan's longest TTL,
+// with and without renewal, for those that run at the tuned one), so bad input fails before anything
 // starts.
 func (p Plan) Check() error {
-	t := Tuning{TTL: p.TTLs[len(p.TTLs)-1], RenewEvery: "0"}
-	for _, e := range p.Experiments {
-		if _, err := plan.Expand(p.Values(e, t)); err != nil {
-			return fmt.Errorf("advise %s: %w", e.Name, err)
+	for _, renew := range []string{"0", "ttl/3"} {
+		t := Tuning{TTL: p.TTLs[len(p.TTLs)-1], RenewEvery: renew}
+		for _, e := range p.Experiments {
+			if _, err := plan.Expand(p.Values(e, t)); err != nil {
+				return fmt.Errorf("advise %s: %w", e.Name, err)
+			}
 		}
 	}
 	return nil

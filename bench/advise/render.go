@@ -212,6 +212,7 @@ h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1
 table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; }
+td.why { text-align: left; min-width: 360px; }
 td.flags { text-align: left; font: 12px ui-monospace, monospace; overflow-wrap: anywhere; }
 a.num { color: #0645ad; text-decoration: none; border-bottom: 1px dotted #0645ad; font-weight: 600; }
 sup { color: #777; }
@@ -230,7 +231,7 @@ sup { color: #777; }
 {{end}}
 <h2>Candidates</h2>
 <table><tr><th>candidate</th><th>acquired/s</th><th>p99</th><th>SLO</th><th>commands/acquire</th><th>outlived ≤ per 10,000 (95%)</th><th>stale accepted</th><th>fence refused</th><th>double grants</th><th>verdict</th><th>why</th></tr>
-{{range .Judgements}}<tr><td>{{.Candidate}}</td>{{if .Cell}}<td><a href="#run-{{.Cell.RunID}}">{{rate .Cell.Step.Throughput}}</a></td><td>{{us .Cell.Step.P99US}}</td><td>{{if .Cell.Step.MetSLO}}met{{else}}missed{{end}}</td><td>{{deref .Cell.CommandsPerAcquire}}</td><td>{{bound .Cell}}</td><td>{{.Cell.StaleAccepted}}</td><td>{{.Cell.FencingRejected}}</td><td>{{.Cell.DoubleGrants}}</td>{{else}}<td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td>{{end}}<td>{{verdict .}}</td><td style="text-align:left">{{.Why}}</td></tr>
+{{range .Judgements}}<tr><td>{{.Candidate}}</td>{{if .Cell}}<td><a href="#run-{{.Cell.RunID}}">{{rate .Cell.Step.Throughput}}</a></td><td>{{us .Cell.Step.P99US}}</td><td>{{if .Cell.Step.MetSLO}}met{{else}}missed{{end}}</td><td>{{deref .Cell.CommandsPerAcquire}}</td><td>{{bound .Cell}}</td><td>{{.Cell.StaleAccepted}}</td><td>{{.Cell.FencingRejected}}</td><td>{{.Cell.DoubleGrants}}</td>{{else}}<td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td>{{end}}<td>{{verdict .}}</td><td class="why">{{.Why}}</td></tr>
 {{end}}</table>
 {{if .Tuning.Cells}}<h2>TTL × renewal</h2>
 <table><tr><th>TTL</th><th>renewal</th><th>acquired</th><th>outlived</th><th>≤ per 10,000 (95%)</th><th>renewals/s</th><th>meets</th><th>runs</th></tr>

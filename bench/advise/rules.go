@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/lockbench/lockbench/compose"
+
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/results"
 )
@@ -20,8 +22,10 @@ type Cell struct {
 	RunID string `json:"run"`
 	// Fenced: the lock hands out fencing tokens the resource checks.
 	Fenced bool `json:"fenced"`
-	// Nodes is how many servers the topology runs.
-	Nodes int `json:"nodes"`
+	// Nodes is how many servers the topology runs; Backend is what they
+	// are (compose.KindInfo.Backend: redis, etcd, postgres).
+	Nodes   int    `json:"nodes"`
+	Backend string `json:"backend"`
 	// Acquired and Contended count acquisitions and attempts that found
 	// the key held.
 	Acquired  int64 `json:"acquired"`
@@ -63,6 +67,9 @@ func CellOf(o Outcome, req Requirements, prof Profile) Cell {
 		Expired:       count("incidents.expired_during_work") + count("incidents.work_aborted"),
 		StaleAccepted: count("incidents.stale_writes_accepted"), FencingRejected: count("incidents.fencing_rejected"),
 		DoubleGrants: count("incidents.double_grants"), Overruns: count("incidents.overruns")}
+	if spec, err := compose.ParseSpec(e.Candidate.Topology); err == nil {
+		c.Backend = spec.Info().Backend
+	}
 	c.CommandsPerAcquire, _ = figure(r, "servers.commands_per_acquire")
 	c.CPUPerAcquireUS, _ = figure(r, "servers.cpu_us_per_acquire")
 	load, open := prof.Demand, prof.OpenLoop
@@ -166,9 +173,11 @@ func per10k(rate float64) string { return fmt.Sprintf("%.3g", rate*1e4) }
 
 // Choose picks the recommended candidate among those that qualify, by the
 // rule "the cheapest that meets the SLO and the correctness requirement":
-// fewest servers, then fewest server commands per acquisition (a candidate
-// whose servers could not be read counts as the most), then the lowest p99
-// at the demand. It returns -1 when none qualifies.
+// fewest servers; then, between candidates on the same backend, fewest
+// server commands per acquisition (one whose servers could not be read
+// counts as the most); otherwise (across backends, whose commands are not
+// alike: Redis commands, SQL statements, etcd requests) the lowest p99 at
+// the demand. It returns -1 when none qualifies.
 func Choose(js []Judgement) int {
 	best := -1
 	for i, j := range js {
@@ -189,6 +198,7 @@ func cheaper(a, b Cell) bool {
 	}
 	ca, cb := a.CommandsPerAcquire, b.CommandsPerAcquire
 	switch {
+	case a.Backend != b.Backend:
 	case ca != nil && cb == nil:
 		return true
 	case ca == nil && cb != nil:

@@ -97,6 +97,7 @@ func TestChoose(t *testing.T) {
 		{"fewest servers first", []Judgement{q(cell("redlock@redlock:5", 5, 10, 100, f64(5))), q(cell("fenced@single", 1, 10, 900, f64(9)))}, 1},
 		{"then fewest commands", []Judgement{q(cell("fenced@single", 1, 10, 100, f64(3))), q(cell("single@single", 1, 10, 900, f64(2)))}, 1},
 		{"unmeasured commands count as most", []Judgement{q(cell("pg@postgres", 1, 10, 50, nil)), q(cell("single@single", 1, 10, 900, f64(2)))}, 1},
+		{"across backends p99, not commands", []Judgement{q(withBackend(cell("pg@postgres", 1, 10, 700, f64(3)), "postgres")), q(withBackend(cell("single@single", 1, 10, 400, f64(4.5)), "redis"))}, 1},
 		{"then lowest p99", []Judgement{q(cell("a@single", 1, 10, 900, f64(2))), q(cell("b@single", 1, 10, 100, f64(2)))}, 1},
 		{"a disqualified cheaper one is passed over", []Judgement{no(cell("single@single", 1, 10, 100, f64(2))), q(cell("fenced@single", 1, 10, 900, f64(3)))}, 1},
 	} {
@@ -161,4 +162,9 @@ func TestCellOfReadsTheCatalogue(t *testing.T) {
 	if c.CommandsPerAcquire != nil {
 		t.Errorf("commands per acquire %v without server figures, want absent", *c.CommandsPerAcquire)
 	}
+}
+
+func withBackend(c Cell, b string) Cell {
+	c.Backend = b
+	return c
 }

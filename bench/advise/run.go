@@ -104,8 +104,8 @@ type Evidence struct {
 
 // Run runs the plan's experiments in order: the TTL cells first, then, at
 // the TTL and renewal they recommend, each candidate's experiments. A
-// stored result of the same resolved configuration is reused instead of a
-// run. An experiment that would end past HardShare × the budget is
+// result of the same resolved configuration, stored (--resume) or measured
+// earlier in this run, is reused instead of a run. An experiment that would end past HardShare × the budget is
 // skipped; one still running at that limit is cut short. A candidate whose
 // servers did not start has its other experiments skipped. When ctx ends,
 // what finished is kept and the rest is marked not run.
@@ -122,6 +122,10 @@ func Run(ctx context.Context, p Plan, deps Deps) Evidence {
 	failed := map[string]string{}
 	tuned := false
 	var spent, planned time.Duration
+	// own are this run's results, newest first: an experiment whose
+	// configuration one of them already has (the first candidate at the
+	// demand, at a TTL cell's TTL and renewal) reuses it.
+	var own []*results.Result
 	for i, e := range p.Experiments {
 		if e.Kind != KindTTL && !tuned {
 			ev.Tuning, tuned = Tune(ev.Outcomes, p), true
@@ -129,7 +133,7 @@ func Run(ctx context.Context, p Plan, deps Deps) Evidence {
 		v := p.Values(e, ev.Tuning)
 		o := Outcome{Experiment: e, Flags: flagsText(v)}
 		elapsed := now().Sub(start)
-		switch r := Match(deps.Stored, v); {
+		switch r := Match(append(own, deps.Stored...), v); {
 		case ctx.Err() != nil:
 			o.Status, o.Detail = Skipped, "not run: interrupted before it started"
 			ev.Interrupted = true
@@ -145,6 +149,9 @@ func Run(ctx context.Context, p Plan, deps Deps) Evidence {
 				deps.Progress(Progress{Done: i, Total: len(p.Experiments), Label: e.Name, Elapsed: elapsed, ETA: eta(p.Experiments[i:], spent, planned)})
 			}
 			o = measure(ctx, runCtx, deps.Run, o, v, now)
+			if o.Status == Measured {
+				own = append([]*results.Result{o.Result}, own...)
+			}
 			spent, planned = spent+o.Wall, planned+e.Estimate
 			if o.Status == Failed {
 				failed[e.Candidate.String()] = o.Detail
@@ -166,7 +173,7 @@ func Run(ctx context.Context, p Plan, deps Deps) Evidence {
 func measure(ctx, runCtx context.Context, run sweep.Runner, o Outcome, v plan.Values, now func() time.Time) Outcome {
 	t0 := now()
 	r, err := run(runCtx, v.Clone(), "", 0)
-	o.Wall = now().Sub(t0)
+	o.Wall = now().Sub(t0).Round(time.Millisecond)
 	switch {
 	case err != nil && runCtx.Err() != nil:
 		o.Status, o.Detail = Interrupted, "interrupted before its window: nothing measured"

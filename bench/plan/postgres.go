@@ -23,6 +23,10 @@ var txLocks = []string{lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
 // noTTLLocks are the locks without a lease to renew.
 var noTTLLocks = []string{lockimpl.LockPgAdvisory, lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
 
+// Renewable reports whether lock has a lease with a TTL to renew: the
+// session and transaction locks of PostgreSQL (and occ) have none.
+func Renewable(lock string) bool { return !slices.Contains(noTTLLocks, lock) }
+
 // pgChecks refuses what the PostgreSQL locks cannot do: renew a lock that
 // has no TTL, or write their transaction's protected write elsewhere.
 func (p *parser) pgChecks(pl *Plan) {
