@@ -85,6 +85,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzMoveSecrets -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzEnvFile -fuzztime 10s ./bench/job/
+	$(GO) test -run '^$$' -fuzz FuzzParseCandidate -fuzztime 10s ./bench/advise/
+	$(GO) test -run '^$$' -fuzz FuzzParseBudget -fuzztime 10s ./bench/advise/
 
 # lockbench/redis:local: a FROM scratch image of this machine's redis-server and
 # its libraries, for a Docker engine that cannot pull redis:7.0 (see README).

@@ -212,7 +212,8 @@ h1 { font-size: 20px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1
 table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; }
-td.why { text-align: left; min-width: 360px; }
+td.why { text-align: left; width: 32%; }
+td.name { text-align: left; }
 td.flags { text-align: left; font: 12px ui-monospace, monospace; overflow-wrap: anywhere; }
 a.num { color: #0645ad; text-decoration: none; border-bottom: 1px dotted #0645ad; font-weight: 600; }
 sup { color: #777; }
@@ -230,7 +231,7 @@ sup { color: #777; }
 {{range $v.Thin}}<div class="thin">Too thin: {{.}}</div>{{end}}</div>
 {{end}}
 <h2>Candidates</h2>
-<table><tr><th>candidate</th><th>acquired/s</th><th>p99</th><th>SLO</th><th>commands/acquire</th><th>outlived ≤ per 10,000 (95%)</th><th>stale accepted</th><th>fence refused</th><th>double grants</th><th>verdict</th><th>why</th></tr>
+<table><tr><th>candidate</th><th>acquired/s</th><th>p99</th><th>SLO</th><th>commands/acquire</th><th>outlived ≤ per 10,000 (95%)</th><th>stale accepted</th><th>fence refused</th><th>double grants</th><th>verdict</th><th style="text-align:left">why</th></tr>
 {{range .Judgements}}<tr><td>{{.Candidate}}</td>{{if .Cell}}<td><a href="#run-{{.Cell.RunID}}">{{rate .Cell.Step.Throughput}}</a></td><td>{{us .Cell.Step.P99US}}</td><td>{{if .Cell.Step.MetSLO}}met{{else}}missed{{end}}</td><td>{{deref .Cell.CommandsPerAcquire}}</td><td>{{bound .Cell}}</td><td>{{.Cell.StaleAccepted}}</td><td>{{.Cell.FencingRejected}}</td><td>{{.Cell.DoubleGrants}}</td>{{else}}<td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td>{{end}}<td>{{verdict .}}</td><td class="why">{{.Why}}</td></tr>
 {{end}}</table>
 {{if .Tuning.Cells}}<h2>TTL × renewal</h2>
@@ -241,7 +242,7 @@ sup { color: #777; }
 <p>lockbench advise --resume with the same flags reuses what was measured and runs only these.</p>{{end}}
 <h2>Experiments</h2>
 <table><tr><th>#</th><th>experiment</th><th>status</th><th>run (stored result)</th><th>window</th><th>wall</th><th>configuration</th></tr>
-{{range .Experiments}}<tr{{if .RunID}} id="run-{{.RunID}}"{{end}}><td>{{.N}}</td><td style="text-align:left">{{.Experiment.Name}}<br><span class="meta">{{.Experiment.Why}}</span></td><td>{{.Status}}{{if .Detail}}<br><span class="meta">{{.Detail}}</span>{{end}}</td><td>{{if .RunID}}<a href="{{file .RunID}}">{{.RunID}}</a>{{else}}-{{end}}</td><td>{{.Experiment.Window}}</td><td>{{if .Wall}}{{.Wall}}{{else}}-{{end}}</td><td class="flags">{{.Flags}}</td></tr>
+{{range .Experiments}}<tr{{if .RunID}} id="run-{{.RunID}}"{{end}}><td>{{.N}}</td><td class="name">{{.Experiment.Name}}<br><span class="meta">{{.Experiment.Why}}</span></td><td>{{.Status}}{{if .Detail}}<br><span class="meta">{{.Detail}}</span>{{end}}</td><td>{{if .RunID}}<a href="{{file .RunID}}">{{.RunID}}</a>{{else}}-{{end}}</td><td>{{.Experiment.Window}}</td><td>{{if .Wall}}{{.Wall}}{{else}}-{{end}}</td><td class="flags">{{.Flags}}</td></tr>
 {{end}}</table>
 </body>
 </html>
