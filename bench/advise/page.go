@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/results"
 )
@@ -297,6 +298,12 @@ func incidentVerdict(ev Evidence, js []Judgement, prof Profile) Verdict {
 			continue
 		}
 		c := j.Cell
+		if lock, _, _ := strings.Cut(j.Candidate, "@"); !plan.Renewable(lock) {
+			// A session or transaction lock has no TTL: "at TTL 500ms" would
+			// name a setting the run never had.
+			v.Answer = append(v.Answer, txt("%s has no lease to outlive: it holds as long as its session or transaction. ", j.Candidate))
+			continue
+		}
 		rate := 0.0
 		if c.Acquired > 0 {
 			rate = float64(c.Expired) / float64(c.Acquired)

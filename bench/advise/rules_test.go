@@ -168,3 +168,24 @@ func withBackend(c Cell, b string) Cell {
 	c.Backend = b
 	return c
 }
+
+// TestIncidentVerdictNamesNoLease: a lock without a TTL (pg-advisory) is
+// not said to have run "at TTL 500ms"; a leased lock still is.
+func TestIncidentVerdictNamesNoLease(t *testing.T) {
+	ev := Evidence{Tuning: Tuning{TTL: "500ms"}}
+	js := []Judgement{
+		{Candidate: "pg-advisory@postgres", Cell: &Cell{Candidate: "pg-advisory@postgres", Acquired: 100, RunID: "a"}},
+		{Candidate: "single@single", Cell: &Cell{Candidate: "single@single", Acquired: 100, Expired: 1, RunID: "b"}},
+	}
+	var text strings.Builder
+	for _, p := range incidentVerdict(ev, js, Profile{}).Answer {
+		text.WriteString(p.Text)
+	}
+	got := text.String()
+	if strings.Contains(got, "pg-advisory@postgres at TTL") || !strings.Contains(got, "pg-advisory@postgres has no lease") {
+		t.Errorf("pg-advisory's sentence names a TTL it never had: %q", got)
+	}
+	if !strings.Contains(got, "single@single at TTL 500ms") {
+		t.Errorf("single's sentence lost its TTL: %q", got)
+	}
+}
