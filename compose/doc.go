@@ -5,9 +5,9 @@
 // # Kinds of topology
 //
 // Each kind of topology (single, redlock:N, replicated, cluster:M[,R],
-// etcd:N) is one type implementing Shape, in a file of its own
+// etcd:N, postgres) is one type implementing Shape, in a file of its own
 // (kind_single.go, kind_redlock.go, kind_replicated.go, kind_cluster.go,
-// kind_etcd.go), registered by one line in shapes (kind.go). Everything
+// kind_etcd.go, kind_postgres.go), registered by one line in shapes (kind.go). Everything
 // lockbench knows of a kind is asked of its Shape, never by naming the kind
 // elsewhere:
 //

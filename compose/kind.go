@@ -60,7 +60,8 @@ type KindInfo struct {
 	Example string
 	// Sample is a --topology value of the kind that parses, e.g. "redlock:3".
 	Sample string
-	// Backend is BackendRedis or BackendEtcd.
+	// Backend is what its servers are: BackendRedis, BackendEtcd or
+	// BackendPostgres.
 	Backend string
 	// Program is the server program the local provider starts.
 	Program string

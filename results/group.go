@@ -241,7 +241,7 @@ func findBy(rs []*Result, dir, ref string, match func(s, ref string) bool) ([]*R
 	}
 	switch {
 	case len(names) == 0:
-		return nil, fmt.Errorf("run %q: no such file, and no run or group with that id in %s", ref, dir)
+		return nil, fmt.Errorf("run %q: no such file, and no run, group or label of that name in %s (lockbench results ls lists them)", ref, dir)
 	case len(names) > 1:
 		list := sortedKeys(names)
 		more := ""

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -371,9 +372,34 @@ func listGroups(runs []*Result) []string {
 // in open loop.
 func loadOf(r *Result) string {
 	if rate := configText(r, "rate"); r.OpenLoop() || (rate != "" && rate != "0") {
-		return rate + "/s"
+		return rateText(rate)
 	}
 	return "c=" + orDash(configText(r, "concurrency"))
+}
+
+// rateText is --rate as a load: 500 is 500/s, 50/100ms stays as given, and
+// stages (100,2000:30s,2000:1m) are the range they ramp over, 100..2000/s,
+// which fits a column where the whole schedule would not.
+func rateText(rate string) string {
+	switch {
+	case strings.Contains(rate, ","):
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i, stage := range strings.Split(rate, ",") {
+			target := stage
+			if i > 0 {
+				target, _, _ = strings.Cut(stage, ":")
+			}
+			f, err := strconv.ParseFloat(target, 64)
+			if err != nil {
+				return rate
+			}
+			lo, hi = math.Min(lo, f), math.Max(hi, f)
+		}
+		return strconv.FormatFloat(lo, 'f', -1, 64) + ".." + strconv.FormatFloat(hi, 'f', -1, 64) + "/s"
+	case strings.Contains(rate, "/"):
+		return rate
+	}
+	return rate + "/s"
 }
 
 func orDash(s string) string {

@@ -95,10 +95,19 @@ func (s CapacitySearch) Search(ctx context.Context) ([]Capacity, []*results.Resu
 	if len(topologies) == 0 {
 		topologies = []string{"single"}
 	}
+	seen := map[string]string{}
 	for _, topo := range topologies {
-		if _, err := plan.Expand(s.valuesFor(topo)); err != nil {
+		ps, err := plan.Expand(s.valuesFor(topo))
+		if err != nil {
 			return nil, nil, err
 		}
+		// The same topology twice would be searched twice and reported as
+		// two, as run refuses it.
+		name := ps[0].Topology.String()
+		if first, twice := seen[name]; twice {
+			return nil, nil, &plan.InputError{Flag: "topology", Msg: fmt.Sprintf("%s given twice (as %q and %q); give each topology once", name, first, topo)}
+		}
+		seen[name] = topo
 	}
 	var caps []Capacity
 	var all []*results.Result

@@ -77,6 +77,10 @@ func TestCapacitySearchEveryTopology(t *testing.T) {
 	if _, _, err := bad.Search(context.Background()); err == nil || !plan.IsInputError(err) || len(ran) != 0 {
 		t.Fatalf("bad topology: %v after runs %v, want bad input before any run", err, ran)
 	}
+	twice := CapacitySearch{Given: plan.Values{"topology": {"redlock:3", "single", "redlock:3"}}, Ramp: ramp, LoadFlag: LoadConcurrency, Run: run}
+	if _, _, err := twice.Search(context.Background()); err == nil || !plan.IsInputError(err) || !strings.Contains(err.Error(), "given twice") || len(ran) != 0 {
+		t.Fatalf("a topology twice: %v after runs %v, want bad input before any run", err, ran)
+	}
 
 	failing := CapacitySearch{Ramp: ramp, LoadFlag: LoadConcurrency, Run: func(context.Context, plan.Values, string, int) (*results.Result, error) {
 		return nil, errors.New("server down")

@@ -5,7 +5,9 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
@@ -109,7 +111,7 @@ func (g Grid) Cells() ([]Cell, error) {
 			return nil, plan.HistoryPerRunError(fmt.Sprintf("a grid of %d run(s)", len(cells)*max(1, g.Count)))
 		}
 		if _, err := plan.Expand(c.Values); err != nil {
-			return nil, fmt.Errorf("sweep cell %s: %w", c.Label(g.Axes), err)
+			return nil, g.cellError(c, err)
 		}
 		// Each cell's result is named by its coordinates, after the sweep's
 		// own --label, so lists and report legends tell cells apart.
@@ -216,4 +218,16 @@ func storedSoFar(done int) string {
 		return "1 run stored"
 	}
 	return fmt.Sprintf("%d runs stored", done)
+}
+
+// cellError names the cell a bad input was found in only when one of the
+// grid's own axes is at fault: an error in a flag every cell shares (a
+// wrong number of --redis URLs) is the user's input, not the cell's, and
+// the command may not be sweep (tune-ttl, advise build grids too).
+func (g Grid) cellError(c Cell, err error) error {
+	var ie *plan.InputError
+	if errors.As(err, &ie) && !slices.ContainsFunc(g.Axes, func(a Axis) bool { return a.Flag == ie.Flag }) {
+		return err
+	}
+	return fmt.Errorf("at %s: %w", c.Label(g.Axes), err)
 }

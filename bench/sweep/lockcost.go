@@ -157,7 +157,18 @@ func (cp CostPlan) Check() error {
 			return &plan.InputError{Flag: name, Msg: "no lock in the comparison takes it, so every run would ignore it (" + plan.ScopeOf(name) + ")"}
 		}
 	}
+	seen := map[string]bool{}
 	for _, spec := range cp.Locks {
+		// The same lock on the same topology twice would be run twice and
+		// shown as two locks to compare; repeats are --count's.
+		key := spec.Lock + "@" + spec.Topology
+		if t, err := compose.ParseSpec(spec.Topology); err == nil {
+			key = spec.Lock + "@" + t.String()
+		}
+		if seen[key] {
+			return &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%s given twice; give each lock once, and --count N to repeat runs", key)}
+		}
+		seen[key] = true
 		for _, faulted := range cp.variants() {
 			v, err := cp.values(spec, faulted)
 			if err == nil {

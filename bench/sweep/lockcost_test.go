@@ -104,6 +104,7 @@ func TestCostPlanValues(t *testing.T) {
 		"peer option without a peer":            {Locks: []LockSpec{{"single", "single"}}, Base: plan.Values{"peer-option": {"tries=2"}}},
 		"a lock on a topology it cannot run on": {Locks: []LockSpec{{"redislock", "redlock:3"}}},
 		"no locks":                              {},
+		"a lock given twice":                    {Locks: []LockSpec{{"single", "single"}, {"fenced", "single"}, {"single", "single"}}},
 	} {
 		if err := bad.Check(); err == nil || !plan.IsInputError(err) {
 			t.Errorf("%s: %v, want an input error", name, err)

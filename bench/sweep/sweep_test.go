@@ -52,6 +52,12 @@ func TestGridCells(t *testing.T) {
 	if _, err := bad.Cells(); err == nil || !strings.Contains(err.Error(), "--concurrency") || !strings.Contains(err.Error(), "concurrency=zero") {
 		t.Fatalf("bad cell error %v, want the flag and the cell named", err)
 	}
+	// A flag every cell shares is the user's input, not a cell's: no cell
+	// is blamed (tune-ttl, whose cells vary only ttl and renew-every).
+	shared := Grid{Base: plan.Values{"topology": {"redlock:3"}, "redis": {"redis://127.0.0.1:1"}}, Axes: []Axis{{Flag: "ttl", Values: []string{"1s", "2s"}}}}
+	if _, err := shared.Cells(); err == nil || !plan.IsInputError(err) || strings.Contains(err.Error(), "ttl=1s") || !strings.Contains(err.Error(), "--redis") {
+		t.Fatalf("shared bad input error %v, want --redis named and no cell blamed", err)
+	}
 }
 
 func TestAxesFromValues(t *testing.T) {
