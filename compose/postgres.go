@@ -154,13 +154,18 @@ func (t *Topology) PgVersion(ctx context.Context) (string, error) {
 // pg_terminate_backend: a session holding an advisory lock if there is one
 // (the holder keeps working, unaware), else a lock session in a
 // transaction, else any lock session. It names the backend it ended.
+// Only the lock's sessions (PgLockApp) are candidates: the protected
+// resource's sessions take a transaction-level advisory lock per event too,
+// and ending one of those would break the measuring instrument (an exit
+// committed but reported failed), not a holder's lock.
 func (t *Topology) terminateHolder(ctx context.Context) (string, error) {
 	var pid int32
 	var why string
 	err := t.pgAdmin(ctx, func(ctx context.Context, c *pgx.Conn) error {
 		err := c.QueryRow(ctx, `select pid, what from (
   select l.pid, 'advisory lock holder' as what, 0 as rank from pg_locks l
-    where l.locktype = 'advisory' and l.granted and l.pid <> pg_backend_pid()
+    join pg_stat_activity a on a.pid = l.pid
+    where l.locktype = 'advisory' and l.granted and a.application_name = $1
   union all
   select a.pid, 'lock session in a transaction', 1 from pg_stat_activity a
     where a.application_name = $1 and a.xact_start is not null

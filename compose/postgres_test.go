@@ -49,6 +49,20 @@ func TestPostgresTopology(t *testing.T) {
 	if _, err := conn.Exec(ctx, "select pg_advisory_lock(42)"); err != nil {
 		t.Fatal(err)
 	}
+	// The protected resource's sessions take advisory locks of their own;
+	// the fault must never pick one of them (it would break the instrument,
+	// not a holder's lock).
+	rpool, err := topo.PgPool(ctx, 2, compose.PgResourceApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rconn, err := rpool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rconn.Exec(ctx, "select pg_advisory_lock(1, 2)"); err != nil {
+		t.Fatal(err)
+	}
 	f, _ := compose.ParseFault("at=0s terminate holder")
 	if _, err := topo.Apply(ctx, f); err != nil {
 		t.Fatalf("terminate holder: %v", err)
@@ -57,6 +71,11 @@ func TestPostgresTopology(t *testing.T) {
 		t.Fatal("the holder's session still answers after terminate")
 	}
 	conn.Release()
+	if _, err := rconn.Exec(ctx, "select pg_advisory_unlock(1, 2)"); err != nil {
+		t.Fatalf("the resource's session was terminated instead of (or with) the holder's: %v", err)
+	}
+	rconn.Release()
+	rpool.Close()
 
 	restart, _ := compose.ParseFault("at=0s restart node=0")
 	undo, err := topo.Apply(ctx, restart)
