@@ -207,6 +207,10 @@ func (c Comparison) Write(w io.Writer, format string) error {
 // row per figure with each column's value (the median and its spread for
 // groups) and, after the first, its ratio to the first column.
 func (c Comparison) WriteTable(w io.Writer) error {
+	return Wrapping(w, c.writeTableText)
+}
+
+func (c Comparison) writeTableText(w io.Writer) error {
 	if len(c.Columns) == 0 {
 		return fmt.Errorf("compare: no runs to compare")
 	}
@@ -215,9 +219,9 @@ func (c Comparison) WriteTable(w io.Writer) error {
 		if len(col.Runs) > 1 {
 			runs = fmt.Sprintf(" (%d runs: median ±spread)", len(col.Runs))
 		}
-		fmt.Fprintf(w, "%s%s: %s\n", col.Key, runs, col.Label)
+		WriteProse(w, "%s%s: %s", col.Key, runs, col.Label)
 	}
-	fmt.Fprintln(w, RatioLegend(c.Columns[0].Key))
+	WriteProse(w, "%s", RatioLegend(c.Columns[0].Key))
 	fmt.Fprintln(w)
 	header := []any{"metric"}
 	for _, col := range c.Columns {
@@ -366,10 +370,14 @@ func GroupHeadline(g Group) string {
 // figure's min, median and max over the runs, and the spread around the
 // median, so the noise of the measurement is visible next to the figure.
 func WriteGroupSummary(w io.Writer, g Group) error {
+	return Wrapping(w, func(w io.Writer) error { return writeGroupSummaryText(w, g) })
+}
+
+func writeGroupSummaryText(w io.Writer, g Group) error {
 	if len(g.Runs) == 0 {
 		return fmt.Errorf("group %s: no runs", g.Key)
 	}
-	fmt.Fprintln(w, GroupHeadline(g))
+	WriteProse(w, "%s", GroupHeadline(g))
 	for _, r := range g.Runs {
 		if r.Partial {
 			fmt.Fprintf(w, "note: run %s is PARTIAL (interrupted)\n", r.ID)

@@ -20,6 +20,10 @@ func WriteSideBySide(w io.Writer, rs []*Result) error {
 // one row per group, each figure the median over its runs with its ratio to
 // the first group; columns names figures other than the view's defaults.
 func WriteSideBySideGroups(w io.Writer, groups []Group, columns []string) error {
+	return Wrapping(w, func(w io.Writer) error { return writeSideBySideGroupsText(w, groups, columns) })
+}
+
+func writeSideBySideGroupsText(w io.Writer, groups []Group, columns []string) error {
 	if len(groups) == 0 {
 		return nil
 	}
@@ -39,10 +43,10 @@ func WriteSideBySideGroups(w io.Writer, groups []Group, columns []string) error 
 		return fmt.Errorf("side-by-side: %w", err)
 	}
 	if note := SharedCPUNote(firsts); note != "" {
-		fmt.Fprintln(w, note)
+		WriteProse(w, "%s", note)
 	}
 	if note := ResourceNote(firsts); note != "" {
-		fmt.Fprintln(w, note)
+		WriteProse(w, "%s", note)
 	}
 	return nil
 }

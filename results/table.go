@@ -102,17 +102,21 @@ func describeConfig(r *Result) string {
 // WriteSummary renders one run as the tables `lockbench run` prints, each
 // section a group of the catalogue's figures.
 func WriteSummary(w io.Writer, r *Result) error {
-	fmt.Fprintln(w, Headline(r))
+	return Wrapping(w, func(w io.Writer) error { return writeSummaryText(w, r) })
+}
+
+func writeSummaryText(w io.Writer, r *Result) error {
+	WriteProse(w, "%s", Headline(r))
 	if len(r.Tags) > 0 {
-		fmt.Fprintf(w, "tags: %s\n", formatTags(r.Tags))
+		WriteProse(w, "tags: %s", formatTags(r.Tags))
 	}
 	if len(r.MergedFrom) > 0 {
-		fmt.Fprintf(w, "merged from %d generators: %s\n", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
+		WriteProse(w, "merged from %d generators: %s", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
 	}
 	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
 	if r.OpenLoop() {
 		c := r.Counters
-		fmt.Fprintf(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)\n",
+		WriteProse(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)",
 			c.Scheduled, c.Served, c.Late, c.Dropped)
 	}
 	if configText(r, "pipeline") == "auto" {

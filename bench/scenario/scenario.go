@@ -167,6 +167,10 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 
 // WriteVerdict prints the verdict table of a scenario.
 func WriteVerdict(w io.Writer, v Verdict) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeVerdictText(w, v) })
+}
+
+func writeVerdictText(w io.Writer, v Verdict) error {
 	s := v.Scenario
 	fmt.Fprintf(w, "scenario %s: %s\n", s.Name, s.Description)
 	if s.Violation != "" {

@@ -18,6 +18,10 @@ import (
 // SLOs are named under the table, one line a step, so that their text does
 // not widen it.
 func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName) })
+}
+
+func writeCapacityText(w io.Writer, cs []Capacity, loadName string) error {
 	thr, err := results.LookupFigure("throughput")
 	if err != nil {
 		return err

@@ -177,6 +177,10 @@ func kept(fcmp results.Comparison, fcol int, cmp results.Comparison, col int) *f
 // lock; then, where faults were run, each lock under its fault with the
 // share of attempts answered and of its own throughput kept.
 func WriteLockCost(w io.Writer, rows []CostRuns, columns []string) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeLockCostText(w, rows, columns) })
+}
+
+func writeLockCostText(w io.Writer, rows []CostRuns, columns []string) error {
 	if len(rows) == 0 {
 		return nil
 	}

@@ -110,6 +110,10 @@ func minMax(xs []float64) (lo, hi float64) {
 // the first columns, then the view's figures (its defaults, or those
 // columns names), each the median of the cell's repeats with their spread.
 func WriteTable(w io.Writer, g Grid, crs []CellResult, columns []string) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeTableText(w, g, crs, columns) })
+}
+
+func writeTableText(w io.Writer, g Grid, crs []CellResult, columns []string) error {
 	figs, err := results.SweepView().Figures(columns)
 	if err != nil {
 		return err

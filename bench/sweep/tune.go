@@ -226,6 +226,10 @@ func renewLabel(s string) string {
 // rate is in the JSON; the table shows its 95% upper bound, which is what
 // decides whether a cell meets the target.
 func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeTuneText(w, cells, rec) })
+}
+
+func writeTuneText(w io.Writer, cells []TuneCell, rec Recommendation) error {
 	t := results.NewTable(w, "ttl", "renew\nevery", "acquired", "expired", "expiry\nrate ≤95%", "overrun\np99", "overlaps", "renew/s",
 		"attempts\n/acquire", "blocked\np99 ≤ttl", "meets")
 	for _, c := range cells {

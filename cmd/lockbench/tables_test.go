@@ -100,7 +100,9 @@ func (tr *tableRuns) runner() sweep.Runner {
 func tableWidth(out string, plain bool) (int, string) {
 	widest, line := 0, ""
 	for _, l := range strings.Split(out, "\n") {
-		if !plain && !strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "|") {
+		// Every line counts, the prose around a table too (a headline, a
+		// legend): only one unbreakable word (an id, a path) may be wider.
+		if !strings.Contains(strings.TrimSpace(l), " ") {
 			continue
 		}
 		if n := utf8.RuneCountInString(l); n > widest {
