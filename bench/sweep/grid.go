@@ -96,6 +96,13 @@ func (g Grid) Cells() ([]Cell, error) {
 		if len(a.Values) == 0 {
 			return nil, &plan.InputError{Flag: a.Flag, Msg: "sweep axis has no values"}
 		}
+		// A value listed twice would run the same cells twice and show them
+		// as two; repeats are --count's.
+		for i, v := range a.Values {
+			if slices.Contains(a.Values[:i], v) {
+				return nil, &plan.InputError{Flag: a.Flag, Msg: fmt.Sprintf("%q listed twice in %s; list each value once, and --count N to repeat runs", v, strings.Join(a.Values, ","))}
+			}
+		}
 		var next []Cell
 		for _, c := range cells {
 			for _, v := range a.Values {

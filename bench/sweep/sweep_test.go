@@ -52,6 +52,10 @@ func TestGridCells(t *testing.T) {
 	if _, err := bad.Cells(); err == nil || !strings.Contains(err.Error(), "--concurrency") || !strings.Contains(err.Error(), "concurrency=zero") {
 		t.Fatalf("bad cell error %v, want the flag and the cell named", err)
 	}
+	twice := Grid{Axes: []Axis{{Flag: "ttl", Values: []string{"1s", "2s", "1s"}}}}
+	if _, err := twice.Cells(); err == nil || !plan.IsInputError(err) || !strings.Contains(err.Error(), "listed twice") {
+		t.Fatalf("a value listed twice: %v, want bad input", err)
+	}
 	// A flag every cell shares is the user's input, not a cell's: no cell
 	// is blamed (tune-ttl, whose cells vary only ttl and renew-every).
 	shared := Grid{Base: plan.Values{"topology": {"redlock:3"}, "redis": {"redis://127.0.0.1:1"}}, Axes: []Axis{{Flag: "ttl", Values: []string{"1s", "2s"}}}}
