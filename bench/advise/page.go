@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/results"
 )
@@ -298,17 +297,21 @@ func incidentVerdict(ev Evidence, js []Judgement, prof Profile) Verdict {
 			continue
 		}
 		c := j.Cell
-		if lock, _, _ := strings.Cut(j.Candidate, "@"); !plan.Renewable(lock) {
+		if !c.Leased {
 			// A session or transaction lock has no TTL: "at TTL 500ms" would
 			// name a setting the run never had.
 			v.Answer = append(v.Answer, txt("%s has no lease to outlive: it holds as long as its session or transaction. ", j.Candidate))
 			continue
 		}
+		ttl := c.TTL
+		if ttl == "" {
+			ttl = ev.Tuning.TTL
+		}
 		rate := 0.0
 		if c.Acquired > 0 {
 			rate = float64(c.Expired) / float64(c.Acquired)
 		}
-		v.Answer = append(v.Answer, txt("%s at TTL %s: ", j.Candidate, ev.Tuning.TTL), num(per10k(rate), c.RunID), txt(" of every 10,000 holders outlived their lease (95%% upper bound "),
+		v.Answer = append(v.Answer, txt("%s at TTL %s: ", j.Candidate, ttl), num(per10k(rate), c.RunID), txt(" of every 10,000 holders outlived their lease (95%% upper bound "),
 			num(per10k(sweep.UpperBound(c.Expired, c.Acquired)), c.RunID), txt(", "), num(fmt.Sprint(c.Expired), c.RunID), txt(" of "), num(fmt.Sprint(c.Acquired), c.RunID), txt("). "))
 	}
 	if prof.PauseProb == 0 {
@@ -334,6 +337,11 @@ func fencingVerdict(js []Judgement) Verdict {
 			continue
 		}
 		stale += c.StaleAccepted
+		if !c.Leased {
+			v.Answer = append(v.Answer, txt("Unfenced, %s accepted ", j.Candidate), num(fmt.Sprint(c.StaleAccepted), c.RunID),
+				txt(" stale writes; a holder whose session ended while it worked could write stale once another holder wrote. "))
+			continue
+		}
 		v.Answer = append(v.Answer, txt("Unfenced, %s accepted ", j.Candidate), num(fmt.Sprint(c.StaleAccepted), c.RunID),
 			txt(" stale writes; each of its "), num(fmt.Sprint(c.Expired), c.RunID), txt(" holders that outlived their lease could write stale once another holder wrote. "))
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/lockbench/lockbench/compose"
-
+	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -22,6 +22,11 @@ type Cell struct {
 	RunID string `json:"run"`
 	// Fenced: the lock hands out fencing tokens the resource checks.
 	Fenced bool `json:"fenced"`
+	// TTL is the lease the run held, as it ran (etcd's leases are whole
+	// seconds, so it may differ from the tuned TTL); empty for a lock
+	// without a lease (Leased false: pg-advisory, pg-advisory-xact, occ).
+	TTL    string `json:"ttl,omitempty"`
+	Leased bool   `json:"leased"`
 	// Nodes is how many servers the topology runs; Backend is what they
 	// are (compose.KindInfo.Backend: redis, etcd, postgres).
 	Nodes   int    `json:"nodes"`
@@ -69,6 +74,11 @@ func CellOf(o Outcome, req Requirements, prof Profile) Cell {
 		DoubleGrants: count("incidents.double_grants"), Overruns: count("incidents.overruns")}
 	if spec, err := compose.ParseSpec(e.Candidate.Topology); err == nil {
 		c.Backend = spec.Info().Backend
+	}
+	if c.Leased = plan.Renewable(e.Candidate.Lock); c.Leased {
+		if ttl, ok := r.Config["ttl"]; ok {
+			c.TTL = fmt.Sprint(ttl)
+		}
 	}
 	c.CommandsPerAcquire, _ = figure(r, "servers.commands_per_acquire")
 	c.CPUPerAcquireUS, _ = figure(r, "servers.cpu_us_per_acquire")

@@ -175,7 +175,8 @@ func TestIncidentVerdictNamesNoLease(t *testing.T) {
 	ev := Evidence{Tuning: Tuning{TTL: "500ms"}}
 	js := []Judgement{
 		{Candidate: "pg-advisory@postgres", Cell: &Cell{Candidate: "pg-advisory@postgres", Acquired: 100, RunID: "a"}},
-		{Candidate: "single@single", Cell: &Cell{Candidate: "single@single", Acquired: 100, Expired: 1, RunID: "b"}},
+		{Candidate: "single@single", Cell: &Cell{Candidate: "single@single", Acquired: 100, Expired: 1, RunID: "b", Leased: true}},
+		{Candidate: "etcd@etcd:3", Cell: &Cell{Candidate: "etcd@etcd:3", Acquired: 100, RunID: "c", Leased: true, TTL: "2s"}},
 	}
 	var text strings.Builder
 	for _, p := range incidentVerdict(ev, js, Profile{}).Answer {
@@ -187,5 +188,9 @@ func TestIncidentVerdictNamesNoLease(t *testing.T) {
 	}
 	if !strings.Contains(got, "single@single at TTL 500ms") {
 		t.Errorf("single's sentence lost its TTL: %q", got)
+	}
+	// etcd ran at its own lease (whole seconds), not the tuned 500ms.
+	if !strings.Contains(got, "etcd@etcd:3 at TTL 2s") {
+		t.Errorf("etcd's sentence names a TTL it did not run at: %q", got)
 	}
 }
