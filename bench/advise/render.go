@@ -90,7 +90,24 @@ func countText(rows []Row) string {
 			n++
 		}
 	}
-	return fmt.Sprintf("%d of %d measured", n, len(rows))
+	return fmt.Sprintf("%d of %d measured%s", n, len(rows), reusedText(rows))
+}
+
+// reusedText says how many experiments stood on a stored result of the
+// same configuration rather than a run of their own: after --resume the
+// wall time is only what was left to run, and the page must not read as
+// if everything was measured in it.
+func reusedText(rows []Row) string {
+	n := 0
+	for _, r := range rows {
+		if r.Status == Reused {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d reused: a stored result of the same configuration)", n)
 }
 
 func interruptedText(p Page) string {
@@ -187,7 +204,8 @@ func WriteHTML(w io.Writer, p Page, resultsDir string) error {
 			}
 			return fmt.Sprintf("%.2f", *f)
 		},
-		"renew": renewWords,
+		"renew":  renewWords,
+		"reused": reusedText,
 	}).Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("advise page template: %w", err)
@@ -224,7 +242,7 @@ sup { color: #777; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="meta">Requirements: {{.Requirements}}.<br>Work: {{.Work}}.<br>Experiments ran {{.Elapsed}} of a {{.Budget}} budget.{{if .Interrupted}} <span class="warn">Interrupted: the advice rests on what was measured; see what is missing.</span>{{end}}</p>
+<p class="meta">Requirements: {{.Requirements}}.<br>Work: {{.Work}}.<br>Experiments ran {{.Elapsed}} of a {{.Budget}} budget{{reused .Experiments}}.{{if .Interrupted}} <span class="warn">Interrupted: the advice rests on what was measured; see what is missing.</span>{{end}}</p>
 <h2>Advice</h2>
 {{range $i, $v := .Verdicts}}<div class="verdict" data-question="{{$i}}"><div class="q">{{$v.Question}}</div>
 <div>{{range $v.Answer}}{{if .Runs}}{{$first := index .Runs 0}}<a class="num" href="#run-{{$first}}" title="{{range .Runs}}{{.}} {{end}}">{{.Text}}</a><sup>{{range $k, $id := .Runs}}{{if $k}},{{end}}{{ref $id}}{{end}}</sup>{{else}}{{.Text}}{{end}}{{end}}</div>

@@ -109,3 +109,16 @@ func TestPageGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestCountTextSaysWhatWasReused: after --resume the page says how many
+// experiments stood on stored results, so "in 0s" is not read as all of
+// them measured in no time.
+func TestCountTextSaysWhatWasReused(t *testing.T) {
+	rows := []Row{{N: 1, Outcome: Outcome{Status: Measured, Result: &results.Result{}}}, {N: 2, Outcome: Outcome{Status: Reused, Result: &results.Result{}}}}
+	if got, want := countText(rows), "2 of 2 measured (1 reused: a stored result of the same configuration)"; got != want {
+		t.Errorf("countText = %q, want %q", got, want)
+	}
+	if got := countText(rows[:1]); got != "1 of 1 measured" {
+		t.Errorf("countText without reuse = %q", got)
+	}
+}
