@@ -175,8 +175,16 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 			qualifying++
 		}
 	}
-	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %d meet the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition on one backend, else p99): ",
-		lock, topo, len(js), qualifying, req.Correctness), num(fmt.Sprint(c.Nodes), c.RunID), txt(" server(s), ")}
+	meet := fmt.Sprintf("%d meet", qualifying)
+	if qualifying == 1 {
+		meet = "only it meets"
+	}
+	servers := " servers, "
+	if c.Nodes == 1 {
+		servers = " server, "
+	}
+	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %s the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition on one backend, else p99): ",
+		lock, topo, len(js), meet, req.Correctness), num(fmt.Sprint(c.Nodes), c.RunID), txt("%s", servers)}
 	if c.CommandsPerAcquire != nil {
 		v.Answer = append(v.Answer, num(fmt.Sprintf("%.2f", *c.CommandsPerAcquire), c.RunID), txt(" commands per acquisition, "))
 	}

@@ -47,6 +47,10 @@ func (p Page) Sentence(parts []Part) string {
 // candidates against the rules, the TTL tuning, what is missing, and the
 // experiments with their results' ids and configuration.
 func WriteText(w io.Writer, p Page) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeText(w, p) })
+}
+
+func writeText(w io.Writer, p Page) error {
 	fmt.Fprintln(w, p.Title)
 	fmt.Fprintf(w, "requirements: %s\nwork: %s\n", p.Requirements, p.Work)
 	fmt.Fprintf(w, "experiments: %s in %s of a %s budget%s\n\n", countText(p.Experiments), p.Elapsed.Round(time.Second), p.Budget, interruptedText(p))
