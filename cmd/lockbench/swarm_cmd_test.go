@@ -124,8 +124,25 @@ func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v: %s", err, out)
 	}
-	if _, err := compose.BuildLockbenchImage(ctx, compose.LockbenchImageOptions{Binary: bin}); err != nil {
+	dc, err := compose.DockerClient(ctx)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer dc.Close()
+	var previous string
+	if old, err := dc.Client.ImageInspect(ctx, compose.LockbenchImage); err == nil {
+		previous = old.ID
+	}
+	built, err := compose.BuildLockbenchImage(ctx, compose.LockbenchImageOptions{Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A rebuild moves the tag; the image it named must not stay behind
+	// untagged.
+	if previous != "" && previous != built.ID {
+		if _, err := dc.Client.ImageInspect(ctx, previous); err == nil {
+			t.Errorf("the image %s named before the rebuild is left behind untagged", previous)
+		}
 	}
 	info, err := compose.BuildLocalImage(ctx, compose.ImageOptions{})
 	if err != nil {
