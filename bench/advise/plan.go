@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -569,6 +570,12 @@ func (p Plan) Check() error {
 		t := Tuning{TTL: p.TTLs[len(p.TTLs)-1], RenewEvery: renew}
 		for _, e := range p.Experiments {
 			if _, err := plan.Expand(p.Values(e, t)); err != nil {
+				// The lock and the topology come from --candidate: say so,
+				// rather than name an experiment the user never wrote.
+				var ie *plan.InputError
+				if errors.As(err, &ie) && (ie.Flag == "lock" || ie.Flag == "topology") {
+					return &plan.InputError{Flag: "candidate", Msg: fmt.Sprintf("%s: %s", e.Candidate, ie.Msg)}
+				}
 				return fmt.Errorf("advise %s: %w", e.Name, err)
 			}
 		}

@@ -14,6 +14,8 @@ func TestAdviseBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--candidate", "fenced@nowhere"}, "--candidate"},
+		{[]string{"--candidate", "nope@single"}, "--candidate: nope@single"},
+		{[]string{"--candidate", "single@postgres"}, "--candidate: single@postgres"},
 		{[]string{"--candidate", "single", "--candidate", "single"}, "given twice"},
 		{[]string{"--budget", "1s"}, "--budget"},
 		{[]string{"--budget", "soon"}, "--budget"},
