@@ -70,11 +70,12 @@ func Headline(r *Result) string {
 	if r.Lock.Library != "" {
 		lock += fmt.Sprintf(" (%s %s)", r.Lock.Library, r.Lock.Version)
 	}
-	// An etcd run records "etcd 3.4.23", a postgres one "PostgreSQL 15.x";
-	// a Redis one the bare version.
-	server := "redis " + r.Topology.ServerVersion
-	if r.Topology.Kind == "etcd" || r.Topology.Kind == "postgres" {
-		server = r.Topology.ServerVersion
+	// An etcd run records "etcd 3.4.23", a postgres one "PostgreSQL 15.x":
+	// the product is named. A Redis one records the bare version, which is
+	// named here, without asking which kind of topology ran.
+	server := r.Topology.ServerVersion
+	if server == "" || (server[0] >= '0' && server[0] <= '9') {
+		server = "redis " + server
 	}
 	return fmt.Sprintf("%s  %s  topology %s (%s, %s, %s)  lock %s%s  %s%s",
 		name, r.StartedAt.Format(time.RFC3339), r.Topology.Spec, r.Topology.Provider, plural(len(r.Topology.Nodes), "node"),
