@@ -50,10 +50,15 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "provider", Usage: "where the servers come from: local (the default) or docker (containers; faults through the engine)"},
 			&cli.StringFlag{Name: "history", Usage: "keep each trial's history: a DIR/ or a FILE with {id} in it (see lockbench check)"},
 			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
+			formatFlag("table", "json"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}
+			}
+			format, err := checkFormat(c, "table", "json")
+			if err != nil {
+				return err
 			}
 			s, err := scenarioWithLock(c, s)
 			if err != nil {
@@ -85,6 +90,9 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			v, err := scenario.Run(c.Context, s, trials, run, progress)
 			if err != nil {
 				return err
+			}
+			if format == "json" {
+				return scenario.WriteVerdictJSON(c.App.Writer, v)
 			}
 			return scenario.WriteVerdict(c.App.Writer, v)
 		},
