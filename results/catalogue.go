@@ -289,6 +289,16 @@ func clientFigures() []Figure {
 				}
 				return r.Client.CPUShare, nil
 			}},
+		// The whole host's busy share over the window, every process on it:
+		// beside client.cpu_share it tells a generator starved by others
+		// (capacity's "host" limit) from one that had the CPUs to itself.
+		{Name: "client.host_cpu_share", Key: "client.host_cpu_share", Label: "host cpu busy", Unit: UnitRatio, Better: "lower", Merge: MergeMax, Group: GroupClient,
+			read: func(r *Result) (float64, error) {
+				if r.Client == nil || r.Client.HostCPUShare == nil {
+					return 0, fmt.Errorf("the result has no reading of its host's CPU")
+				}
+				return *r.Client.HostCPUShare, nil
+			}},
 		sent("round_trips_per_acquire", "round trips/acquire", func(s *Sent) *float64 { return s.RoundTripsPerAcquire }),
 		sent("commands_per_acquire", "client commands/acquire", func(s *Sent) *float64 { return s.CommandsPerAcquire }),
 	}
