@@ -46,6 +46,13 @@ func FaultView() View {
 	return View{Name: "lock-cost fault", Defaults: []string{"throughput.acquired_per_s", "acquire.p99", "errors"}}
 }
 
+// CapacityView is `capacity`'s table, one row per step of the ramp: its
+// load, SLO verdict and run stay, and --columns replaces the key figures
+// (throughput, the latency op's p99, CPU) with the figures named.
+func CapacityView() View {
+	return View{Name: "capacity", Defaults: []string{"throughput.acquired_per_s", "acquire.p99", "client.cpu_share"}}
+}
+
 // CompareView is `results compare`'s table: a row per figure, every figure
 // the runs have unless --columns names some.
 func CompareView() View { return View{Name: "compare"} }

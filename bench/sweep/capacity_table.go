@@ -18,10 +18,34 @@ import (
 // SLOs are named under the table, one line a step, so that their text does
 // not widen it.
 func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
-	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName) })
+	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName, nil, nil) })
 }
 
-func writeCapacityText(w io.Writer, cs []Capacity, loadName string) error {
+// WriteCapacityColumns is WriteCapacity with the figures of --columns in
+// place of the key ones (throughput, p99, CPU), each read from the step's
+// stored result in runs (by id); a figure a step's run lacks is n/a.
+func WriteCapacityColumns(w io.Writer, cs []Capacity, loadName string, figs []results.Figure, runs map[string]*results.Result) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName, figs, runs) })
+}
+
+// figureCells are a step's cells for figs, read from its run.
+func figureCells(figs []results.Figure, r *results.Result) []any {
+	cells := make([]any, len(figs))
+	for i, f := range figs {
+		cells[i] = "n/a"
+		if r == nil {
+			continue
+		}
+		if v, err := results.Metric(r, f.Name); err == nil {
+			cells[i] = f.Format(v)
+		} else {
+			cells[i] = results.NotMeasuredText(err)
+		}
+	}
+	return cells
+}
+
+func writeCapacityText(w io.Writer, cs []Capacity, loadName string, figs []results.Figure, runs map[string]*results.Result) error {
 	thr, err := results.LookupFigure("throughput")
 	if err != nil {
 		return err
@@ -30,11 +54,20 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string) error {
 		fmt.Fprintf(w, "%s\n", c.Label)
 		op := latencyOpOf(c)
 		header := []any{loadName, "acq/s", op + "\np99"}
+		if figs != nil {
+			header = []any{loadName}
+			for _, f := range figs {
+				header = append(header, results.Header(f))
+			}
+		}
 		openLoop := op == results.OpTimeToAcquire
 		if openLoop {
 			header = append(header, "served", "dropped")
 		}
-		t := results.NewTable(w, append(header, "cpu %\ngen/srv", "SLO on\n"+op, "run")...)
+		if figs == nil {
+			header = append(header, "cpu %\ngen/srv")
+		}
+		t := results.NewTable(w, append(header, "SLO on\n"+op, "run")...)
 		var broken []string
 		for _, s := range c.Steps {
 			verdict := "met"
@@ -47,10 +80,16 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string) error {
 				mark = " (knee)"
 			}
 			row := []any{formatLoad(s.Load) + mark, thr.Format(s.Throughput), results.FormatUS(s.P99US)}
+			if figs != nil {
+				row = append([]any{formatLoad(s.Load) + mark}, figureCells(figs, runs[s.RunID])...)
+			}
 			if openLoop {
 				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
 			}
-			_ = t.Append(append(row, cpuCell(s.CPU), verdict, s.RunID)...)
+			if figs == nil {
+				row = append(row, cpuCell(s.CPU))
+			}
+			_ = t.Append(append(row, verdict, s.RunID)...)
 		}
 		if err := t.Render(); err != nil {
 			return err

@@ -230,9 +230,13 @@ func capacityCommand() *cli.Command {
 			&cli.Float64Flag{Name: "start", Value: 1, DefaultText: "1, or with --rate the rate, or with --pipeline auto 16", Usage: "first load: concurrency, or requests/s with --rate", Category: "output"},
 			&cli.Float64Flag{Name: "max", Value: 128, DefaultText: "128, or with --rate 64 × the rate, or with --pipeline auto 4096", Usage: "highest load tried", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
-			reportFlag, assertFlag, formatFlag("table", "json", "csv")),
+			reportFlag, assertFlag, formatFlag("table", "json", "csv"), columnsFlag),
 		Action: func(c *cli.Context) error {
 			format, err := checkFormat(c, "table", "json", "csv")
+			if err != nil {
+				return err
+			}
+			columns, err := viewColumns(c, results.CapacityView(), format)
 			if err != nil {
 				return err
 			}
@@ -276,8 +280,20 @@ func capacityCommand() *cli.Command {
 				err = writeJSON(c.App.Writer, caps)
 			case "csv":
 				err = sweep.WriteCapacityCSV(c.App.Writer, caps, loadFlag)
-			default:
-				err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
+			case "table":
+				if columns == nil {
+					err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
+					break
+				}
+				figs, ferr := results.CapacityView().Figures(columns)
+				if ferr != nil {
+					return usageError{msg: ferr.Error()}
+				}
+				byID := map[string]*results.Result{}
+				for _, r := range all {
+					byID[r.ID] = r
+				}
+				err = sweep.WriteCapacityColumns(c.App.Writer, caps, loadFlag, figs, byID)
 			}
 			if err != nil {
 				return err
