@@ -116,6 +116,11 @@ func TestErrorsReadAsOneLine(t *testing.T) {
 		{[]string{"run", "-q", "--out", "runs-never", "--redis", "redis://127.0.0.1:1", "--topology", "redlock:3"}, "needs 3 --redis URLs, one per master, got 1", ""},
 		{[]string{"results", "show"}, "show needs a run id, group id, label or file", "(s)"},
 		{[]string{"results", "compare", "a"}, "compare needs at least 2 run ids, group ids, labels or files", "(s)"},
+		{[]string{"tune-ttl", "--ttls", "1s,1s"}, `--ttls: "1s" listed twice`, "--ttl:"},
+		{[]string{"tune-ttl", "--renews", "0,ttl/0"}, `--renews: "ttl/0": N must be`, "--renew-every"},
+		{[]string{"tune-ttl", "--topology", "redlock:3", "--redis", "redis://127.0.0.1:1"}, "--redis: redlock:3 needs 3 --redis URLs", "sweep cell"},
+		{[]string{"capacity", "--topology", "single", "--topology", "single"}, "single given twice", ""},
+		{[]string{"lock-cost", "--lock", "single", "--lock", "single@single"}, "single@single given twice", ""},
 	} {
 		code, out, errs := lockbench(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(errs, tc.says) || (tc.never != "" && strings.Contains(errs, tc.never)) ||

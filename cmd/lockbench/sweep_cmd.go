@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -356,7 +357,7 @@ func tuneTTLCommand() *cli.Command {
 			}}
 			cells, err := g.Cells()
 			if err != nil {
-				return err
+				return tuneAxisError(err)
 			}
 			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s, retry %s\n",
 				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")),
@@ -425,4 +426,19 @@ func ttlsOf(c *cli.Context, topologies []string) string {
 		return c.String("ttls")
 	}
 	return sweep.DefaultTTLs(topologies)
+}
+
+// tuneAxisError names tune-ttl's own flags in an error about its grid's
+// axes: the user gave --ttls and --renews, and --ttl is refused here.
+func tuneAxisError(err error) error {
+	var ie *plan.InputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	own := map[string]string{"ttl": "ttls", "renew-every": "renews"}
+	if name, ok := own[ie.Flag]; ok {
+		msg := strings.TrimPrefix(strings.TrimPrefix(ie.Msg, "--"+ie.Flag+" "), "--"+ie.Flag+":")
+		return &plan.InputError{Flag: name, Msg: strings.TrimSpace(msg)}
+	}
+	return err
 }
