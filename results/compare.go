@@ -219,9 +219,9 @@ func (c Comparison) writeTableText(w io.Writer) error {
 		if len(col.Runs) > 1 {
 			runs = fmt.Sprintf(" (%d runs: median ±spread)", len(col.Runs))
 		}
-		WriteProse(w, "%s%s: %s", col.Key, runs, col.Label)
+		fmt.Fprintf(w, "%s%s: %s\n", col.Key, runs, col.Label)
 	}
-	WriteProse(w, "%s", RatioLegend(c.Columns[0].Key))
+	fmt.Fprintln(w, RatioLegend(c.Columns[0].Key))
 	fmt.Fprintln(w)
 	header := []any{"metric"}
 	for _, col := range c.Columns {
@@ -377,7 +377,7 @@ func writeGroupSummaryText(w io.Writer, g Group) error {
 	if len(g.Runs) == 0 {
 		return fmt.Errorf("group %s: no runs", g.Key)
 	}
-	WriteProse(w, "%s", GroupHeadline(g))
+	fmt.Fprintln(w, GroupHeadline(g))
 	for _, r := range g.Runs {
 		if r.Partial {
 			fmt.Fprintf(w, "note: run %s is PARTIAL (interrupted)\n", r.ID)

@@ -2,25 +2,14 @@ package results
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
 )
 
-// WriteProse writes a line of text beside a table wrapped at word
-// boundaries to MaxTableWidth, its continuation lines indented by two
-// spaces: a run's headline or a legend is as readable in a 120-column
-// terminal as the table under it. A word longer than the width (an id, a
-// URL) is kept whole rather than cut.
-func WriteProse(w io.Writer, format string, args ...any) {
-	for _, line := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-		fmt.Fprintln(w, wrapProse(line, MaxTableWidth))
-	}
-}
-
 // wrapProse breaks line at spaces so no piece is wider than width, where a
-// word allows; runs of spaces that separate fields (the headline's two)
+// word allows (a word longer than the width, an id or a URL, is kept whole
+// rather than cut), continuation lines indented by two spaces; runs of spaces that separate fields (the headline's two)
 // are where it prefers to break, and vanish at a break.
 func wrapProse(line string, width int) string {
 	if utf8.RuneCountInString(line) <= width {

@@ -43,10 +43,10 @@ func writeSideBySideGroupsText(w io.Writer, groups []Group, columns []string) er
 		return fmt.Errorf("side-by-side: %w", err)
 	}
 	if note := SharedCPUNote(firsts); note != "" {
-		WriteProse(w, "%s", note)
+		fmt.Fprintln(w, note)
 	}
 	if note := ResourceNote(firsts); note != "" {
-		WriteProse(w, "%s", note)
+		fmt.Fprintln(w, note)
 	}
 	return nil
 }

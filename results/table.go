@@ -107,17 +107,17 @@ func WriteSummary(w io.Writer, r *Result) error {
 }
 
 func writeSummaryText(w io.Writer, r *Result) error {
-	WriteProse(w, "%s", Headline(r))
+	fmt.Fprintln(w, Headline(r))
 	if len(r.Tags) > 0 {
-		WriteProse(w, "tags: %s", formatTags(r.Tags))
+		fmt.Fprintf(w, "tags: %s\n", formatTags(r.Tags))
 	}
 	if len(r.MergedFrom) > 0 {
-		WriteProse(w, "merged from %d generators: %s", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
+		fmt.Fprintf(w, "merged from %d generators: %s\n", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
 	}
 	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
 	if r.OpenLoop() {
 		c := r.Counters
-		WriteProse(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)",
+		fmt.Fprintf(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)\n",
 			c.Scheduled, c.Served, c.Late, c.Dropped)
 	}
 	if configText(r, "pipeline") == "auto" {

@@ -187,7 +187,7 @@ func (c Comparison) WriteRows(w io.Writer, v RowsView) error {
 		fmt.Fprintf(w, "(each row: the median of its %d runs ±their spread)\n", runs)
 	}
 	if v.Ratios && len(c.Columns) > 1 {
-		WriteProse(w, "%s", RatioLegend("the first row"))
+		fmt.Fprintln(w, RatioLegend("the first row"))
 	}
 	return nil
 }
