@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // NewTable returns a table writer in lockbench's style: ASCII borders (they
@@ -384,27 +385,25 @@ func loadOf(r *Result) string {
 
 // rateText is --rate as a load: 500 is 500/s, 50/100ms stays as given, and
 // stages (100,2000:30s,2000:1m) are the range they ramp over, 100..2000/s,
-// which fits a column where the whole schedule would not.
+// which fits a column where the whole schedule would not. The stages are
+// read by workloads.ParseRate, which owns their syntax; text it refuses is
+// shown as stored.
 func rateText(rate string) string {
-	switch {
-	case strings.Contains(rate, ","):
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for i, stage := range strings.Split(rate, ",") {
-			target := stage
-			if i > 0 {
-				target, _, _ = strings.Cut(stage, ":")
-			}
-			f, err := strconv.ParseFloat(target, 64)
-			if err != nil {
-				return rate
-			}
-			lo, hi = math.Min(lo, f), math.Max(hi, f)
-		}
-		return strconv.FormatFloat(lo, 'f', -1, 64) + ".." + strconv.FormatFloat(hi, 'f', -1, 64) + "/s"
-	case strings.Contains(rate, "/"):
+	if strings.Contains(rate, "/") {
 		return rate
 	}
-	return rate + "/s"
+	r, err := workloads.ParseRate("rate", rate)
+	switch {
+	case err != nil:
+		return rate
+	case !r.Staged():
+		return rate + "/s"
+	}
+	lo, hi := r.Start, r.Start
+	for _, s := range r.Stages {
+		lo, hi = min(lo, s.Target), max(hi, s.Target)
+	}
+	return strconv.FormatFloat(lo, 'f', -1, 64) + ".." + strconv.FormatFloat(hi, 'f', -1, 64) + "/s"
 }
 
 func orDash(s string) string {
