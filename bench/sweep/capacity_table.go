@@ -18,17 +18,55 @@ import (
 // SLOs are named under the table, one line a step, so that their text does
 // not widen it.
 func WriteCapacity(w io.Writer, cs []Capacity, loadName string) error {
-	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName, nil, nil) })
+	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName, nil) })
 }
 
-// WriteCapacityColumns is WriteCapacity with the figures of --columns in
-// place of the key ones (throughput, p99, CPU), each read from the step's
-// stored result in runs (by id); a figure a step's run lacks is n/a.
-func WriteCapacityColumns(w io.Writer, cs []Capacity, loadName string, figs []results.Figure, runs map[string]*results.Result) error {
-	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName, figs, runs) })
+// WriteCapacityColumns is WriteCapacity with the figures of --columns
+// (catalogue names, as results.CapacityView takes them) in place of the key
+// ones (throughput, p99, CPU), each read from the step's stored result in
+// runs (by id); a figure a step's run lacks is n/a.
+func WriteCapacityColumns(w io.Writer, cs []Capacity, loadName string, columns []string, runs map[string]*results.Result) error {
+	figs, err := results.CapacityView().Figures(columns)
+	if err != nil {
+		return err
+	}
+	cols := &figureColumns{figs: figs, runs: runs}
+	return results.Wrapping(w, func(w io.Writer) error { return writeCapacityText(w, cs, loadName, cols) })
 }
 
-// figureCells are a step's cells for figs, read from its run.
+// figureColumns are the figures --columns named and the runs they are read
+// from.
+type figureColumns struct {
+	figs []results.Figure
+	runs map[string]*results.Result
+}
+
+// stepColumns are a capacity table's figure columns: those before the
+// open-loop counts and those after them, with their cells for a step.
+type stepColumns struct {
+	before, after         []any
+	beforeCell, afterCell func(Step) []any
+}
+
+// keyColumns are the table's own: throughput and the SLO's p99, then the
+// CPU; with --columns, the figures named and nothing after.
+func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns {
+	if cols == nil {
+		return stepColumns{
+			before:     []any{"acq/s", op + "\np99"},
+			beforeCell: func(s Step) []any { return []any{thr.Format(s.Throughput), results.FormatUS(s.P99US)} },
+			after:      []any{"cpu %\ngen/srv"},
+			afterCell:  func(s Step) []any { return []any{cpuCell(s.CPU)} },
+		}
+	}
+	sc := stepColumns{beforeCell: func(s Step) []any { return figureCells(cols.figs, cols.runs[s.RunID]) }, afterCell: func(Step) []any { return nil }}
+	for _, f := range cols.figs {
+		sc.before = append(sc.before, results.Header(f))
+	}
+	return sc
+}
+
+// figureCells are a step's cells for figs, read from its run (n/a without one).
 func figureCells(figs []results.Figure, r *results.Result) []any {
 	cells := make([]any, len(figs))
 	for i, f := range figs {
@@ -45,7 +83,7 @@ func figureCells(figs []results.Figure, r *results.Result) []any {
 	return cells
 }
 
-func writeCapacityText(w io.Writer, cs []Capacity, loadName string, figs []results.Figure, runs map[string]*results.Result) error {
+func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figureColumns) error {
 	thr, err := results.LookupFigure("throughput")
 	if err != nil {
 		return err
@@ -53,20 +91,13 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, figs []resul
 	for _, c := range cs {
 		fmt.Fprintf(w, "%s\n", c.Label)
 		op := latencyOpOf(c)
-		header := []any{loadName, "acq/s", op + "\np99"}
-		if figs != nil {
-			header = []any{loadName}
-			for _, f := range figs {
-				header = append(header, results.Header(f))
-			}
-		}
+		sc := keyColumns(op, thr, cols)
 		openLoop := op == results.OpTimeToAcquire
+		header := append([]any{loadName}, sc.before...)
 		if openLoop {
 			header = append(header, "served", "dropped")
 		}
-		if figs == nil {
-			header = append(header, "cpu %\ngen/srv")
-		}
+		header = append(header, sc.after...)
 		t := results.NewTable(w, append(header, "SLO on\n"+op, "run")...)
 		var broken []string
 		for _, s := range c.Steps {
@@ -79,16 +110,11 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, figs []resul
 			if c.Knee != nil && s.RunID == c.Knee.RunID {
 				mark = " (knee)"
 			}
-			row := []any{formatLoad(s.Load) + mark, thr.Format(s.Throughput), results.FormatUS(s.P99US)}
-			if figs != nil {
-				row = append([]any{formatLoad(s.Load) + mark}, figureCells(figs, runs[s.RunID])...)
-			}
+			row := append([]any{formatLoad(s.Load) + mark}, sc.beforeCell(s)...)
 			if openLoop {
 				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
 			}
-			if figs == nil {
-				row = append(row, cpuCell(s.CPU))
-			}
+			row = append(row, sc.afterCell(s)...)
 			_ = t.Append(append(row, verdict, s.RunID)...)
 		}
 		if err := t.Render(); err != nil {

@@ -200,14 +200,10 @@ func TestWriteGolden(t *testing.T) {
 			[]string{"8 (knee)", "saturation: 22400 acquisitions/s at concurrency 32", "no load level met the SLO",
 				"limit: the server (busiest server 90% of one CPU, generator 30% of 2 CPUs)", "30/90", "limit: unknown, CPU not measured"}, nil},
 		{"capacity-columns", "capacity-columns.txt", func(w io.Writer) error {
-			figs, err := results.CapacityView().Figures([]string{"acquire.p50,contention.acquired"})
-			if err != nil {
-				return err
-			}
 			// One step's run is at hand, the others are not: theirs are n/a.
 			r := &results.Result{ID: "cap-single-32", Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 100, LatencyUS: results.Percentiles{P50: 123}}}}
 			r.Contention.Acquired = 4321
-			return WriteCapacityColumns(w, caps, "concurrency", figs, map[string]*results.Result{r.ID: r})
+			return WriteCapacityColumns(w, caps, "concurrency", []string{"acquire.p50,contention.acquired"}, map[string]*results.Result{r.ID: r})
 		}, []string{"123µs", "4321", "n/a", "8 (knee)", "cap-single-32"}, []string{"cpu %"}},
 		{"capacity-csv", "capacity.csv", func(w io.Writer) error { return WriteCapacityCSV(w, caps, "concurrency") },
 			[]string{"search,concurrency,acquired_per_s", "single,32,22400,", ",cap-single-32,true,false,0.3,0.9,server\n", ",cap-single-8,false,true,0.2,0.6,\n",

@@ -286,15 +286,11 @@ func capacityCommand() *cli.Command {
 					err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
 					break
 				}
-				figs, ferr := results.CapacityView().Figures(columns)
-				if ferr != nil {
-					return usageError{msg: ferr.Error()}
-				}
 				byID := map[string]*results.Result{}
 				for _, r := range all {
 					byID[r.ID] = r
 				}
-				err = sweep.WriteCapacityColumns(c.App.Writer, caps, loadFlag, figs, byID)
+				err = sweep.WriteCapacityColumns(c.App.Writer, caps, loadFlag, columns, byID)
 			}
 			if err != nil {
 				return err
