@@ -134,8 +134,11 @@ func buildImage(ctx context.Context, tag, dockerfile string, files []imageFile, 
 	info.ID, info.Size = img.ID, img.Size
 	if previous != "" && previous != img.ID {
 		// Not forced: an image a container still uses, or that another tag
-		// names, is kept; that is the engine's call, not an error here.
-		_, _ = cli.ImageRemove(ctx, previous, client.ImageRemoveOptions{PruneChildren: true})
+		// names, is kept; that is the engine's call, not a failed build, and
+		// the build's log says so.
+		if _, err := cli.ImageRemove(ctx, previous, client.ImageRemoveOptions{PruneChildren: true}); err != nil && log != nil {
+			fmt.Fprintf(log, "image: kept the image %s named before (%v)\n", previous, err)
+		}
 	}
 	return info, nil
 }
