@@ -129,20 +129,31 @@ func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
 		t.Fatal(err)
 	}
 	defer dc.Close()
-	var previous string
-	if old, err := dc.Client.ImageInspect(ctx, compose.LockbenchImage); err == nil {
-		previous = old.ID
+	// A rebuild moves the tag; the image it named must not stay behind
+	// untagged. The tag first names an image of a different binary (the
+	// same one with a byte appended, still a static ELF), so the rebuild
+	// always replaces one, on a fresh machine too.
+	other := bin + "-other"
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, append(b, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	previous, err := compose.BuildLockbenchImage(ctx, compose.LockbenchImageOptions{Binary: other})
+	if err != nil {
+		t.Fatal(err)
 	}
 	built, err := compose.BuildLockbenchImage(ctx, compose.LockbenchImageOptions{Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A rebuild moves the tag; the image it named must not stay behind
-	// untagged.
-	if previous != "" && previous != built.ID {
-		if _, err := dc.Client.ImageInspect(ctx, previous); err == nil {
-			t.Errorf("the image %s named before the rebuild is left behind untagged", previous)
-		}
+	if previous.ID == built.ID {
+		t.Fatalf("two binaries built one image %s", built.ID)
+	}
+	if _, err := dc.Client.ImageInspect(ctx, previous.ID); err == nil {
+		t.Errorf("the image %s named before the rebuild is left behind untagged", previous.ID)
 	}
 	info, err := compose.BuildLocalImage(ctx, compose.ImageOptions{})
 	if err != nil {
