@@ -2,10 +2,13 @@ package compose_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lockbench/lockbench/compose"
 )
@@ -26,11 +29,15 @@ func TestPostgresTopology(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := false
-	defer func() {
+	// A cleanup, not a defer: Close closes the pools it handed out, which
+	// waits for their connections, and the sessions advisoryHolder took
+	// register their release as cleanups after this one, so they run first
+	// when the test fails holding them.
+	t.Cleanup(func() {
 		if !closed {
 			_ = topo.Close()
 		}
-	}()
+	})
 	n := topo.DataNodes()[0]
 	if n.ProxyAddr == "" || n.Role != compose.RolePostgres {
 		t.Fatalf("node %+v: want a postgres node behind a proxy", n)
@@ -42,26 +49,19 @@ func TestPostgresTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "select pg_advisory_lock(42)"); err != nil {
-		t.Fatal(err)
-	}
+	conn := advisoryHolder(t, ctx, pool, "select pg_advisory_lock(42)")
 	// The protected resource's sessions take advisory locks of their own;
 	// the fault must never pick one of them (it would break the instrument,
-	// not a holder's lock).
-	rpool, err := topo.PgPool(ctx, 2, compose.PgResourceApp)
+	// not a holder's lock). Four of them beside one holder: a fault that
+	// picked among all five would miss the holder four times in five.
+	const resourceSessions = 4
+	rpool, err := topo.PgPool(ctx, resourceSessions, compose.PgResourceApp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rconn, err := rpool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rconn.Exec(ctx, "select pg_advisory_lock(1, 2)"); err != nil {
-		t.Fatal(err)
+	var rconns []*pgxpool.Conn
+	for i := range resourceSessions {
+		rconns = append(rconns, advisoryHolder(t, ctx, rpool, fmt.Sprintf("select pg_advisory_lock(1, %d)", i)))
 	}
 	f, _ := compose.ParseFault("at=0s terminate holder")
 	if _, err := topo.Apply(ctx, f); err != nil {
@@ -71,10 +71,12 @@ func TestPostgresTopology(t *testing.T) {
 		t.Fatal("the holder's session still answers after terminate")
 	}
 	conn.Release()
-	if _, err := rconn.Exec(ctx, "select pg_advisory_unlock(1, 2)"); err != nil {
-		t.Fatalf("the resource's session was terminated instead of (or with) the holder's: %v", err)
+	for i, rc := range rconns {
+		if _, err := rc.Exec(ctx, "select pg_advisory_unlock(1, $1)", i); err != nil {
+			t.Fatalf("resource session %d was terminated instead of (or with) the holder's: %v", i, err)
+		}
+		rc.Release()
 	}
-	rconn.Release()
 	rpool.Close()
 
 	restart, _ := compose.ParseFault("at=0s restart node=0")
@@ -106,4 +108,19 @@ func TestPostgresTopology(t *testing.T) {
 			t.Errorf("postgres process %d left after Close", p)
 		}
 	}
+}
+
+// advisoryHolder takes a session from pool and has it take an advisory lock
+// with lock (a statement), so that it holds one as a fault looks.
+func advisoryHolder(t *testing.T, ctx context.Context, pool *pgxpool.Pool, lock string) *pgxpool.Conn {
+	t.Helper()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release) // a second Release is a no-op
+	if _, err := conn.Exec(ctx, lock); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
