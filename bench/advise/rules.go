@@ -75,10 +75,9 @@ func CellOf(o Outcome, req Requirements, prof Profile) Cell {
 	if spec, err := compose.ParseSpec(e.Candidate.Topology); err == nil {
 		c.Backend = spec.Info().Backend
 	}
-	if c.Leased = plan.Renewable(e.Candidate.Lock); c.Leased {
-		if ttl, ok := r.Config["ttl"]; ok {
-			c.TTL = fmt.Sprint(ttl)
-		}
+	c.Leased = plan.Renewable(e.Candidate.Lock)
+	if ttl, ok := r.Config["ttl"]; ok && c.Leased {
+		c.TTL = fmt.Sprint(ttl)
 	}
 	c.CommandsPerAcquire, _ = figure(r, "servers.commands_per_acquire")
 	c.CPUPerAcquireUS, _ = figure(r, "servers.cpu_us_per_acquire")
