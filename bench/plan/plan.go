@@ -201,19 +201,33 @@ func Expand(given Values) ([]Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The same topology twice would be run twice and shown as if it
-		// were two to compare; repeats are --count's.
-		if first, twice := seen[p.Topology.String()]; twice {
-			as := ""
-			if first != t {
-				as = fmt.Sprintf(" (as %q and %q)", first, t)
-			}
-			return nil, badInput("topology", "%s given twice%s; give each topology once, and --count N to repeat runs", p.Topology.String(), as)
+		if err := RefuseRepeatedTopology(seen, p, t, "and --count N to repeat runs"); err != nil {
+			return nil, err
 		}
-		seen[p.Topology.String()] = t
 		plans = append(plans, p)
 	}
 	return plans, nil
+}
+
+// RefuseRepeatedTopology refuses p's topology when seen (canonical name →
+// the form it was given in) holds it already: the same topology twice would
+// be run twice and shown as if it were two to compare. It records it
+// otherwise. repeat says how the command repeats runs ("" when it cannot).
+func RefuseRepeatedTopology(seen map[string]string, p Plan, given, repeat string) error {
+	name := p.Topology.String()
+	first, twice := seen[name]
+	if !twice {
+		seen[name] = given
+		return nil
+	}
+	as := ""
+	if first != given {
+		as = fmt.Sprintf(" (as %q and %q)", first, given)
+	}
+	if repeat != "" {
+		repeat = ", " + repeat
+	}
+	return badInput("topology", "%s given twice%s; give each topology once%s", name, as, repeat)
 }
 
 // parser collects the first bad flag while reading values, so Parse reads as

@@ -101,13 +101,11 @@ func (s CapacitySearch) Search(ctx context.Context) ([]Capacity, []*results.Resu
 		if err != nil {
 			return nil, nil, err
 		}
-		// The same topology twice would be searched twice and reported as
-		// two, as run refuses it.
-		name := ps[0].Topology.String()
-		if first, twice := seen[name]; twice {
-			return nil, nil, &plan.InputError{Flag: "topology", Msg: fmt.Sprintf("%s given twice (as %q and %q); give each topology once", name, first, topo)}
+		// Searched twice, it would be reported as two (capacity has no
+		// --count to repeat a search).
+		if err := plan.RefuseRepeatedTopology(seen, ps[0], topo, ""); err != nil {
+			return nil, nil, err
 		}
-		seen[name] = topo
 	}
 	var caps []Capacity
 	var all []*results.Result
