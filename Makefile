@@ -1,10 +1,11 @@
-# lockbench: build, test and demo targets. `make test` is what CI runs.
+# lockbench: build, test and demo targets. `make test` is the fast suite;
+# `make test-long` adds the long suites and is what CI (.ci/run) runs.
 GO       ?= go
 BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test lint demo redis etcd postgres bench bench-redlock fuzz clean image image-lockbench
+.PHONY: all build install test test-long lint demo redis etcd postgres bench bench-redlock fuzz clean image image-lockbench
 
 all: build
 
@@ -16,10 +17,17 @@ install:
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/lockbench
 	@echo "installed $$($(GO) env GOPATH)/bin/lockbench; add $$($(GO) env GOPATH)/bin to PATH if it is not there"
 
-# vet first (cheap), then every test under the race detector.
-test: postgres
+# vet first (cheap), then every test under the race detector, packages in
+# parallel. The long suites (every scenario's trials, advise's planted pages,
+# every preset checked) skip here: they take minutes by design. test-long
+# runs them too (LOCKBENCH_LONG_TESTS=1, read by composetest.Long).
+test: redis etcd postgres
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-long: redis etcd postgres
+	$(GO) vet ./...
+	LOCKBENCH_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 25m ./...
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

@@ -7,6 +7,6 @@ import (
 	"github.com/lockbench/lockbench/compose/composetest"
 )
 
-// TestMain fails the package if a test left a PostgreSQL process or data
-// directory behind.
-func TestMain(m *testing.M) { os.Exit(composetest.MainNoPgLeftovers(m)) }
+// TestMain holds go-redis's log lines back (printed if the package fails)
+// and fails the package if a test left a PostgreSQL process or directory.
+func TestMain(m *testing.M) { os.Exit(composetest.Main(m)) }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/lockbench/lockbench/compose/composetest"
 )
 
 // etcdChildren are this test's etcd members.
@@ -16,9 +18,7 @@ func etcdChildren() []int {
 // stalled past its etcd lease overlaps with the next, and the create
 // revision fences its write while unfenced Redis accepts it.
 func TestEtcdScenarios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scenarios take a minute; run without -short")
-	}
+	composetest.Long(t)
 	for _, name := range []string{"etcd-leader-failover", "etcd-gc-pause"} {
 		t.Run(name, func(t *testing.T) {
 			s, err := Lookup(name)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
 )
 
 // TestPgSessionLoss runs pg-session-loss once: terminated sessions make
@@ -14,9 +15,7 @@ import (
 // lock never lets a holder whose session died write, and the lease lock
 // never overlaps; nothing of the servers is left.
 func TestPgSessionLoss(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scenarios take a minute; run without -short")
-	}
+	composetest.Long(t)
 	s, err := Lookup("pg-session-loss")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -80,6 +81,11 @@ func redisChildren() []int {
 	return children(func(comm string) bool { return strings.HasPrefix(comm, "redis-") })
 }
 
+// quickScenario is the scenario the fast suite runs in full: two variants
+// of 3 s trials on one server, a violation and its mitigation. The others
+// take most of ten minutes together and run under make test-long.
+const quickScenario = "naive-release"
+
 // TestScenariosShowTheirDirection runs every scenario briefly: the violation
 // appears in some trial of an unmitigated variant and in no trial of a
 // mitigated one, and no server is left behind.
@@ -93,6 +99,9 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
+			if s.Name != quickScenario {
+				composetest.Long(t)
+			}
 			v, err := Run(context.Background(), s, 2, execute, nil)
 			if err != nil {
 				t.Fatal(err)

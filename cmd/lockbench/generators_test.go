@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 		// main itself, so the process handles Ctrl-C as lockbench does.
 		main()
 	}
-	os.Exit(m.Run())
+	// go-redis's log lines held back, printed if the package fails.
+	os.Exit(composetest.Main(m))
 }
 
 func freePort(t *testing.T) int {

@@ -104,10 +104,19 @@ func PgPool(t testing.TB, s *compose.PgServer, n int, app string) *pgxpool.Pool 
 	return p
 }
 
-// MainNoPgLeftovers runs a package's tests, then fails the run if any local
-// PostgreSQL server a test started left a process or a data directory.
-func MainNoPgLeftovers(m *testing.M) int {
+// Main runs a package's tests with go-redis's own log lines held back, then
+// fails the run if any local PostgreSQL server a test started left a process
+// or a data directory. go-redis logs every failed dial by itself ("failed to
+// dial after 5 attempts"), which tests that stop or pause servers provoke on
+// purpose: a passing package prints none of them, a failing one prints them
+// all after its tests, where they may explain the failure.
+func Main(m *testing.M) int {
+	held := &HeldLog{}
+	redis.SetLogger(held)
 	code := m.Run()
+	if code != 0 {
+		held.PrintTo(os.Stderr)
+	}
 	if left := compose.PgLeftovers(os.Getpid()); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: tests left PostgreSQL behind:\n  %s\n", strings.Join(left, "\n  "))
 		if code == 0 {
