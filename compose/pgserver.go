@@ -74,7 +74,7 @@ func StartPgServer(ctx context.Context) (*PgServer, error) {
 		return nil, err
 	}
 	// The creator's pid in the name lets a check find what one process left.
-	dir, err := os.MkdirTemp("", pgDirPrefix(os.Getpid()))
+	dir, err := makeTempDir(pgDirWhat)
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for postgres: %w", err)
 	}
@@ -391,8 +391,11 @@ func (s *PgServer) cpuSeconds() float64 {
 // (100 on every Linux architecture Go supports).
 const clockTicks = 100
 
+// pgDirWhat names PostgreSQL's data directories (makeTempDir).
+const pgDirWhat = "postgres"
+
 // pgDirPrefix starts the name of every data directory process pid creates.
-func pgDirPrefix(pid int) string { return "lockbench-postgres-" + strconv.Itoa(pid) + "-" }
+func pgDirPrefix(pid int) string { return tempDirPattern(pgDirWhat, pid) }
 
 // PgLeftovers lists what the local PostgreSQL servers started by process
 // pid left behind: their temporary directories, and postgres processes

@@ -81,7 +81,7 @@ func StartServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if _, err := exec.LookPath(opts.Binary); err != nil {
 		return nil, ErrNoRedisServer
 	}
-	dir, err := os.MkdirTemp("", "lockbench-"+opts.name()+"-")
+	dir, err := makeTempDir(opts.name())
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for %s: %w", opts.name(), err)
 	}

@@ -138,6 +138,9 @@ func Up(ctx context.Context, spec Spec, opts UpOptions) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	if provider == ProviderLocal {
+		removeStaleDirs(opts.Log)
+	}
 	if err := spec.CheckProvider(provider); err != nil {
 		return nil, err
 	}
@@ -202,7 +205,7 @@ func (t *Topology) workDir() (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dir == "" {
-		dir, err := os.MkdirTemp("", "lockbench-topology-")
+		dir, err := makeTempDir("topology")
 		if err != nil {
 			return "", fmt.Errorf("topology work dir: %w", err)
 		}
