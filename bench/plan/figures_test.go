@@ -80,14 +80,19 @@ func TestEveryAttemptRefusedAtMaxmemory(t *testing.T) {
 }
 
 // Round trips per acquisition are counted at the client, apart from the
-// commands the servers ran: a single-instance lock sends one SET per attempt
-// and one EVALSHA (release) per acquisition to each master, and each release
-// runs two commands (GET, DEL) inside its script. The figures are asserted
-// by that definition, not as exact values: the window's edges cut through up
-// to one operation per worker and master (a release of an acquisition made
-// before the window, an acquisition whose release came after it), and with
-// ~40 acquisitions in a second of a loaded machine that edge alone moved
-// single's round trips to 2.11.
+// commands the servers ran: a single-instance lock sends each master one SET
+// per attempt and one EVALSHA (release) per acquisition, and each release
+// runs two commands (GET, DEL) inside its script; Redlock over three masters
+// sends each of them the same. The figures are asserted by that definition,
+// not as exact values, for what a loaded machine moves:
+//   - the sends are read around the window apart from the workers' counts
+//     (the servers' INFO is read in between, and the window's last critical
+//     sections drain after it), so a few percent of the sends can fall on
+//     the other side of an edge than the acquisitions they belong to: 2.110
+//     round trips for single's 2 once, in one second of a loaded machine;
+//   - a connection opened in the window (a reconnect, a pool growing) sends
+//     its set-up (HELLO), and a script a server has not seen goes as EVAL
+//     after EVALSHA's NOSCRIPT: round trips too, counted, never a miscount.
 func TestRoundTripsBesideServerCommands(t *testing.T) {
 	for _, tc := range []struct {
 		topology string
@@ -104,41 +109,55 @@ func TestRoundTripsBesideServerCommands(t *testing.T) {
 				t.Fatalf("acquired %d, client %+v: want acquisitions and the sends counted", acquired, r.Client)
 			}
 			sent := r.Client.Sent
-			// within: got is want give or take the operations the window's
-			// edges cut, one per worker and master.
+			// What the window's edges can cut: the operations in flight at
+			// each (one per worker and master), and a share of those sent
+			// between a reading and the edge it stands for.
+			inFlight := 2 * workers * tc.masters
 			within := func(got, want int64) bool {
-				slack := workers * tc.masters
+				slack := inFlight + want/10
 				return got >= want-slack && got <= want+slack
 			}
 			sets, releases := sent.ByCommand["set"], sent.ByCommand["evalsha"]+sent.ByCommand["eval"]
-			if !within(sets, tc.masters*attempts) {
-				t.Errorf("SETs sent %d for %d attempts on %d masters", sets, attempts, tc.masters)
+			// Every SET that acquired is released on that master; a
+			// contended attempt is a SET alone.
+			contended := tc.masters * (attempts - acquired)
+			if d := sets - contended - releases; d < -inFlight || d > inFlight {
+				t.Errorf("SETs sent %d, releases %d, for %d attempts and %d acquisitions: want a release per acquiring SET",
+					sets, releases, attempts, acquired)
 			}
 			if !within(releases, tc.masters*acquired) {
 				t.Errorf("releases sent %d for %d acquisitions on %d masters", releases, acquired, tc.masters)
 			}
-			if sent.RoundTrips != sets+releases || sent.Commands != sent.RoundTrips {
-				t.Errorf("sent %+v: want one round trip per command, SETs and releases only", sent)
+			var total int64
+			for name, n := range sent.ByCommand {
+				total += n
+				switch name {
+				case "set", "evalsha", "eval", "hello", "ping", "auth", "select", "client":
+				default:
+					t.Errorf("sent %d %s: not a command of this lock or of a connection's set-up", n, name)
+				}
+			}
+			if sent.RoundTrips != total || sent.Commands != total {
+				t.Errorf("sent %+v: want one round trip per command, every command counted by name", sent)
 			}
 
 			rt, err := results.Metric(r, "client.round_trips_per_acquire")
 			if err != nil || rt != float64(sent.RoundTrips)/float64(acquired) {
 				t.Errorf("round trips per acquisition %.3f (%v), want %d/%d", rt, err, sent.RoundTrips, acquired)
 			}
-			if rt < float64(tc.masters*2)-float64(2*workers*tc.masters)/float64(acquired) {
-				t.Errorf("round trips per acquisition %.3f: fewer than a SET and a release per master", rt)
-			}
+			// The servers count a script's GET and DEL, and what the client
+			// sent beyond what it counted.
 			inside, err := r.ScriptCommands()
-			if err != nil || !within(inside/2, releases) {
+			if err != nil || !within(inside, 2*releases) {
 				t.Errorf("commands inside scripts %d (%v) for %d releases: want two (GET, DEL) per release", inside, err, releases)
 			}
 			in, err := results.Metric(r, "servers.script_commands_per_acquire")
 			if err != nil || in != float64(inside)/float64(acquired) {
 				t.Errorf("commands inside scripts per acquisition %.3f (%v), want %d/%d", in, err, inside, acquired)
 			}
-			cmds, _ := results.Metric(r, "servers.commands_per_acquire")
-			if d := (cmds - (rt + in)) * float64(acquired); d < -float64(2*workers*tc.masters) || d > float64(2*workers*tc.masters) {
-				t.Errorf("server commands per acquisition %.3f, want round trips %.3f plus those inside scripts %.3f", cmds, rt, in)
+			cmds, err := results.Metric(r, "servers.commands_per_acquire")
+			if ran := int64(cmds*float64(acquired) + 0.5); err != nil || !within(ran, sent.RoundTrips+inside) {
+				t.Errorf("server commands per acquisition %.3f (%v), want round trips %.3f plus those inside scripts %.3f", cmds, err, rt, in)
 			}
 			line := results.ServerCostLine(r)
 			if !strings.Contains(line, "round trips") || !strings.Contains(line, "inside scripts") {
