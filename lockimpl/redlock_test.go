@@ -234,11 +234,16 @@ func TestRedlockRenewNeedsQuorum(t *testing.T) {
 // the SET, so the release's DEL, on another connection, overtakes it: without
 // the straggler being settled the key would stay on master 2.
 func TestRedlockFailFastReleaseWaitsForStragglers(t *testing.T) {
+	// The held-back SET's delay is what a fail-fast acquisition must not
+	// wait for: half a second, far above what two local masters take even on
+	// a loaded machine (at 100 ms a slow scheduler alone could reach it), and
+	// well inside the node timeout, so the straggler is answered, not lost.
+	const delay = 500 * time.Millisecond
 	servers := composetest.Servers(t, 3)
 	clients := throughProxy(t, servers, []int{2}, func(addr string) string {
-		return composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), 100*time.Millisecond)
+		return composetest.DelayRequestsProxy(t, addr, []byte("$3\r\nset\r\n"), delay)
 	})
-	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: time.Second, FailFast: true})
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 10 * delay, FailFast: true})
 	ctx := context.Background()
 	for i := range 3 {
 		key := fmt.Sprintf("k%d", i)
@@ -247,7 +252,7 @@ func TestRedlockFailFastReleaseWaitsForStragglers(t *testing.T) {
 		if out != lockimpl.OK {
 			t.Fatalf("acquire %d: %v %v", i, out, err)
 		}
-		if took := time.Since(start); took >= 100*time.Millisecond {
+		if took := time.Since(start); took >= delay {
 			t.Fatalf("fail-fast acquire waited %v for the held-back master", took)
 		}
 		if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
