@@ -5,7 +5,8 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test test-long lint demo redis etcd postgres bench bench-redlock fuzz clean image image-lockbench
+.PHONY: all build install test test-long lint demo redis etcd postgres bench bench-redlock fuzz clean
+.PHONY: image image-lockbench
 
 all: build
 
@@ -60,15 +61,17 @@ postgres:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql && \
 		{ service postgresql stop >/dev/null 2>&1 || true; }; }
 
-demo: build redis etcd postgres
+# The demo runs on Redis alone, so it installs only redis-server; the hints
+# that need etcd or PostgreSQL name the target that installs them.
+demo: build redis
 	./$(BIN) run --label demo
 	@echo
 	@echo "next: ./$(BIN) results ls                      # the run just stored, and any before it"
 	@echo "      ./$(BIN) results show <id>               # its tables again"
 	@echo "      ./$(BIN) results report -o report.html <id>   # one offline HTML page"
 	@echo "      ./$(BIN) run --topology single --topology redlock:5 -d 5s   # Redlock's cost beside a single master"
-	@echo "      ./$(BIN) run --topology single --topology redlock:5 --topology etcd:3 -d 5s   # and consensus (etcd) beside both"
-	@echo "      ./$(BIN) lock-cost --lock single --lock pg-advisory@postgres --lock occ@postgres   # Redis beside PostgreSQL locks"
+	@echo "      make etcd; ./$(BIN) run --topology single --topology redlock:5 --topology etcd:3 -d 5s   # and etcd"
+	@echo "      make postgres; ./$(BIN) lock-cost --lock single --lock pg-advisory@postgres   # beside PostgreSQL"
 
 # benchstat-ready: six samples of each (go run golang.org/x/perf/cmd/benchstat
 # on two such outputs compares them). The recorder, the tick at 1k and 10k

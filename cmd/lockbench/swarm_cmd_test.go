@@ -20,6 +20,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/swarm"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -112,6 +113,8 @@ func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
 	if testing.Short() {
 		t.Skip("-short: needs a Docker engine with Swarm mode and image builds")
 	}
+	// A static build, two images and a Swarm: minutes on a 2-core machine.
+	composetest.Long(t)
 	if err := compose.CheckDockerEngine(ctx); err != nil {
 		t.Skipf("needs a Docker engine: %v", err)
 	}
