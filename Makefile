@@ -10,12 +10,14 @@ LDFLAGS  := -X main.version=$(VERSION)
 
 all: build
 
+# Static (CGO_ENABLED=0: lockbench needs no C), so the binary at hand is
+# also the one lockbench image build lockbench puts in the generators' image.
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lockbench
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/lockbench
 
 # go install puts lockbench in $(go env GOPATH)/bin; put that on PATH.
 install:
-	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/lockbench
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/lockbench
 	@echo "installed $$($(GO) env GOPATH)/bin/lockbench; add $$($(GO) env GOPATH)/bin to PATH if it is not there"
 
 # vet first (cheap), then every test under the race detector, packages in

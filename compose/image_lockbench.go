@@ -89,3 +89,16 @@ func checkStatic(path string) error {
 	}
 	return nil
 }
+
+// LockbenchImageNextStep says how to make LockbenchImage on this machine,
+// for a command that needs it and found it missing: from binary (this
+// lockbench, os.Executable) where it is static; otherwise (go install and
+// go build link with cgo wherever a C compiler is) from a static build,
+// which `make image-lockbench` makes.
+func LockbenchImageNextStep(binary string) string {
+	if checkStatic(binary) == nil {
+		return "lockbench image build lockbench makes it from this lockbench"
+	}
+	return "this lockbench is not a static executable, so make image-lockbench makes it from a static build " +
+		"(or CGO_ENABLED=0 go build -o lockbench-static ./cmd/lockbench, then lockbench-static image build lockbench)"
+}

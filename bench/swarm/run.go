@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ func Run(ctx context.Context, opts Options) (rs []*results.Result, err error) {
 	defer dc.Close()
 	cli := dc.Client
 	say := progress(opts.Progress)
+	if err := checkLocalImage(ctx, cli, s.Image); err != nil {
+		return nil, err
+	}
 	m, err := Join(ctx, cli)
 	if err != nil {
 		return nil, err
@@ -110,6 +114,33 @@ func Run(ctx context.Context, opts Options) (rs []*results.Result, err error) {
 	return collect(ctx, cli, s, tasks)
 }
 
+// checkLocalImage refuses, before anything is created, a job whose image is
+// the local lockbench image (compose.LockbenchImage) where this engine has
+// none, saying how to make it. Another image may come from a registry as
+// the tasks start, so it is not checked.
+func checkLocalImage(ctx context.Context, cli *client.Client, image string) error {
+	if image != compose.LockbenchImage {
+		return nil
+	}
+	_, err := cli.ImageInspect(ctx, image)
+	switch {
+	case err == nil:
+		return nil
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("image %s is not on this engine: %s", image, imageNextStep())
+	}
+	return fmt.Errorf("inspect image %s: %w", image, err)
+}
+
+// imageNextStep says how to make the lockbench image from this lockbench.
+func imageNextStep() string {
+	self, err := os.Executable()
+	if err != nil {
+		self = ""
+	}
+	return compose.LockbenchImageNextStep(self)
+}
+
 // progress returns a printer of lines to w (none when w is nil).
 func progress(w io.Writer) func(string) {
 	return func(line string) {
@@ -154,7 +185,7 @@ func wait(ctx context.Context, cli *client.Client, serviceID string, n int, poll
 			case swarm.TaskStateFailed, swarm.TaskStateRejected, swarm.TaskStateOrphaned, swarm.TaskStateShutdown, swarm.TaskStateRemove:
 				hint := ""
 				if strings.Contains(t.Status.Err, "No such image") {
-					hint = "; lockbench image build lockbench makes " + compose.LockbenchImage + " on this engine"
+					hint = "; " + imageNextStep()
 				}
 				return nil, fmt.Errorf("%s%s%s", describeTask(t), hint, logTail(ctx, cli, t.ID))
 			}
