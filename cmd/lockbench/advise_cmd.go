@@ -126,7 +126,7 @@ func runAdvise(c *cli.Context, p advise.Plan, format string) error {
 			return err
 		}
 	}
-	deps := advise.Deps{Run: storeRunner()}
+	deps := advise.Deps{Run: storeRunner(c)}
 	if c.Bool("resume") {
 		stored, _, err := results.List(p.Input.Out)
 		switch {

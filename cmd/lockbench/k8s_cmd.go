@@ -10,7 +10,6 @@ import (
 	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/k8s"
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/results"
 )
 
 func k8sCommand() *cli.Command {
@@ -90,7 +89,7 @@ func resultsCollect(c *cli.Context) error {
 	}
 	rs, err := job.Collect(in)
 	for _, r := range rs {
-		path, werr := results.Write(c.String("out"), r)
+		path, werr := storeResult(c, c.String("out"), r)
 		if werr != nil {
 			return werr
 		}

@@ -104,7 +104,7 @@ func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, with
 	if err := cp.Check(); err != nil {
 		return err
 	}
-	rows, err := sweep.RunCost(c.Context, cp, storeRunner(), progressFor(c))
+	rows, err := sweep.RunCost(c.Context, cp, storeRunner(c), progressFor(c))
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,8 @@ func (e assertError) Error() string { return e.msg }
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
+	// What the command stored, whatever became of it, ends its output.
+	defer writeNext(stderr, app.Metadata[storedKey].(*storedRuns).next()...)
 	if ctx.Err() != nil {
 		// Interrupted: whatever finished was printed and stored; say so once.
 		msg := "interrupted"
@@ -135,6 +137,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Usage:     "benchmark and load-test Redis distributed locks",
 		Writer:    stdout,
 		ErrWriter: stderr,
+		Metadata:  map[string]interface{}{storedKey: &storedRuns{}},
 		// Errors are printed once, by run, as one line.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {

@@ -5,6 +5,9 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -70,4 +73,65 @@ func nextAfterRuns(dir string, rs []*results.Result, reported bool) []string {
 		next = append(next, "lockbench results report"+out+" -o report.html "+refs)
 	}
 	return next
+}
+
+// storedKey is where newApp keeps the invocation's storedRuns in the app's
+// Metadata.
+const storedKey = "lockbench.stored"
+
+// storedRuns collects what a command stored through storeResult, so that
+// run (the CLI's, after the command) ends its output with the commands that
+// show it, whichever command stored it: after an error or an interruption
+// too, since what was stored is there to look at.
+type storedRuns struct {
+	mu  sync.Mutex
+	dir string
+	rs  []*results.Result
+}
+
+// storedOf is the invocation's collector; nil (which records nothing) for an
+// app made without one.
+func storedOf(c *cli.Context) *storedRuns {
+	s, _ := c.App.Metadata[storedKey].(*storedRuns)
+	return s
+}
+
+// storeResult stores r in dir and records it for the next-step hint.
+func storeResult(c *cli.Context, dir string, r *results.Result) (string, error) {
+	path, err := results.Write(dir, r)
+	if err == nil {
+		storedOf(c).add(dir, r)
+	}
+	return path, err
+}
+
+func (s *storedRuns) add(dir string, r *results.Result) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dir = dir
+	s.rs = append(s.rs, r)
+}
+
+// maxRefsInHint bounds the runs a hint names one by one: more would run past
+// a terminal's width, and results ls lists them.
+const maxRefsInHint = 3
+
+// next are the commands after what was stored: its tables (side by side
+// for a few runs) and report, or the list of runs for many.
+func (s *storedRuns) next() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch n := len(runRefs(s.rs)); {
+	case n == 0:
+		return nil
+	case n > maxRefsInHint:
+		return []string{"lockbench results ls" + outArg(s.dir)}
+	}
+	return nextAfterRuns(s.dir, s.rs, false)
 }

@@ -239,7 +239,7 @@ func resultsMerge(c *cli.Context) error {
 		return err
 	}
 	if path == "" {
-		path, err = results.Write(c.String("out"), merged)
+		path, err = storeResult(c, c.String("out"), merged)
 	} else {
 		merged.ID = strings.TrimSuffix(filepath.Base(path), ".json")
 		var buf bytes.Buffer
@@ -251,6 +251,10 @@ func resultsMerge(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.ErrWriter, "merged %d runs into %s\n", len(merged.MergedFrom), path)
+	if c.String("o") != "" {
+		// Outside the store: shown by its path.
+		defer writeNext(c.App.ErrWriter, "lockbench results show "+shellWord(path))
+	}
 	return results.WriteSummary(c.App.Writer, merged)
 }
 

@@ -77,7 +77,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "scenario %s: %s, trial %d/%d\n", s.Name, variant, trial, trials)
 				}
 			}
-			store := storeRunner()
+			store := storeRunner(c)
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
 				v.Set("out", c.String("out"))
 				for _, name := range []string{"provider", "image", "history"} {

@@ -82,11 +82,13 @@ func swarmJob(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "stored %s\n", path)
 	}
 	merged := rs[0]
-	if len(rs) > 1 {
+	if len(rs) == 1 {
+		storedOf(c).add(out, merged)
+	} else {
 		if merged, err = results.Merge(rs); err != nil {
 			return fmt.Errorf("merge the generators' results: %w", err)
 		}
-		path, err := results.Write(out, merged)
+		path, err := storeResult(c, out, merged)
 		if err != nil {
 			return err
 		}

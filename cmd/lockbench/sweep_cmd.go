@@ -76,7 +76,7 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
+			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c))
 			if err != nil && c.Context.Err() == nil {
 				return err
 			}
@@ -158,8 +158,9 @@ func mergeAxes(file, flags []sweep.Axis) []sweep.Axis {
 	return out
 }
 
-// storeRunner executes one cell quietly and stores its result.
-func storeRunner() sweep.Runner {
+// storeRunner executes one cell quietly and stores its result, recorded for
+// the command's next-step hint.
+func storeRunner(c *cli.Context) sweep.Runner {
 	return func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error) {
 		v.Set("quiet", "true")
 		plans, err := plan.Expand(v)
@@ -170,7 +171,7 @@ func storeRunner() sweep.Runner {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := results.Write(plans[0].OutDir, r); err != nil {
+		if _, err := storeResult(c, plans[0].OutDir, r); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -268,7 +269,7 @@ func capacityCommand() *cli.Command {
 					return err
 				}
 			}
-			search := sweep.CapacitySearch{Given: given, Ramp: ramp, LoadFlag: loadFlag, SLO: slo, Run: storeRunner()}
+			search := sweep.CapacitySearch{Given: given, Ramp: ramp, LoadFlag: loadFlag, SLO: slo, Run: storeRunner(c)}
 			if !c.Bool("quiet") {
 				search.OnStep = func(topo, load string) { fmt.Fprintf(c.App.ErrWriter, "capacity %s: %s %s\n", topo, loadFlag, load) }
 			}
@@ -358,7 +359,7 @@ func tuneTTLCommand() *cli.Command {
 			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s, retry %s\n",
 				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")),
 				orDefault(base.Get("retry"), resolved.Get("retry")))
-			crs, err := sweep.Run(c.Context, g, cells, storeRunner(), progressFor(c))
+			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c))
 			if err != nil && c.Context.Err() == nil {
 				return err
 			}
