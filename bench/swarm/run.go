@@ -46,7 +46,8 @@ const serviceLabel = "com.docker.swarm.service.id"
 const cleanupTimeout = 2 * time.Minute
 
 // Run runs the job as a Swarm replicated job and returns the generators'
-// results in generator order. Whatever it created is removed before it
+// results in generator order; interrupted (ctx cancelled), it returns the
+// partial results the generators printed as they stopped, with the error. Whatever it created is removed before it
 // returns, on success, error and cancellation: the service (and with it its
 // tasks' containers), the secret, and the Swarm itself where Run initialised
 // it.
@@ -109,9 +110,79 @@ func Run(ctx context.Context, opts Options) (rs []*results.Result, err error) {
 		if ctx.Err() == nil && wctx.Err() != nil {
 			err = fmt.Errorf("%w (the job's --timeout %s)", err, opts.Timeout)
 		}
-		return nil, fmt.Errorf("service %s: %w", name, err)
+		err = fmt.Errorf("service %s: %w", name, err)
+		if ctx.Err() != nil {
+			// Interrupted: what the generators measured so far is kept, as
+			// run keeps its partial result.
+			return interrupted(context.WithoutCancel(ctx), cli, s, svc.ID, say, err)
+		}
+		return nil, err
 	}
 	return collect(ctx, cli, s, tasks)
+}
+
+// interrupted stops the job's running generators with SIGTERM, on which each
+// prints the result of what it measured so far (marked partial), and
+// returns what their logs hold, every result marked partial, with err. The
+// service and its containers are removed afterwards, as on every return.
+func interrupted(ctx context.Context, cli *client.Client, s job.Spec, serviceID string, say func(string), err error) ([]*results.Result, error) {
+	say("swarm: interrupted; stopping the generators, which print what they measured so far")
+	ctx, cancel := context.WithTimeout(ctx, cleanupTimeout)
+	defer cancel()
+	f := make(client.Filters).Add("label", serviceLabel+"="+serviceID)
+	cs, lerr := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if lerr != nil {
+		return nil, errors.Join(err, fmt.Errorf("list the generators to stop: %w", lerr))
+	}
+	grace := int(stopGrace / time.Second)
+	var wg sync.WaitGroup
+	for _, c := range cs.Items {
+		if c.State == container.StateRunning {
+			wg.Go(func() { _, _ = cli.ContainerStop(ctx, c.ID, client.ContainerStopOptions{Timeout: &grace}) })
+		}
+	}
+	wg.Wait()
+	res, terr := cli.TaskList(ctx, client.TaskListOptions{Filters: make(client.Filters).Add("service", serviceID)})
+	if terr != nil {
+		return nil, errors.Join(err, fmt.Errorf("list the generators' tasks: %w", terr))
+	}
+	logs := map[int]io.Reader{}
+	for _, t := range res.Items {
+		if stdout, _, lerr := taskLogs(ctx, cli, t.ID); lerr == nil {
+			logs[t.Slot] = stdout
+		}
+	}
+	rs, missing := collectPartial(s, logs)
+	if len(missing) > 0 {
+		say(fmt.Sprintf("swarm: no result from generator(s) %v (not started, or stopped before they printed one)", missing))
+	}
+	return rs, err
+}
+
+// collectPartial reads the results an interrupted job's generators printed
+// to their logs, by task slot: every result marked partial (a generator that
+// finished is part of a run that did not), in generator order; missing
+// lists the slots without a result of their own generator.
+func collectPartial(s job.Spec, logs map[int]io.Reader) (rs []*results.Result, missing []int) {
+	for slot := range s.Generators {
+		var found *results.Result
+		if log, ok := logs[slot]; ok {
+			got, _ := job.Collect(log) // a log cut inside a result still gives those before it
+			want := fmt.Sprintf("%s-g%d", s.RunID, slot)
+			for _, r := range got {
+				if r.ID == want {
+					found = r
+				}
+			}
+		}
+		if found == nil {
+			missing = append(missing, slot)
+			continue
+		}
+		found.Partial = true
+		rs = append(rs, found)
+	}
+	return rs, missing
 }
 
 // checkLocalImage refuses, before anything is created, a job whose image is

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,9 +71,23 @@ func swarmJob(c *cli.Context) error {
 		return err
 	}
 	rs, err := swarm.Run(c.Context, swarm.Options{Spec: spec, Network: c.String("network"), Progress: c.App.ErrWriter, Timeout: c.Duration("timeout")})
-	if err != nil {
+	if len(rs) == 0 {
 		return err
 	}
+	// Interrupted, the generators' partial results are stored and merged
+	// (marked partial) before the interruption is reported, as run does.
+	if serr := storeSwarmResults(c, rs); serr != nil {
+		return errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; partial results of %d of %d generators stored", err, len(rs), spec.Generators)
+	}
+	return nil
+}
+
+// storeSwarmResults stores each generator's result and, of several, the
+// merged one, whose tables it prints.
+func storeSwarmResults(c *cli.Context, rs []*results.Result) error {
 	out := c.String("out")
 	for _, r := range rs {
 		path, err := results.Write(out, r)
@@ -85,9 +100,11 @@ func swarmJob(c *cli.Context) error {
 	if len(rs) == 1 {
 		storedOf(c).add(out, merged)
 	} else {
+		var err error
 		if merged, err = results.Merge(rs); err != nil {
 			return fmt.Errorf("merge the generators' results: %w", err)
 		}
+		merged.Partial = merged.Partial || c.Context.Err() != nil
 		path, err := storeResult(c, out, merged)
 		if err != nil {
 			return err
