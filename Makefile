@@ -21,9 +21,9 @@ install:
 	@echo "installed $$($(GO) env GOPATH)/bin/lockbench; add $$($(GO) env GOPATH)/bin to PATH if it is not there"
 
 # vet first (cheap), then every test under the race detector, packages in
-# parallel. The long suites (every scenario's trials, advise's planted pages,
-# every preset checked) skip here: they take minutes by design. test-long
-# runs them too (LOCKBENCH_LONG_TESTS=1, read by composetest.Long).
+# parallel. The long suites (every scenario's trials, the Docker engine's
+# container and Swarm tests) skip here: they take minutes by design.
+# test-long runs them too (LOCKBENCH_LONG_TESTS=1, read by internal/longtest).
 test: redis etcd postgres
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...

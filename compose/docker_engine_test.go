@@ -14,6 +14,8 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/lockbench/lockbench/internal/longtest"
 )
 
 // The tests in this file need a Docker engine; each skips, saying so, where
@@ -33,6 +35,8 @@ func dockerTestImage(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("-short: needs a Docker engine and an image build")
 	}
+	// Containers, networks and an image build: minutes on a 2-core machine.
+	longtest.Skip(t)
 	if err := checkDockerEngine(context.Background()); err != nil {
 		t.Skipf("needs a Docker engine: %v", err)
 	}

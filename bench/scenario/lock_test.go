@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/internal/longtest"
 )
 
 func mustLookup(t *testing.T, name string) Scenario {
@@ -79,7 +79,7 @@ func TestWithLock(t *testing.T) {
 // The gc-pause hazard, counted for redsync: its holders' stale writes are
 // accepted, as single's are.
 func TestGCPauseOnRedsync(t *testing.T) {
-	composetest.Long(t)
+	longtest.Skip(t)
 	s, err := mustLookup(t, "gc-pause").WithLock("redsync", nil)
 	if err != nil {
 		t.Fatal(err)

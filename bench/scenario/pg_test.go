@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/internal/longtest"
 )
 
 // TestPgSessionLoss runs pg-session-loss once: terminated sessions make
@@ -15,7 +15,7 @@ import (
 // lock never lets a holder whose session died write, and the lease lock
 // never overlaps; nothing of the servers is left.
 func TestPgSessionLoss(t *testing.T) {
-	composetest.Long(t)
+	longtest.Skip(t)
 	s, err := Lookup("pg-session-loss")
 	if err != nil {
 		t.Fatal(err)

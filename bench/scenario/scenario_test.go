@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/internal/longtest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -100,7 +100,7 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			if s.Name != quickScenario {
-				composetest.Long(t)
+				longtest.Skip(t)
 			}
 			v, err := Run(context.Background(), s, 2, execute, nil)
 			if err != nil {

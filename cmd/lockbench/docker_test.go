@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/internal/longtest"
 )
 
 var dockerImage struct {
@@ -25,6 +26,8 @@ func needDockerImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: needs a Docker engine")
 	}
+	// Containers and an image build: the long suite.
+	longtest.Skip(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := compose.CheckDockerEngine(ctx); err != nil {

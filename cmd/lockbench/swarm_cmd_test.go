@@ -20,7 +20,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/swarm"
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/internal/longtest"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -114,7 +114,7 @@ func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
 		t.Skip("-short: needs a Docker engine with Swarm mode and image builds")
 	}
 	// A static build, two images and a Swarm: minutes on a 2-core machine.
-	composetest.Long(t)
+	longtest.Skip(t)
 	if err := compose.CheckDockerEngine(ctx); err != nil {
 		t.Skipf("needs a Docker engine: %v", err)
 	}
