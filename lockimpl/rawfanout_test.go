@@ -143,7 +143,10 @@ func TestRedlockRawFanOutAuthenticatesAndSelects(t *testing.T) {
 func TestRedlockRawFanOutTimesOutAPausedMajority(t *testing.T) {
 	servers := composetest.Servers(t, 3)
 	clients := composetest.Clients(t, servers)
-	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 30 * time.Millisecond})
+	// The paused masters never answer, whatever the timeout: 500 ms, not
+	// 30, so that the warm-up's and the running master's answers come
+	// within it on a loaded machine (at 30 ms all three once timed out).
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	// Warm raw connections, so the paused masters' SETs are written on them.
 	warmRaw(t, rl)
@@ -190,7 +193,10 @@ func TestRedlockSlowDialHoldsUpNoOtherMaster(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 		clients = append(clients, c)
 	}
-	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 50 * time.Millisecond})
+	// Master 1's dial takes the whole node timeout (its dial timeout is
+	// as long); the others answer within it even on a loaded machine (at
+	// 50 ms, under load, too few of them did for a quorum).
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 200 * time.Millisecond})
 	cycles(t, rl, "k", 10, "with master 1 never connecting")
 	for i, c := range rl.NodeCounts() {
 		if i != 1 && (c.Errors+c.Timeouts != 0 || c.Acquired != 10) {
