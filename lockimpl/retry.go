@@ -113,6 +113,9 @@ func (p RetryPolicy) Backoff(k int, rng *rand.Rand) time.Duration {
 type Attempt struct {
 	// Latency is how long the attempt took.
 	Latency time.Duration
+	// End is when it returned (zero where the caller did not say), so an
+	// observer need not read the clock again.
+	End time.Time
 	// Outcome is what it returned.
 	Outcome Outcome
 	// Err is set when Outcome is Failed.
@@ -148,7 +151,8 @@ func AcquireWithRetry(ctx context.Context, l Locker, key string, ttl time.Durati
 		start := time.Now()
 		lease, out, err := l.Acquire(ctx, key, ttl)
 		if observe != nil {
-			observe(Attempt{Latency: time.Since(start), Outcome: out, Err: err})
+			end := time.Now()
+			observe(Attempt{Latency: end.Sub(start), End: end, Outcome: out, Err: err})
 		}
 		acq := Acquisition{Lease: lease, Outcome: out, Err: err, Attempts: k + 1}
 		if out == OK || p.Kind == RetryNone || ctx.Err() != nil {
