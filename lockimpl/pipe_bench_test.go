@@ -121,14 +121,21 @@ func BenchmarkPipelinedCPURatio(b *testing.B) {
 // pairsCPU runs b.N acquire+release pairs on workers goroutines and returns
 // this process's CPU time for them.
 func pairsCPU(b *testing.B, l lockimpl.Locker, workers int) time.Duration {
+	before := processCPU(b)
+	parallelPairs(b, l, workers, "ratio:")
+	return processCPU(b) - before
+}
+
+// parallelPairs resets the timer and runs b.N acquire+release pairs on
+// workers goroutines, each on a key of its own under prefix.
+func parallelPairs(b *testing.B, l lockimpl.Locker, workers int, prefix string) {
 	ctx := context.Background()
 	var seq atomic.Int64
 	b.SetParallelism(max(1, workers/max(1, runtime.GOMAXPROCS(0))))
-	before := processCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			key := "ratio:" + strconv.FormatInt(seq.Add(1), 10)
+			key := prefix + strconv.FormatInt(seq.Add(1), 10)
 			lease, out, err := l.Acquire(ctx, key, 10*time.Second)
 			if out != lockimpl.OK {
 				b.Errorf("acquire %s: %v %v", key, out, err)
@@ -140,7 +147,6 @@ func pairsCPU(b *testing.B, l lockimpl.Locker, workers int) time.Duration {
 			}
 		}
 	})
-	return processCPU(b) - before
 }
 
 // redisBenchmarkCPU runs redis-benchmark's two halves of b.N pairs at once
@@ -170,26 +176,9 @@ func redisBenchmarkCPU(b *testing.B, tool string, port int, sha string) time.Dur
 // runPairs runs b.N acquire+release pairs on workers goroutines and
 // reports pairs/s and the client's and the server's CPU per pair.
 func runPairs(b *testing.B, l lockimpl.Locker, admin *redis.Client, workers int) {
-	ctx := context.Background()
-	var seq atomic.Int64
-	b.SetParallelism(max(1, workers/max(1, runtime.GOMAXPROCS(0))))
 	serverBefore, cpuBefore := serverCPU(b, admin), processCPU(b)
 	start := time.Now()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			key := "pipebench:" + strconv.FormatInt(seq.Add(1), 10)
-			lease, out, err := l.Acquire(ctx, key, 10*time.Second)
-			if out != lockimpl.OK {
-				b.Errorf("acquire %s: %v %v", key, out, err)
-				return
-			}
-			if out, err := l.Release(ctx, lease); out != lockimpl.OK {
-				b.Errorf("release %s: %v %v", key, out, err)
-				return
-			}
-		}
-	})
+	parallelPairs(b, l, workers, "pipebench:")
 	b.StopTimer()
 	elapsed := time.Since(start)
 	client, server := processCPU(b)-cpuBefore, serverCPU(b, admin)-serverBefore
