@@ -41,6 +41,10 @@ type inProcess struct{ r *Resource }
 // holders in other processes.
 func InProcess() Protected { return inProcess{NewResource()} }
 
+// untimedInProcess is InProcess for a run that keeps no history: its
+// stamps carry no time, which only the history reads.
+func untimedInProcess() Protected { return inProcess{newUntimedResource()} }
+
 func (p inProcess) Enter(_ context.Context, key int, g Grant) (Entry, Overlap, time.Duration, Stamp, error) {
 	e, overlap, blocked, st := p.r.Enter(key, g)
 	return e, overlap, blocked, st, nil

@@ -219,6 +219,9 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	resource := opts.Resource
 	if resource == nil {
 		resource = InProcess()
+		if opts.History == nil {
+			resource = untimedInProcess()
+		}
 	}
 	_, optimistic := locker.(lockimpl.Optimistic)
 	if _, versioned := resource.(*PgResource); optimistic && !versioned {

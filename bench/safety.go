@@ -10,6 +10,10 @@ import (
 // exit of every holder of every key, in real order.
 type Resource struct {
 	shards [resourceShards]resourceShard
+	// untimed leaves Stamp.At zero: only a history reads it, and three
+	// clock reads per critical section are a measurable share of a
+	// pipelined run's CPU.
+	untimed bool
 }
 
 const resourceShards = 64
@@ -44,10 +48,22 @@ type holder struct {
 // NewResource returns an empty protected resource.
 func NewResource() *Resource {
 	r := &Resource{}
+	r.init()
+	return r
+}
+
+// newUntimedResource returns an empty protected resource whose stamps
+// carry no time (Stamp.At zero), for a run that keeps no history.
+func newUntimedResource() *Resource {
+	r := &Resource{untimed: true}
+	r.init()
+	return r
+}
+
+func (r *Resource) init() {
 	for i := range r.shards {
 		r.shards[i].keys = map[int]*keyState{}
 	}
-	return r
 }
 
 func (r *Resource) lock(key int) (*resourceShard, *keyState) {
@@ -61,10 +77,14 @@ func (r *Resource) lock(key int) (*resourceShard, *keyState) {
 	return s, k
 }
 
-// stamp numbers the key's next event and reads the clock under the key's
-// lock, so the history's times follow the resource's order.
-func (k *keyState) stamp() Stamp {
+// stamp numbers the key's next event and, unless r is untimed, reads the
+// clock under the key's lock, so the history's times follow the resource's
+// order.
+func (r *Resource) stamp(k *keyState) Stamp {
 	k.seq++
+	if r.untimed {
+		return Stamp{Seq: k.seq}
+	}
 	return Stamp{Seq: k.seq, At: time.Now()}
 }
 
@@ -86,7 +106,8 @@ type Grant struct {
 }
 
 // Stamp places a resource event in its key's order: Seq counts the key's
-// events, At is the clock read under the resource's order.
+// events, At is the clock read under the resource's order (zero from a
+// resource that keeps no time, in a run without a history).
 type Stamp struct {
 	Seq uint64
 	At  time.Time
@@ -135,7 +156,7 @@ func (r *Resource) Enter(key int, g Grant) (e Entry, overlap Overlap, blocked ti
 		blocked = g.At.Sub(k.abandonedAt)
 		k.abandonedAt = time.Time{}
 	}
-	return Entry{key: key, epoch: k.epoch}, overlap, blocked, k.stamp()
+	return Entry{key: key, epoch: k.epoch}, overlap, blocked, r.stamp(k)
 }
 
 // Renewed records that e's holder renewed its lease until validUntil.
@@ -147,7 +168,7 @@ func (r *Resource) Renewed(e Entry, validUntil time.Time) Stamp {
 			k.inside[i].validUntil = validUntil
 		}
 	}
-	return k.stamp()
+	return r.stamp(k)
 }
 
 // WriteVerdict is what the resource did with a write.
@@ -173,7 +194,7 @@ const (
 func (r *Resource) Write(e Entry, fence int64, expired bool) (WriteVerdict, Stamp) {
 	s, k := r.lock(e.key)
 	defer s.mu.Unlock()
-	return k.write(e, fence, expired), k.stamp()
+	return k.write(e, fence, expired), r.stamp(k)
 }
 
 func (k *keyState) write(e Entry, fence int64, expired bool) WriteVerdict {
@@ -208,7 +229,7 @@ func (r *Resource) Exit(e Entry) Stamp {
 	s, k := r.lock(e.key)
 	defer s.mu.Unlock()
 	k.leave(e)
-	return k.stamp()
+	return r.stamp(k)
 }
 
 // Abandon records a crashed holder leaving the critical section without
@@ -218,5 +239,5 @@ func (r *Resource) Abandon(e Entry, now time.Time) Stamp {
 	defer s.mu.Unlock()
 	k.leave(e)
 	k.abandonedAt = now
-	return k.stamp()
+	return r.stamp(k)
 }

@@ -79,6 +79,9 @@ type worker struct {
 	stats  *workerStats
 	rng    *rand.Rand
 	keyBuf []byte
+	// lastKey is the name of key lastKeyIdx ("" before the first).
+	lastKeyIdx int
+	lastKey    string
 	// hist receives the worker's events when the run keeps a history; nil
 	// when it does not.
 	hist *history.Buffer
@@ -102,7 +105,12 @@ const (
 	notCounted
 )
 
+// key is key idx's name. The last one is kept: a worker that comes back to
+// its key (keys unique, few keys) makes no new string.
 func (w *worker) key(idx int) string {
+	if idx == w.lastKeyIdx && w.lastKey != "" {
+		return w.lastKey
+	}
 	b := w.keyBuf[:len(w.opts.KeyPrefix)]
 	if w.opts.HashTag {
 		b = append(b, '{')
@@ -112,7 +120,8 @@ func (w *worker) key(idx int) string {
 		b = append(b, '}')
 	}
 	w.keyBuf = b
-	return string(b)
+	w.lastKeyIdx, w.lastKey = idx, string(b)
+	return w.lastKey
 }
 
 // attempts records the acquire attempts of one critical section that belong
@@ -129,11 +138,14 @@ type attempts struct {
 	// for the history.
 	key      int
 	lastCall time.Time
+	// lastEnd is when the latest attempt returned, where known (zero
+	// otherwise): the acquisition's time, without another clock read.
+	lastEnd time.Time
 }
 
 func (at *attempts) observe(a lockimpl.Attempt) {
-	var now time.Time
-	if at.m == closedLoop || at.w.hist != nil {
+	now := a.End
+	if now.IsZero() && (at.m == closedLoop || at.w.hist != nil) {
 		// Read only where needed: an open-loop attempt of the window counts
 		// whenever it ends.
 		now = time.Now()
@@ -145,6 +157,7 @@ func (at *attempts) observe(a lockimpl.Attempt) {
 // its read, though its outcome is known only at its write).
 func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 	w := at.w
+	at.lastEnd = now
 	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(now))
 	counts := at.lastCounted && !(a.Outcome == lockimpl.Failed && at.ctx.Err() != nil)
 	if w.hist != nil {
@@ -178,7 +191,10 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	key := w.key(keyIdx)
 	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
 	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
-	now := time.Now()
+	now := at.lastEnd
+	if now.IsZero() {
+		now = time.Now()
+	}
 	rec := at.lastCounted
 	if w.hist != nil && acq.Outcome == lockimpl.OK {
 		w.hist.Add(history.Event{Key: keyIdx, Op: history.OpAcquire, Out: history.OutOK, Window: rec, Call: w.hist.Since(at.lastCall),
@@ -292,8 +308,10 @@ func (s *section) run(keyIdx int) {
 	}
 	s.write(entry)
 	s.exit(entry)
-	s.latency(opHold, time.Since(s.acquiredAt), false)
-	s.release()
+	// One clock read ends the hold and starts the release.
+	end := time.Now()
+	s.latency(opHold, end.Sub(s.acquiredAt), false)
+	s.release(end)
 }
 
 // exit records the holder leaving the critical section.
@@ -353,7 +371,8 @@ func (s *section) work(entry Entry) workEnd {
 			}
 		}
 	}
-	if !sleepUntil(ctx, end) {
+	// No work is no wait: the clock is not read (the context is, below).
+	if hold > 0 && !sleepUntil(ctx, end) {
 		return workInterrupted
 	}
 	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
@@ -372,7 +391,11 @@ func (s *section) work(entry Entry) workEnd {
 // later grant against it.
 func (s *section) renew(ctx context.Context, entry Entry) bool {
 	start := time.Now()
-	out, err := s.locker.Renew(ctx, &s.lease, s.wl.TTL)
+	// Renewed on a copy: the section's own lease passed by address to the
+	// lock would move every section to the heap, renewing or not.
+	lease := s.lease
+	out, err := s.locker.Renew(ctx, &lease, s.wl.TTL)
+	s.lease = lease
 	end := time.Now()
 	s.latency(opRenew, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
@@ -430,8 +453,8 @@ func (s *section) write(entry Entry) {
 	})
 }
 
-func (s *section) release() {
-	start := time.Now()
+// release gives the lease back, starting at start.
+func (s *section) release(start time.Time) {
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
 	end := time.Now()
 	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)

@@ -17,12 +17,24 @@ func TestLogHistogramQuantilesWithinNinePercent(t *testing.T) {
 			t.Errorf("quantile(%v) = %v, want %v within a bucket", q, got, want)
 		}
 	}
+	// Values arriving from the middle outward, both ways, land where
+	// values arriving in order do.
+	var outward logHistogram
+	for v := int64(50_000); v >= 1; v-- {
+		outward.record(v)
+		outward.record(100_001 - v)
+	}
+	for _, q := range []float64{0.001, 0.5, 0.9, 0.999} {
+		if got, want := outward.quantile(q), h.quantile(q); got != want {
+			t.Errorf("recorded outward, quantile(%v) = %d, in order %d", q, got, want)
+		}
+	}
 	var empty logHistogram
 	if empty.quantile(0.99) != 0 {
 		t.Error("an empty histogram has a p99")
 	}
 	for _, v := range []int64{0, 1, 7, 8, 9, 1 << 40, math.MaxInt64} {
-		if b := logBucket(v); b < 0 || b >= len(h.counts) || (v < 1<<40 && bucketTop(b) < v) {
+		if b := logBucket(v); b < 0 || b >= logBuckets || (v < 1<<40 && bucketTop(b) < v) {
 			t.Errorf("value %d lands in bucket %d topped %d", v, b, bucketTop(b))
 		}
 	}

@@ -34,10 +34,6 @@ const DefaultPipeConns = 2
 // fit a read buffer or two and its callers are woken in good time.
 const maxPipeBatch = 512
 
-// pipeQueue is how many commands may wait for a connection; a caller past it
-// waits to queue, as it would for a pooled connection.
-const pipeQueue = 8192
-
 // pipeBufSize is a pipe connection's read buffer: a full batch's replies.
 const pipeBufSize = 64 << 10
 
@@ -62,15 +58,24 @@ type PipeOptions struct {
 // batch. It is safe for concurrent use; Close ends it.
 type Pipe struct {
 	node        *rawNode
-	queue       chan *pipeCall
 	sent        *SentCounter
 	readTimeout time.Duration
-	// closing tells the connection goroutines to stop; closed is closed
-	// once they did and every queued command was answered.
-	closing, closed chan struct{}
-	closeOnce       sync.Once
-	wg              sync.WaitGroup
-	calls           sync.Pool
+	// mu guards the queue: the calls waiting for a connection, how many
+	// connection goroutines wait for one (idle), and whether the pipe is
+	// shut. A caller appends under mu and a connection goroutine takes every
+	// call queued at once, so a call costs one short critical section on
+	// each side rather than a channel operation each (measured: the
+	// channel's select was the largest cost of a call).
+	mu     sync.Mutex
+	queued []*pipeCall
+	idle   int
+	shut   bool
+	// wake hands an idle connection goroutine a token when a call comes;
+	// it holds one per connection, so sending never blocks.
+	wake      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	calls     sync.Pool
 }
 
 // pipeCommand is one command as a pipe sends it: plain data, so queueing it
@@ -106,9 +111,9 @@ func (c *pipeCommand) noScript(err error) (pipeCommand, bool) {
 	return again, true
 }
 
-// pipeSetNX is SET key token NX PX ttl.
-func pipeSetNX(key, token string, ttl time.Duration) pipeCommand {
-	return pipeCommand{n: 6, args: [7]string{"SET", key, token, "NX", "PX", strconv.FormatInt(ttl.Milliseconds(), 10)}}
+// pipeSetNX is SET key token NX PX ttlMS (the TTL in milliseconds, as text).
+func pipeSetNX(key, token, ttlMS string) pipeCommand {
+	return pipeCommand{n: 6, args: [7]string{"SET", key, token, "NX", "PX", ttlMS}}
 }
 
 // pipeScript runs script by its hash over keys, then args.
@@ -136,8 +141,7 @@ func NewPipe(c *redis.Client, opts PipeOptions) *Pipe {
 		conns = DefaultPipeConns
 	}
 	o.PoolSize = conns
-	p := &Pipe{node: newRawNode(&o), queue: make(chan *pipeCall, pipeQueue), sent: opts.Sent,
-		readTimeout: o.ReadTimeout, closing: make(chan struct{}), closed: make(chan struct{})}
+	p := &Pipe{node: newRawNode(&o), sent: opts.Sent, readTimeout: o.ReadTimeout, wake: make(chan struct{}, conns)}
 	if p.readTimeout <= 0 {
 		p.readTimeout = 3 * time.Second
 	}
@@ -153,25 +157,44 @@ func NewPipe(c *redis.Client, opts PipeOptions) *Pipe {
 // its connections close once their batch is answered.
 func (p *Pipe) Close() error {
 	p.closeOnce.Do(func() {
-		close(p.closing)
+		p.mu.Lock()
+		p.shut = true
+		idle := p.idle
+		p.idle = 0
+		p.mu.Unlock()
+		for range idle {
+			p.wake <- struct{}{}
+		}
 		p.wg.Wait()
-		p.fail(ErrPipeClosed)
-		close(p.closed)
+		// No call is queued after shut: these are all that are left.
+		p.mu.Lock()
+		left := p.queued
+		p.queued = nil
+		p.mu.Unlock()
+		answer(left, ErrPipeClosed)
 	})
 	return nil
 }
 
-// fail answers every queued command with err.
-func (p *Pipe) fail(err error) {
-	for {
-		select {
-		case c := <-p.queue:
-			c.err = err
-			c.done <- struct{}{}
-		default:
-			return
-		}
+// enqueue queues c for the next batch and wakes an idle connection
+// goroutine, if one waits; false means the pipe is shut and c was not
+// queued. A call queued is always answered: by its batch, or by Close.
+func (p *Pipe) enqueue(c *pipeCall) bool {
+	p.mu.Lock()
+	if p.shut {
+		p.mu.Unlock()
+		return false
 	}
+	p.queued = append(p.queued, c)
+	wake := p.idle > 0
+	if wake {
+		p.idle--
+	}
+	p.mu.Unlock()
+	if wake {
+		p.wake <- struct{}{}
+	}
+	return true
 }
 
 // do sends cmd and waits for its reply. A caller whose ctx ends first
@@ -180,28 +203,21 @@ func (p *Pipe) fail(err error) {
 func (p *Pipe) do(ctx context.Context, cmd pipeCommand) (rawReply, error) {
 	c := p.calls.Get().(*pipeCall)
 	c.cmd, c.rep, c.err = cmd, rawReply{}, nil
-	select {
-	case p.queue <- c:
-	case <-p.closing:
+	if !p.enqueue(c) {
 		p.calls.Put(c)
 		return rawReply{}, ErrPipeClosed
-	case <-ctx.Done():
-		p.calls.Put(c)
-		return rawReply{}, ctx.Err()
 	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		// The call stays with its connection, which signals done into
-		// its buffer and drops it; it is not reused.
-		return rawReply{}, ctx.Err()
-	case <-p.closed:
-		// Close answered every command queued before it drained the
-		// queue; one queued after that has no one to answer it.
+	if done := ctx.Done(); done == nil {
+		// A context that never ends (a release's): a plain receive, the
+		// cheapest wait there is.
+		<-c.done
+	} else {
 		select {
 		case <-c.done:
-		default:
-			return rawReply{}, ErrPipeClosed
+		case <-done:
+			// The call stays with its connection, which signals done into
+			// its buffer and drops it; it is not reused.
+			return rawReply{}, ctx.Err()
 		}
 	}
 	rep, err := c.rep, c.err
@@ -222,29 +238,40 @@ func (p *Pipe) serve() {
 	}()
 	batch := make([]*pipeCall, 0, maxPipeBatch)
 	for {
-		select {
-		case c := <-p.queue:
-			batch = append(batch[:0], c)
-		case <-p.closing:
+		var ok bool
+		if batch, ok = p.take(batch[:0]); !ok {
 			return
 		}
-		batch = p.gather(batch)
 		conn = p.send(conn, batch)
 	}
 }
 
-// gather adds to batch every command queued now, up to maxPipeBatch. It
-// does not wait for more: while this batch is out, the next one fills.
-func (p *Pipe) gather(batch []*pipeCall) []*pipeCall {
-	for len(batch) < maxPipeBatch {
-		select {
-		case c := <-p.queue:
-			batch = append(batch, c)
-		default:
-			return batch
+// take waits for queued calls and moves up to maxPipeBatch of them into
+// batch, oldest first; false means the pipe is shut. It does not wait for
+// more than are queued: while this batch is out, the next one fills.
+func (p *Pipe) take(batch []*pipeCall) ([]*pipeCall, bool) {
+	p.mu.Lock()
+	for len(p.queued) == 0 {
+		if p.shut {
+			p.mu.Unlock()
+			return batch, false
 		}
+		p.idle++
+		p.mu.Unlock()
+		<-p.wake
+		p.mu.Lock()
 	}
-	return batch
+	if p.shut {
+		p.mu.Unlock()
+		return batch, false
+	}
+	n := min(len(p.queued), maxPipeBatch)
+	batch = append(batch, p.queued[:n]...)
+	rest := copy(p.queued, p.queued[n:])
+	clear(p.queued[rest:])
+	p.queued = p.queued[:rest]
+	p.mu.Unlock()
+	return batch, true
 }
 
 // send writes batch on conn (dialled when nil), reads its replies and
@@ -263,7 +290,7 @@ func (p *Pipe) send(conn *rawConn, batch []*pipeCall) *rawConn {
 	for _, c := range batch {
 		conn.buf = appendCommand(conn.buf, c.cmd.argv()...)
 	}
-	if err = p.write(conn, len(batch), func(i int) string { return batch[i].cmd.name() }); err != nil {
+	if err = p.write(conn, batch); err != nil {
 		_ = conn.conn.Close()
 		answer(batch, err)
 		return nil
@@ -277,17 +304,29 @@ func (p *Pipe) send(conn *rawConn, batch []*pipeCall) *rawConn {
 	return conn
 }
 
-// write sends conn.buf, holding n commands named by name, as one round trip.
-func (p *Pipe) write(conn *rawConn, n int, name func(i int) string) error {
+// write sends conn.buf, holding calls' commands, as one round trip. The
+// commands are counted by name once per batch, not one by one.
+func (p *Pipe) write(conn *rawConn, calls []*pipeCall) error {
 	_ = conn.conn.SetWriteDeadline(time.Now().Add(p.readTimeout))
 	if _, err := conn.conn.Write(conn.buf); err != nil {
 		return fmt.Errorf("write to %s: %w", p.node.opts.Addr, err)
 	}
 	if p.sent != nil {
 		p.sent.roundTrip()
-		for i := range n {
-			p.sent.command(name(i))
+		var set, evalsha, eval int64
+		for _, c := range calls {
+			switch c.cmd.name() {
+			case "set":
+				set++
+			case "eval":
+				eval++
+			default:
+				evalsha++
+			}
 		}
+		p.sent.commandsNamed("set", set)
+		p.sent.commandsNamed("evalsha", evalsha)
+		p.sent.commandsNamed("eval", eval)
 	}
 	return nil
 }
@@ -337,7 +376,7 @@ func (p *Pipe) resend(conn *rawConn, again []*pipeCall) error {
 	for _, c := range again {
 		conn.buf = appendCommand(conn.buf, c.cmd.argv()...)
 	}
-	if err := p.write(conn, len(again), func(i int) string { return again[i].cmd.name() }); err != nil {
+	if err := p.write(conn, again); err != nil {
 		return broken(again, err)
 	}
 	for i, c := range again {

@@ -2,6 +2,7 @@ package lockimpl_test
 
 import (
 	"context"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -88,18 +89,53 @@ func BenchmarkPipelinedPairs(b *testing.B) {
 	}
 }
 
-// runPairs runs b.N acquire+release pairs on workers goroutines and
-// reports pairs/s and the client's and the server's CPU per pair.
-func runPairs(b *testing.B, l lockimpl.Locker, admin *redis.Client, workers int) {
+// BenchmarkPipelinedCPURatio sets the generator's client CPU per
+// acquisition beside redis-benchmark's per SET + EVALSHA pair, against the
+// same local redis-server in turn: lockbench's pipe with 256 workers, then
+// redis-benchmark -P 16 with 50 clients (25 sending SET key token NX PX
+// 10000, 25 the release script by EVALSHA, b.N commands each). cpu-ratio is
+// the first over the second, the figure issue 39 bounds at 1.5; each side's
+// CPU is its own process's (rusage), so a busy machine moves both. Skipped
+// where redis-benchmark is not on PATH.
+func BenchmarkPipelinedCPURatio(b *testing.B) {
+	tool, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		b.Skip("redis-benchmark not on PATH")
+	}
+	server := composetest.Servers(b, 1)[0]
+	c := composetest.Client(b, server)
+	sha, err := c.ScriptLoad(context.Background(), lockimpl.ReleaseScript()).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, closeLock := piped(lockimpl.DefaultPipeConns)(b, c)
+	defer closeLock()
+	ours := pairsCPU(b, l, 256)
+	b.StopTimer() // ns/op is the pipe's wall time per pair, not redis-benchmark's too
+	theirs := redisBenchmarkCPU(b, tool, server.Port(), sha)
+	b.ReportMetric(float64(ours.Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/acquisition")
+	b.ReportMetric(float64(theirs.Nanoseconds())/1e3/float64(b.N), "redis-benchmark-cpu-µs/pair")
+	b.ReportMetric(float64(ours)/float64(theirs), "cpu-ratio")
+}
+
+// pairsCPU runs b.N acquire+release pairs on workers goroutines and returns
+// this process's CPU time for them.
+func pairsCPU(b *testing.B, l lockimpl.Locker, workers int) time.Duration {
+	before := processCPU(b)
+	parallelPairs(b, l, workers, "ratio:")
+	return processCPU(b) - before
+}
+
+// parallelPairs resets the timer and runs b.N acquire+release pairs on
+// workers goroutines, each on a key of its own under prefix.
+func parallelPairs(b *testing.B, l lockimpl.Locker, workers int, prefix string) {
 	ctx := context.Background()
 	var seq atomic.Int64
 	b.SetParallelism(max(1, workers/max(1, runtime.GOMAXPROCS(0))))
-	serverBefore, cpuBefore := serverCPU(b, admin), processCPU(b)
-	start := time.Now()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			key := "pipebench:" + strconv.FormatInt(seq.Add(1), 10)
+			key := prefix + strconv.FormatInt(seq.Add(1), 10)
 			lease, out, err := l.Acquire(ctx, key, 10*time.Second)
 			if out != lockimpl.OK {
 				b.Errorf("acquire %s: %v %v", key, out, err)
@@ -111,6 +147,38 @@ func runPairs(b *testing.B, l lockimpl.Locker, admin *redis.Client, workers int)
 			}
 		}
 	})
+}
+
+// redisBenchmarkCPU runs redis-benchmark's two halves of b.N pairs at once
+// against the server on port and returns their CPU time.
+func redisBenchmarkCPU(b *testing.B, tool string, port int, sha string) time.Duration {
+	common := []string{"-p", strconv.Itoa(port), "-P", "16", "-c", "25", "-n", strconv.Itoa(b.N), "-r", "1000000", "-q"}
+	halves := [][]string{{"SET", "rb:__rand_int__", "0123456789abcdef0123456789abcdef", "NX", "PX", "10000"},
+		{"EVALSHA", sha, "1", "rb:__rand_int__", "0123456789abcdef0123456789abcdef"}}
+	var cmds []*exec.Cmd
+	for _, h := range halves {
+		cmd := exec.Command(tool, append(append([]string{}, common...), h...)...)
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	var total time.Duration
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("redis-benchmark: %v", err)
+		}
+		total += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	return total
+}
+
+// runPairs runs b.N acquire+release pairs on workers goroutines and
+// reports pairs/s and the client's and the server's CPU per pair.
+func runPairs(b *testing.B, l lockimpl.Locker, admin *redis.Client, workers int) {
+	serverBefore, cpuBefore := serverCPU(b, admin), processCPU(b)
+	start := time.Now()
+	parallelPairs(b, l, workers, "pipebench:")
 	b.StopTimer()
 	elapsed := time.Since(start)
 	client, server := processCPU(b)-cpuBefore, serverCPU(b, admin)-serverBefore

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,6 +17,8 @@ type Pipelined struct {
 	pipe    *Pipe
 	scripts scripts
 	fenced  bool
+	tokens  tokenSource
+	ttls    msTexts
 }
 
 // NewPipelined returns the single lock, or with fenced the fenced one, over
@@ -37,9 +40,9 @@ func (l *Pipelined) Close() error { return l.pipe.Close() }
 
 // Acquire makes one attempt at key.
 func (l *Pipelined) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
-	lease := Lease{Key: key, Token: NewToken(), Start: time.Now(), Validity: ttl}
+	lease := Lease{Key: key, Token: l.tokens.token(), Start: time.Now(), Validity: ttl}
 	if l.fenced {
-		cmd := pipeScript(l.scripts.fencedAcquire, fencedAcquireSrc, []string{key, FenceKey(key)}, lease.Token, msText(ttl))
+		cmd := pipeScript(l.scripts.fencedAcquire, fencedAcquireSrc, []string{key, FenceKey(key)}, lease.Token, l.ttls.text(ttl))
 		rep, err := l.pipe.do(ctx, cmd)
 		switch {
 		case err != nil:
@@ -50,7 +53,7 @@ func (l *Pipelined) Acquire(ctx context.Context, key string, ttl time.Duration) 
 		lease.Fence = rep.n
 		return lease, OK, nil
 	}
-	rep, err := l.pipe.do(ctx, pipeSetNX(key, lease.Token, ttl))
+	rep, err := l.pipe.do(ctx, pipeSetNX(key, lease.Token, l.ttls.text(ttl)))
 	switch {
 	case err != nil:
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", key, err)
@@ -63,7 +66,7 @@ func (l *Pipelined) Acquire(ctx context.Context, key string, ttl time.Duration) 
 // Renew extends the lease while the caller owns it.
 func (l *Pipelined) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
 	start := time.Now()
-	rep, err := l.pipe.do(ctx, pipeScript(l.scripts.renew, renewSrc, []string{lease.Key}, lease.Token, msText(ttl)))
+	rep, err := l.pipe.do(ctx, pipeScript(l.scripts.renew, renewSrc, []string{lease.Key}, lease.Token, l.ttls.text(ttl)))
 	if err != nil {
 		return Failed, fmt.Errorf("renew %s: %w", lease.Key, err)
 	}
@@ -83,5 +86,22 @@ func (l *Pipelined) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	return scriptOutcome(rep.n), nil
 }
 
-// msText is d in whole milliseconds, as PX and the scripts take it.
-func msText(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+// msTexts turns durations into whole milliseconds as text, as PX and the
+// scripts take them, keeping the last one made: a run uses one TTL, so its
+// commands need no new string for it. Safe for concurrent use.
+type msTexts struct{ last atomic.Pointer[msText] }
+
+// msText is one duration's text in milliseconds.
+type msText struct {
+	d    time.Duration
+	text string
+}
+
+func (m *msTexts) text(d time.Duration) string {
+	if t := m.last.Load(); t != nil && t.d == d {
+		return t.text
+	}
+	t := &msText{d: d, text: strconv.FormatInt(d.Milliseconds(), 10)}
+	m.last.Store(t)
+	return t.text
+}

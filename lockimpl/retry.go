@@ -113,6 +113,9 @@ func (p RetryPolicy) Backoff(k int, rng *rand.Rand) time.Duration {
 type Attempt struct {
 	// Latency is how long the attempt took.
 	Latency time.Duration
+	// End is when it returned (zero where the caller did not say), so an
+	// observer need not read the clock again.
+	End time.Time
 	// Outcome is what it returned.
 	Outcome Outcome
 	// Err is set when Outcome is Failed.
@@ -134,39 +137,59 @@ type Acquisition struct {
 // AcquireWithRetry tries key until it is acquired, the policy gives up, the
 // timeout passes or ctx ends. observe sees every attempt, so none goes uncounted.
 func AcquireWithRetry(ctx context.Context, l Locker, key string, ttl time.Duration, p RetryPolicy, rng *rand.Rand, observe func(Attempt)) Acquisition {
-	var deadline time.Time
-	if p.Timeout > 0 {
-		deadline = time.Now().Add(p.Timeout)
-	}
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+	// The timeout counts from the first attempt's start, which is read for
+	// the attempt anyway: an acquisition that succeeds at once (most, and
+	// every one of a pipelined run at its limit) reads the clock no more.
+	var first time.Time
+	var b backoff
+	defer b.stop()
 	for k := 0; ; k++ {
 		start := time.Now()
+		if k == 0 {
+			first = start
+		}
 		lease, out, err := l.Acquire(ctx, key, ttl)
 		if observe != nil {
-			observe(Attempt{Latency: time.Since(start), Outcome: out, Err: err})
+			end := time.Now()
+			observe(Attempt{Latency: end.Sub(start), End: end, Outcome: out, Err: err})
 		}
 		acq := Acquisition{Lease: lease, Outcome: out, Err: err, Attempts: k + 1}
 		if out == OK || p.Kind == RetryNone || ctx.Err() != nil {
 			return acq
 		}
-		wait := p.Backoff(k, rng)
-		if !deadline.IsZero() && time.Now().Add(wait).After(deadline) {
+		if !b.wait(ctx, p, k, rng, first) {
 			return acq
 		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-ctx.Done():
-			return acq
-		case <-timer.C:
-		}
+	}
+}
+
+// backoff waits between the attempts of one acquisition, on one timer.
+type backoff struct{ timer *time.Timer }
+
+// wait sleeps for p's backoff after attempt k (counted from 0) of an
+// acquisition that began at first; false means stop trying: the wait would
+// pass p's timeout, or ctx ended.
+func (b *backoff) wait(ctx context.Context, p RetryPolicy, k int, rng *rand.Rand, first time.Time) bool {
+	wait := p.Backoff(k, rng)
+	if p.Timeout > 0 && time.Now().Add(wait).After(first.Add(p.Timeout)) {
+		return false
+	}
+	if b.timer == nil {
+		b.timer = time.NewTimer(wait)
+	} else {
+		b.timer.Reset(wait)
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-b.timer.C:
+		return true
+	}
+}
+
+// stop releases the timer, if one was made.
+func (b *backoff) stop() {
+	if b.timer != nil {
+		b.timer.Stop()
 	}
 }

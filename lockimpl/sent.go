@@ -36,10 +36,7 @@ type SentCounts struct {
 func NewSentCounter() *SentCounter { return &SentCounter{} }
 
 // command counts one command sent, by name.
-func (s *SentCounter) command(name string) {
-	s.commands.Add(1)
-	s.byNameCounter(name).Add(1)
-}
+func (s *SentCounter) command(name string) { s.commandsNamed(name, 1) }
 
 // byNameCounter is the count of commands named name, in lower case.
 func (s *SentCounter) byNameCounter(name string) *atomic.Int64 {
@@ -70,8 +67,17 @@ func (s *SentCounter) sentEach(name string, n int) {
 		return
 	}
 	s.roundTrips.Add(int64(n))
-	s.commands.Add(int64(n))
-	s.byNameCounter(name).Add(int64(n))
+	s.commandsNamed(name, int64(n))
+}
+
+// commandsNamed counts n commands of the given name, sent in round trips
+// counted apart (a batch counts its commands by name at once).
+func (s *SentCounter) commandsNamed(name string, n int64) {
+	if n == 0 {
+		return
+	}
+	s.commands.Add(n)
+	s.byNameCounter(name).Add(n)
 }
 
 // roundTrip counts one request/reply exchange, whose commands are counted
