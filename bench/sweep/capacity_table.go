@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -56,7 +57,7 @@ func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns 
 			before:     []any{"acq/s", op + "\np99"},
 			beforeCell: func(s Step) []any { return []any{thr.Format(s.Throughput), results.FormatUS(s.P99US)} },
 			after:      []any{"cpu %\ngen/srv"},
-			afterCell:  func(s Step) []any { return []any{cpuCell(s.CPU)} },
+			afterCell:  func(s Step) []any { return []any{s.CPU.Cell()} },
 		}
 	}
 	sc := stepColumns{beforeCell: func(s Step) []any { return figureCells(cols.figs, cols.runs[s.RunID]) }, afterCell: func(Step) []any { return nil }}
@@ -125,7 +126,7 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		}
 		if openLoop {
 			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops a request already late (not started 1ms after its intended start) when the window closed, is saturated\n",
-				MinServedShare*100)
+				verdict.MinServedShare*100)
 		}
 		if c.Saturation != nil {
 			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n",
@@ -139,12 +140,6 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		fmt.Fprintln(w)
 	}
 	return nil
-}
-
-// cpuCell is a step's CPU use as percentages, the generator's (of its
-// CPUs) over the busiest server's (of one CPU), n/a where not measured.
-func cpuCell(u CPUUse) string {
-	return strings.TrimSuffix(pctPtr(u.ClientShare), "%") + "/" + strings.TrimSuffix(pct(u.busiest()), "%")
 }
 
 // latencyOpOf is the operation a search's steps report, acquire for steps
@@ -189,7 +184,7 @@ func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
 			if s.CPU.ClientShare != nil {
 				client = f(*s.CPU.ClientShare)
 			}
-			if b := s.CPU.busiest(); b >= 0 {
+			if b := s.CPU.Busiest(); b >= 0 {
 				server = f(b)
 			}
 			if sat && c.Limit != nil {
