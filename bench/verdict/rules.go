@@ -5,7 +5,11 @@
 // the README's list of them is generated from Rules (see Markdown).
 package verdict
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/lockbench/lockbench/results"
+)
 
 // Word is a word that decides.
 type Word string
@@ -31,6 +35,7 @@ type Rule struct {
 
 // Rules are the rulebook, in the order the README states them.
 func Rules() []Rule {
+	busy := pct(results.SaturatedShare)
 	return []Rule{
 		{Meets, "every `--slo` held, a bare percentile (`p99<10ms`) read on `time_to_acquire`: the caller's wait from the first try " +
 			"to the grant, retries and waits included (open loop: from the intended start), so a blocking and a retrying acquire " +
@@ -56,11 +61,12 @@ func Rules() []Rule {
 			"a renewal interval under which no renewal fired counts as off."},
 		{Available, "under a fault: the share of the fault's span (and of the window) whose seconds had at least one " +
 			"acquisition, with the longest gap without one; a stalled attempt is not available."},
-		{Bottleneck, "one rule, in this order: server-bound (the busiest server's thread over 90% busy; next: more servers " +
-			"or Cluster); generator-bound (the generator over 90% of its CPUs; next: more generators or `--pipeline auto`); " +
-			"host-bound (the generator's host over 90% busy; next: move the generator off the servers' host); " +
-			"contention-bound (acquisitions/s × mean hold ≥ 80% of the keys in use: the hold on the keys is the limit; next: " +
-			"shard keys or shorten the hold); else none."},
+		{Bottleneck, "one rule, in this order: contention-bound (fewer keys than workers, attempts found them held, and " +
+			"acquisitions/s × mean hold ≥ 80% of the keys: the hold on the keys is the limit; next: shard the keys or " +
+			"shorten the hold); server-bound (the busiest server's thread busy over " + busy + " of the window; next: more " +
+			"servers or Cluster); generator-bound (the generator over " + busy + " of its CPUs; next: more generators or " +
+			"`--pipeline auto`); host-bound (the generator's host over " + busy + " busy, or with the servers it shares it; " +
+			"next: move the generator); else none."},
 	}
 }
 
@@ -69,7 +75,18 @@ func Rules() []Rule {
 func Markdown() string {
 	var b strings.Builder
 	for _, r := range Rules() {
-		b.WriteString("- *" + string(r.Word) + "*: " + r.Rule + "\n")
+		line := "-"
+		for _, word := range strings.Fields("*" + string(r.Word) + "*: " + r.Rule) {
+			if len(line)+1+len(word) > markdownWidth {
+				b.WriteString(line + "\n")
+				line = " "
+			}
+			line += " " + word
+		}
+		b.WriteString(line + "\n")
 	}
 	return b.String()
 }
+
+// markdownWidth is the README's line width.
+const markdownWidth = 90
