@@ -93,13 +93,13 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		fmt.Fprintf(w, "%s\n", c.Label)
 		op := latencyOpOf(c)
 		sc := keyColumns(op, thr, cols)
-		openLoop := op == results.OpTimeToAcquire
+		openLoop := openLoopOf(c)
 		header := append([]any{loadName}, sc.before...)
 		if openLoop {
 			header = append(header, "served", "dropped")
 		}
 		header = append(header, sc.after...)
-		t := results.NewTable(w, append(header, "SLO on\n"+op, "run")...)
+		t := results.NewTable(w, append(header, "SLO", "run")...)
 		var broken []string
 		for _, s := range c.Steps {
 			verdict := "met"
@@ -124,6 +124,7 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		for _, b := range broken {
 			fmt.Fprintln(w, b)
 		}
+		fmt.Fprintln(w, verdict.JudgedOn(op))
 		if openLoop {
 			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops a request already late (not started 1ms after its intended start) when the window closed, is saturated\n",
 				verdict.MinServedShare*100)
@@ -140,6 +141,20 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// openLoopOf reports whether a search ramped an open-loop rate: its steps
+// say so, or (stored before they did) read time_to_acquire.
+func openLoopOf(c Capacity) bool {
+	for _, s := range c.Steps {
+		if s.Failures != nil {
+			return s.Failures.OpenLoop
+		}
+		if s.LatencyOp != "" {
+			return s.LatencyOp == results.OpTimeToAcquire
+		}
+	}
+	return false
 }
 
 // latencyOpOf is the operation a search's steps report, acquire for steps
@@ -175,7 +190,7 @@ func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
 		op := latencyOpOf(c)
 		for _, s := range c.Steps {
 			offered, served, dropped := "", "", ""
-			if op == results.OpTimeToAcquire {
+			if openLoopOf(c) {
 				offered, served, dropped = strconv.FormatInt(s.Offered, 10), strconv.FormatInt(s.Served, 10), strconv.FormatInt(s.Dropped, 10)
 			}
 			sat := c.Saturation != nil && c.Saturation.RunID == s.RunID

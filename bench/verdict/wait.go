@@ -19,9 +19,15 @@ import (
 // alike on what the caller waited.
 const WaitOp = results.OpTimeToAcquire
 
-// WaitWords says in the output which latency an SLO judged.
-const WaitWords = "SLO judged on time_to_acquire: the caller's wait from the first try to the grant, retries included" +
-	" (open loop: from the intended start); a give-up counts as a failure at its wait"
+// JudgedOn says in the output which latency an SLO judged: op is WaitOp,
+// or acquire in a judgement stored before the rulebook judged the wait.
+func JudgedOn(op string) string {
+	if op == WaitOp {
+		return "SLO judged on time_to_acquire: the caller's wait from the first try to the grant, retries included" +
+			" (open loop: from the intended start); a give-up counts as a failure at its wait"
+	}
+	return "SLO judged on " + op + ": one try's latency (judged before the rulebook read the caller's wait)"
+}
 
 // MinServedShare is the share of its offered requests an open-loop run must
 // serve, dropping none that was already late, to count as keeping up: below
