@@ -2,7 +2,6 @@ package advise
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
@@ -258,7 +257,7 @@ func CompareRedlock(redlock, against Cell) RedlockCompare {
 
 // isRedlock reports whether a candidate is Redlock over several masters.
 func isRedlock(candidate string) bool {
-	return slices.Contains([]string{"redlock", "redsync"}, lockOf(candidate))
+	return sweep.IsRedlock(lockOf(candidate))
 }
 
 func lockOf(candidate string) string {
