@@ -163,7 +163,12 @@ func Judge(c Cell, req Requirements) Judgement {
 	default:
 		j.Why = d.Why
 	}
-	if d.Thin != "" {
+	switch {
+	case !j.MeetsSLO:
+		// The SLO already decided: more samples of its safety could not
+		// make it qualify, so "too thin" would not earn its word.
+		j.Thin = ""
+	case d.Thin != "":
 		j.Thin += " (a longer --budget)"
 	}
 	return j
