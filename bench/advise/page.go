@@ -294,11 +294,14 @@ func capacityVerdict(js []Judgement, best int, capacity map[string]Cell, prof Pr
 		op := c.Step.LatencyOp
 		v.Answer = append(v.Answer, txt("%s%s sustained ", j.Candidate, mark), num(formatRate(c.Step.Throughput), c.RunID),
 			txt(" acquisitions/s with %s p99 ", op), usWithRun(c.Step.P99US, c.RunID), txt(" (%s) at your demand of %s", slo, prof.DemandText()))
-		if k, ok := capacity[j.Candidate]; ok {
-			v.Answer = append(v.Answer, txt("; closed loop at %d workers it sustained ", prof.Concurrency), num(formatRate(k.Step.Throughput), k.RunID), txt(" acquisitions/s"))
-		}
 		if f := c.Step.Failures; f != nil {
 			v.Answer = append(v.Answer, txt(" ("), num(f.Text(), c.RunID), txt(")"))
+		}
+		if k, ok := capacity[j.Candidate]; ok {
+			v.Answer = append(v.Answer, txt("; closed loop at %d workers it sustained ", prof.Concurrency), num(formatRate(k.Step.Throughput), k.RunID), txt(" acquisitions/s"))
+			if f := k.Step.Failures; f != nil {
+				v.Answer = append(v.Answer, txt(" ("), num(f.Text(), k.RunID), txt(")"))
+			}
 		}
 		switch {
 		case c.Step.MetSLO:
