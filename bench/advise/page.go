@@ -162,7 +162,7 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 		v.Answer = []Part{txt("No candidate is shown to meet both the SLO and %s correctness. ", req.Correctness)}
 		for _, j := range js {
 			v.Answer = append(v.Answer, txt("%s: %s. ", j.Candidate, j.Why))
-			if j.Thin != "" {
+			if j.Thin != "" && j.Measured() {
 				v.Thin = append(v.Thin, j.Candidate+": "+j.Thin)
 			}
 		}
@@ -201,8 +201,11 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 		v.Answer = append(v.Answer, num(fmt.Sprintf("%.2f", *c.CommandsPerAcquire), c.RunID), txt(" commands per acquisition, "))
 	}
 	v.Answer = append(v.Answer, txt("%s p99 ", c.Step.LatencyOp), usWithRun(c.Step.P99US, c.RunID), txt(". Correctness: %s.", j.Why))
+	if len(unmeasured) > 0 {
+		v.Answer = append(v.Answer, txt(" To judge the others, run advise --resume with a longer --budget."))
+	}
 	for _, o := range js {
-		if !o.Qualifies && o.Thin != "" {
+		if !o.Qualifies && o.Thin != "" && o.Measured() {
 			v.Thin = append(v.Thin, o.Candidate+": "+o.Thin)
 		}
 	}
