@@ -149,8 +149,9 @@ type Recommendation struct {
 // ties go to less renewal traffic, then to the simpler (renewal off). A cell
 // whose renewal never fired is renewal off in effect and is passed over
 // where its TTL's off cell was measured. When no cell is proven, it names
-// the closest: among the cells whose 95% interval overlaps the lowest
-// bound's, the tie-break decides, and the sentence says so.
+// the closest: the lowest bound among the cells more samples could still
+// prove (too thin), and among those whose 95% interval overlaps it, the
+// tie-break decides, and the sentence says so.
 func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 	eligible := activeCells(cells)
 	var best *TuneCell
@@ -166,10 +167,20 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 			best.TTL, renewLabel(best.RenewEvery), best.Expired, best.Acquired, best.UpperBound, maxRate,
 			results.FormatUS(best.blockedBound()), best.RenewPerS, idleNote(cells))}
 	}
+	// The closest is a cell more samples could still prove (too thin);
+	// one shown to fail is named only when no cell could be.
 	var lowest *TuneCell
-	for _, c := range eligible {
-		if c.Acquired > 0 && c.Overlaps == 0 && c.StaleAccepted == 0 && (lowest == nil || c.UpperBound < lowest.UpperBound) {
-			lowest = c
+	for _, thinOnly := range []bool{true, false} {
+		for _, c := range eligible {
+			if thinOnly && c.Word != verdict.TooThin {
+				continue
+			}
+			if c.Acquired > 0 && c.Overlaps == 0 && c.StaleAccepted == 0 && (lowest == nil || c.UpperBound < lowest.UpperBound) {
+				lowest = c
+			}
+		}
+		if lowest != nil {
+			break
 		}
 	}
 	if lowest == nil {
@@ -184,7 +195,8 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 	}
 	closest, tied := lowest, 0
 	for _, c := range eligible {
-		if c == lowest || c.Acquired == 0 || c.Overlaps+c.StaleAccepted != lowest.Overlaps+lowest.StaleAccepted || !overlapping(*c, *lowest) {
+		if c == lowest || c.Acquired == 0 || c.Word != lowest.Word || c.Overlaps+c.StaleAccepted != lowest.Overlaps+lowest.StaleAccepted ||
+			!overlapping(*c, *lowest) {
 			continue
 		}
 		tied++
