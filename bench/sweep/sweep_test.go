@@ -298,7 +298,7 @@ func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
 	if err := WriteCapacity(&buf, []Capacity{c}, "rate"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"time_to_acquire", "SLO on", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
+	for _, want := range []string{"time_to_acquire", "SLO judged on time_to_acquire", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
 		}
