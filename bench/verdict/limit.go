@@ -124,9 +124,9 @@ func (v Limit) Text() string {
 const ContentionShare = 0.8
 
 // LimitOf names what bounded one run, by one rule: contention first (when
-// fewer keys than workers were held ContentionShare of the time and
-// attempts found them held, no CPU would buy more acquisitions), then the
-// CPU rule of JudgeCPU.
+// workers outnumbered the keys, attempts found them held, and either the
+// keys were held ContentionShare of the time or most tries found them held:
+// no CPU would buy more acquisitions), then the CPU rule of JudgeCPU.
 func LimitOf(r *results.Result) Limit {
 	if l, ok := contentionLimit(r); ok {
 		return l
@@ -148,11 +148,13 @@ func contentionLimit(r *results.Result) (Limit, bool) {
 	}
 	hold := r.Ops[results.OpHold].LatencyUS.Mean / 1e6
 	held := r.Throughput.AcquiredPerS * hold
-	if held < ContentionShare*float64(keys) {
+	c := r.Contention
+	if held < ContentionShare*float64(keys) && 2*c.Contended <= c.Attempts {
 		return Limit{}, false
 	}
-	return Limit{Limit: LimitContention, Why: fmt.Sprintf("%.1f acquisitions/s × mean hold %s = %.2f of %s held at once, %d workers waiting on them",
-		r.Throughput.AcquiredPerS, results.FormatUS(hold*1e6), held, results.Count(int64(keys), "key"), workers)}, true
+	return Limit{Limit: LimitContention, Why: fmt.Sprintf("%.1f acquisitions/s × mean hold %s = %.2f of %s held at once, %d workers waiting on them, "+
+		"%d of %d tries found the key held", r.Throughput.AcquiredPerS, results.FormatUS(hold*1e6), held, results.Count(int64(keys), "key"), workers,
+		c.Contended, c.Attempts)}, true
 }
 
 // CPUUseOf reads a run's CPU figures: client.cpu_share from the catalogue,
