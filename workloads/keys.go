@@ -257,3 +257,17 @@ func expm1Over(x float64) float64 {
 	}
 	return 1 + x*0.5*(1+x*(1.0/3)*(1+0.25*x))
 }
+
+// KeysInUse is how many keys a chooser spreads its requests over, and false
+// for unique keys (one per worker, so no two workers ever want one key).
+func KeysInUse(c KeyChooser) (int, bool) {
+	switch k := c.(type) {
+	case uniformKeys:
+		return k.k, true
+	case hotKeys:
+		return k.k, true
+	case zipfKeys:
+		return k.k, true
+	}
+	return 0, false
+}

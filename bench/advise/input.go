@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
@@ -21,9 +22,9 @@ import (
 // Correctness requirements.
 const (
 	// Strict: a stale write accepted is unacceptable.
-	Strict = "strict"
+	Strict = verdict.Strict
 	// Bounded: a rare duplicate is tolerable, at most --max-incident-rate.
-	Bounded = "bounded"
+	Bounded = verdict.Bounded
 )
 
 // WorkFlags are the run flags that describe the work; advise passes them to

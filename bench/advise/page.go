@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -111,7 +112,7 @@ func Build(ev Evidence) Page {
 			pg.Judgements = append(pg.Judgements, Judge(c, in.Req))
 			continue
 		}
-		pg.Judgements = append(pg.Judgements, Judgement{Candidate: n, Why: "not measured at your demand (see missing)", Thin: "run advise --resume with a longer --budget"})
+		pg.Judgements = append(pg.Judgements, NotMeasured(n))
 	}
 	best := Choose(pg.Judgements)
 	pg.Verdicts = []Verdict{
@@ -128,7 +129,8 @@ func Build(ev Evidence) Page {
 }
 
 func requirementsText(r Requirements) string {
-	return fmt.Sprintf("SLO %s; at most %s incidents per 10,000 holders; %s correctness", sloText(r.SLO), per10k(r.MaxIncidentRate), r.Correctness)
+	return fmt.Sprintf("SLO %s on %s (the caller's wait, retries included; a give-up is a failure); at most %s incidents per 10,000 holders; %s correctness",
+		sloText(r.SLO), verdict.WaitOp, per10k(r.MaxIncidentRate), r.Correctness)
 }
 
 // sloText lists the SLOs as written.
@@ -160,7 +162,7 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 		v.Answer = []Part{txt("No candidate is shown to meet both the SLO and %s correctness. ", req.Correctness)}
 		for _, j := range js {
 			v.Answer = append(v.Answer, txt("%s: %s. ", j.Candidate, j.Why))
-			if j.Thin != "" {
+			if j.Thin != "" && j.Measured() {
 				v.Thin = append(v.Thin, j.Candidate+": "+j.Thin)
 			}
 		}
@@ -169,10 +171,16 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 	j := js[best]
 	c := j.Cell
 	lock, topo, _ := strings.Cut(j.Candidate, "@")
-	qualifying := 0
+	qualifying, judged := 0, 0
+	var unmeasured []string
 	for _, o := range js {
 		if o.Qualifies {
 			qualifying++
+		}
+		if o.Measured() {
+			judged++
+		} else {
+			unmeasured = append(unmeasured, o.Candidate)
 		}
 	}
 	meet := fmt.Sprintf("%d meet", qualifying)
@@ -183,14 +191,21 @@ func lockVerdict(js []Judgement, best int, req Requirements) Verdict {
 	if c.Nodes == 1 {
 		servers = " server, "
 	}
-	v.Answer = []Part{txt("Run `%s` on %s: of the %d candidates, %s the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition on one backend, else p99): ",
-		lock, topo, len(js), meet, req.Correctness), num(fmt.Sprint(c.Nodes), c.RunID), txt("%s", servers)}
+	of := "of the " + results.Count(int64(judged), "candidate") + " measured"
+	if len(unmeasured) > 0 {
+		of += fmt.Sprintf(" (%s %s: %s)", results.Count(int64(len(unmeasured)), "other was|others were"), verdict.NotMeasured, strings.Join(unmeasured, ", "))
+	}
+	v.Answer = []Part{txt("Run `%s` on %s: %s, %s the SLO and %s correctness, and it is the cheapest of them (fewest servers, then server commands per acquisition on one backend, else p99): ",
+		lock, topo, of, meet, req.Correctness), num(fmt.Sprint(c.Nodes), c.RunID), txt("%s", servers)}
 	if c.CommandsPerAcquire != nil {
 		v.Answer = append(v.Answer, num(fmt.Sprintf("%.2f", *c.CommandsPerAcquire), c.RunID), txt(" commands per acquisition, "))
 	}
-	v.Answer = append(v.Answer, txt("p99 "), usWithRun(c.Step.P99US, c.RunID), txt(". Correctness: %s.", j.Why))
+	v.Answer = append(v.Answer, txt("%s p99 ", c.Step.LatencyOp), usWithRun(c.Step.P99US, c.RunID), txt(". Correctness: %s.", j.Why))
+	if len(unmeasured) > 0 {
+		v.Answer = append(v.Answer, txt(" To judge the others, run advise --resume with a longer --budget."))
+	}
 	for _, o := range js {
-		if !o.Qualifies && o.Thin != "" {
+		if !o.Qualifies && o.Thin != "" && o.Measured() {
 			v.Thin = append(v.Thin, o.Candidate+": "+o.Thin)
 		}
 	}
@@ -231,7 +246,7 @@ func ttlVerdict(t Tuning, p Plan) Verdict {
 	v.Answer = []Part{txt("No TTL tried is proven within the target; the closest, TTL %s %s, had ", cell.TTL, renewWords(cell.RenewEvery)),
 		num(fmt.Sprint(cell.Expired), runs...), txt(" of "), num(fmt.Sprint(cell.Acquired), runs...),
 		txt(" holders outlive their lease (at most "), num(per10k(cell.UpperBound), runs...), txt(" per 10,000 at 95%%, target %s), and the other experiments ran at it.", per10k(target))}
-	if more, ok := sweep.MoreSamples(cell.Expired, cell.Acquired, target); ok && cell.Overlaps == 0 {
+	if more, ok := verdict.MoreSamples(cell.Expired, cell.Acquired, target); ok && cell.Overlaps == 0 {
 		v.Thin = append(v.Thin, fmt.Sprintf("TTL %s: about %d more acquisitions would prove it (a longer --budget)", cell.TTL, more))
 	} else {
 		v.Thin = append(v.Thin, "every TTL tried lets holders outlive their lease more often than the target: a longer TTL (a longer --budget tries longer ones), or a fenced lock")
@@ -282,14 +297,23 @@ func capacityVerdict(js []Judgement, best int, capacity map[string]Cell, prof Pr
 		op := c.Step.LatencyOp
 		v.Answer = append(v.Answer, txt("%s%s sustained ", j.Candidate, mark), num(formatRate(c.Step.Throughput), c.RunID),
 			txt(" acquisitions/s with %s p99 ", op), usWithRun(c.Step.P99US, c.RunID), txt(" (%s) at your demand of %s", slo, prof.DemandText()))
+		if f := c.Step.Failures; f != nil {
+			v.Answer = append(v.Answer, txt(" ("), num(f.Text(), c.RunID), txt(")"))
+		}
 		if k, ok := capacity[j.Candidate]; ok {
 			v.Answer = append(v.Answer, txt("; closed loop at %d workers it sustained ", prof.Concurrency), num(formatRate(k.Step.Throughput), k.RunID), txt(" acquisitions/s"))
+			if f := k.Step.Failures; f != nil {
+				v.Answer = append(v.Answer, txt(" ("), num(f.Text(), k.RunID), txt(")"))
+			}
 		}
 		switch {
 		case c.Step.MetSLO:
-			v.Answer = append(v.Answer, txt(": meets it. "))
+			v.Answer = append(v.Answer, txt(": %s it. ", verdict.Meets))
 		default:
-			v.Answer = append(v.Answer, txt(": misses it (%s). ", strings.Join(c.Step.Broken, "; ")))
+			v.Answer = append(v.Answer, txt(": %s it (%s). ", verdict.Misses, strings.Join(c.Step.Broken, "; ")))
+		}
+		if l := c.Step.Limit; l != nil {
+			v.Answer = append(v.Answer, num(l.Text(), c.RunID), txt(". "))
 		}
 	}
 	if len(v.Answer) == 0 {
@@ -320,7 +344,7 @@ func incidentVerdict(ev Evidence, js []Judgement, prof Profile) Verdict {
 			rate = float64(c.Expired) / float64(c.Acquired)
 		}
 		v.Answer = append(v.Answer, txt("%s at TTL %s: ", j.Candidate, ttl), num(per10k(rate), c.RunID), txt(" of every 10,000 holders outlived their lease (95%% upper bound "),
-			num(per10k(sweep.UpperBound(c.Expired, c.Acquired)), c.RunID), txt(", "), num(fmt.Sprint(c.Expired), c.RunID), txt(" of "), num(fmt.Sprint(c.Acquired), c.RunID), txt("). "))
+			num(per10k(verdict.UpperBound(c.Expired, c.Acquired)), c.RunID), txt(", "), num(fmt.Sprint(c.Expired), c.RunID), txt(" of "), num(fmt.Sprint(c.Acquired), c.RunID), txt("). "))
 	}
 	if prof.PauseProb == 0 {
 		v.Answer = append(v.Answer, txt("Your work has no pauses: a holder outlives its lease only if its hold or the lock's latency reaches the TTL."))

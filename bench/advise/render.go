@@ -13,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -156,7 +157,7 @@ func candidateTable(w io.Writer, p Page) error {
 		if c.CommandsPerAcquire != nil {
 			cmds = fmt.Sprintf("%.2f", *c.CommandsPerAcquire)
 		}
-		_ = t.Append(j.Candidate, formatRate(c.Step.Throughput), results.FormatUS(c.Step.P99US), slo, cmds, per10k(sweep.UpperBound(c.Expired, c.Acquired)),
+		_ = t.Append(j.Candidate, formatRate(c.Step.Throughput), results.FormatUS(c.Step.P99US), slo, cmds, per10k(verdict.UpperBound(c.Expired, c.Acquired)),
 			c.StaleAccepted, c.FencingRejected, c.DoubleGrants, verdictWord(j))
 	}
 	t.Configure(func(cfg *tablewriter.Config) { cfg.Row.Alignment.PerColumn = []tw.Align{tw.AlignLeft} })
@@ -199,7 +200,7 @@ func WriteHTML(w io.Writer, p Page, resultsDir string) error {
 		"us":   results.FormatUS,
 		"rate": formatRate,
 		"bound": func(c *Cell) string {
-			return per10k(sweep.UpperBound(c.Expired, c.Acquired))
+			return per10k(verdict.UpperBound(c.Expired, c.Acquired))
 		},
 		"verdict": verdictWord,
 		"deref": func(f *float64) string {

@@ -39,13 +39,15 @@ func fixture(t *testing.T) Evidence {
 		}
 		r := &results.Result{ID: fmt.Sprintf("20261204-1200%02d-abcdef", i), Lock: results.LockInfo{Name: e.Candidate.Lock, Fencing: e.Candidate.Lock == "fenced"},
 			Topology: results.Topology{Nodes: []string{"127.0.0.1:7000"}}, Throughput: results.Throughput{AcquiredPerS: 3000 - 100*float64(i)},
-			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 30000, LatencyUS: results.Percentiles{P99: 900 + 10*float64(i)}}}}
+			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 36118, LatencyUS: results.Percentiles{P99: 900 + 10*float64(i)}},
+				results.OpAcquireFailed: {Count: 2}, results.OpTimeToAcquire: {Count: 36000, LatencyUS: results.Percentiles{P99: 1500 + 10*float64(i)}}},
+			Errors: map[string]int64{"timeout": 2}}
 		cmds := 4.0
 		if r.Lock.Fencing {
 			cmds = 6
 		}
 		r.Servers = &results.Servers{CommandsPerAcquire: &cmds}
-		r.Contention.Acquired, r.Contention.Contended = 36000, 120
+		r.Contention.Attempts, r.Contention.Acquired, r.Contention.Contended, r.Contention.GaveUp = 36120, 36000, 120, 2
 		if e.TTL == "100ms" || e.Kind != KindTTL {
 			r.Incidents.ExpiredDuringWork = 360
 			if r.Lock.Fencing {

@@ -2,10 +2,10 @@ package advise
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
@@ -53,8 +53,15 @@ type Cell struct {
 	CPUPerAcquireUS    *float64 `json:"cpu_us_per_acquire"`
 }
 
-// Incidents are the unsafe outcomes: stale writes accepted and double grants.
-func (c Cell) Incidents() int64 { return c.StaleAccepted + c.DoubleGrants }
+// Safety is the cell's evidence as the correctness rule reads it.
+func (c Cell) Safety() verdict.Safety {
+	return verdict.Safety{Acquired: c.Acquired, Fenced: c.Fenced, Expired: c.Expired, StaleAccepted: c.StaleAccepted,
+		FencingRejected: c.FencingRejected, DoubleGrants: c.DoubleGrants}
+}
+
+// Incidents are the unsafe outcomes (verdict.Safety.Incidents): stale
+// writes accepted, and double grants where no fence guarded the resource.
+func (c Cell) Incidents() int64 { return c.Safety().Incidents() }
 
 // CellOf reads an outcome's result into a cell, judging it against the
 // SLO at its load.
@@ -109,6 +116,10 @@ type Judgement struct {
 	Candidate string `json:"candidate"`
 	// Cell is its run at the demand; nil when it was not measured.
 	Cell *Cell `json:"cell,omitempty"`
+	// SLO and Correctness are the rulebook's words for it (verdict.Meets
+	// or Misses; verdict.Safe, Fails, TooThin or NotMeasured).
+	SLO         verdict.Word `json:"slo"`
+	Correctness verdict.Word `json:"correctness"`
 	// MeetsSLO, Safe and Qualifies are the rules' verdicts (Qualifies =
 	// both); Why says why in one sentence.
 	MeetsSLO  bool   `json:"meets_slo"`
@@ -120,65 +131,51 @@ type Judgement struct {
 	Thin string `json:"thin,omitempty"`
 }
 
-// Judge applies the SLO rule and the correctness rule to a candidate's run
-// at the demand (see README, advise's rules):
-//
-//   - SLO: every --slo held at the demand (closed loop: the acquire
-//     latency; open loop: time to acquire, and at least 95% of the offered
-//     requests served).
-//   - strict: no stale write accepted and no double grant, and either the
-//     lock is fenced (the resource refuses a stale holder's write) or the
-//     95% upper bound on holders outliving their lease is within
-//     --max-incident-rate (without a fence each of them could write stale).
-//   - bounded: the 95% upper bound on incidents (stale writes accepted and
-//     double grants) per acquisition is within --max-incident-rate.
+// Measured reports whether the candidate was measured at the demand and
+// acquired anything there: only such a candidate is judged.
+func (j Judgement) Measured() bool { return j.Cell != nil && j.Correctness != verdict.NotMeasured }
+
+// NotMeasured is the judgement of a candidate with no run at the demand.
+func NotMeasured(candidate string) Judgement {
+	return Judgement{Candidate: candidate, SLO: verdict.NotMeasured, Correctness: verdict.NotMeasured,
+		Why: "not measured at your demand (see missing)", Thin: "run advise --resume with a longer --budget"}
+}
+
+// Judge applies the rulebook (bench/verdict) to a candidate's run at the
+// demand: the SLO rule on the caller's wait (c.Step, judged as capacity
+// judges a step) and the correctness rule for the requirement.
 func Judge(c Cell, req Requirements) Judgement {
-	j := Judgement{Candidate: c.Candidate, Cell: &c, MeetsSLO: c.Step.MetSLO}
-	target := req.MaxIncidentRate
-	if c.Acquired == 0 {
+	d := verdict.Correctness(c.Safety(), req.Correctness, req.MaxIncidentRate)
+	j := Judgement{Candidate: c.Candidate, Cell: &c, MeetsSLO: c.Step.MetSLO, SLO: verdict.Misses, Correctness: d.Word, Thin: d.Thin}
+	if j.MeetsSLO {
+		j.SLO = verdict.Meets
+	}
+	if d.Word == verdict.NotMeasured {
+		j.SLO, j.MeetsSLO = verdict.NotMeasured, false
 		j.Why = "it acquired no lock at your demand, so nothing about it is proven"
-		j.Thin = "run it again; check that its servers answer"
 		return j
 	}
-	var why string
-	switch {
-	case req.Correctness == Strict && c.Incidents() > 0:
-		why = fmt.Sprintf("%d stale writes accepted and %d double grants in %d acquisitions; strict correctness allows none", c.StaleAccepted, c.DoubleGrants, c.Acquired)
-	case req.Correctness == Strict && c.Fenced:
-		j.Safe = true
-		why = fmt.Sprintf("fenced: no stale write accepted in %d acquisitions, %d refused by the fence", c.Acquired, c.FencingRejected)
-	case req.Correctness == Strict:
-		j.Safe, why, j.Thin = boundRule(c.Expired, c.Acquired, target, "holders outliving their lease (each a stale write without a fence)")
-	default:
-		j.Safe, why, j.Thin = boundRule(c.Incidents(), c.Acquired, target, "incidents (stale writes accepted, double grants)")
-	}
+	j.Safe = d.Word == verdict.Safe
 	j.Qualifies = j.Safe && j.MeetsSLO
 	switch {
 	case !j.MeetsSLO && len(c.Step.Broken) > 0:
-		j.Why = "misses the SLO (" + c.Step.Broken[0] + "); " + why
+		j.Why = "misses the SLO (" + c.Step.Broken[0] + "); " + d.Why
 	default:
-		j.Why = why
+		j.Why = d.Why
+	}
+	switch {
+	case !j.MeetsSLO:
+		// The SLO already decided: more samples of its safety could not
+		// make it qualify, so "too thin" would not earn its word.
+		j.Thin = ""
+	case d.Thin != "":
+		j.Thin += " (a longer --budget)"
 	}
 	return j
 }
 
-// boundRule is the rule "the 95% upper bound of k in n is within target";
-// thin says how many more samples would prove it when the observed rate is
-// below the target but the bound is not.
-func boundRule(k, n int64, target float64, what string) (ok bool, why, thin string) {
-	bound := sweep.UpperBound(k, n)
-	why = fmt.Sprintf("%d of %d %s: at most %s per 10,000 at 95%% (target %s)", k, n, what, per10k(bound), per10k(target))
-	if bound <= target {
-		return true, why, ""
-	}
-	if more, ok := sweep.MoreSamples(k, n, target); ok {
-		thin = fmt.Sprintf("too few samples to prove the target: about %d more acquisitions would (a longer --budget)", more)
-	}
-	return false, why, thin
-}
-
 // per10k renders a rate per 10,000.
-func per10k(rate float64) string { return fmt.Sprintf("%.3g", rate*1e4) }
+func per10k(rate float64) string { return verdict.Per10k(rate) }
 
 // Choose picks the recommended candidate among those that qualify, by the
 // rule "the cheapest that meets the SLO and the correctness requirement":
@@ -265,7 +262,7 @@ func CompareRedlock(redlock, against Cell) RedlockCompare {
 
 // isRedlock reports whether a candidate is Redlock over several masters.
 func isRedlock(candidate string) bool {
-	return slices.Contains([]string{"redlock", "redsync"}, lockOf(candidate))
+	return sweep.IsRedlock(lockOf(candidate))
 }
 
 func lockOf(candidate string) string {

@@ -47,11 +47,26 @@ func TestJudge(t *testing.T) {
 			c.Fenced, c.Expired, c.FencingRejected = true, 300, 120
 			return c
 		}, strict(1e-4), true, true, "", "120 refused"},
-		{"strict fenced, double grant", func() Cell {
+		{"strict fenced, double grant the fence refused", func() Cell {
 			c := cell("fenced@single", 1, 1_000, 500, nil)
-			c.Fenced, c.DoubleGrants = true, 1
+			c.Fenced, c.DoubleGrants, c.FencingRejected = true, 1, 1
+			return c
+		}, strict(1e-4), true, true, "", "1 refused by the fence"},
+		{"strict unfenced, double grant", func() Cell {
+			c := cell("single@single", 1, 1_000, 500, nil)
+			c.DoubleGrants = 1
 			return c
 		}, strict(1e-4), false, false, "", "double grants"},
+		{"bounded passes what strict passes: fenced, few samples", func() Cell {
+			c := cell("fenced@single", 1, 124, 500, nil)
+			c.Fenced, c.FencingRejected = true, 2
+			return c
+		}, bounded, true, true, "", "2 refused by the fence"},
+		{"unfenced 2% outlived: fails, not too thin", func() Cell {
+			c := cell("single@single", 1, 1_000, 500, nil)
+			c.Expired = 20
+			return c
+		}, strict(1e-4), false, false, "", "at least 139 per 10,000"},
 		{"bounded, rare duplicate within target", func() Cell {
 			c := cell("single@single", 1, 100_000, 500, nil)
 			c.StaleAccepted = 2
@@ -143,7 +158,8 @@ func TestRetryAdvice(t *testing.T) {
 // through the catalogue, and server cost the run could not read is absent.
 func TestCellOfReadsTheCatalogue(t *testing.T) {
 	r := &results.Result{ID: "r1", Lock: results.LockInfo{Fencing: true}, Topology: results.Topology{Nodes: []string{"a", "b", "c"}},
-		Ops:        map[string]results.OpSummary{results.OpAcquire: {Count: 100, LatencyUS: results.Percentiles{P99: 800}}},
+		Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 100, LatencyUS: results.Percentiles{P99: 300}},
+			results.OpTimeToAcquire: {Count: 100, LatencyUS: results.Percentiles{P99: 800}}},
 		Throughput: results.Throughput{AcquiredPerS: 1000}}
 	r.Contention.Acquired, r.Contention.Contended = 100, 5
 	r.Incidents.ExpiredDuringWork, r.Incidents.WorkAborted, r.Incidents.FencingRejected = 3, 1, 2
@@ -192,5 +208,28 @@ func TestIncidentVerdictNamesNoLease(t *testing.T) {
 	// etcd ran at its own lease (whole seconds), not the tuned 500ms.
 	if !strings.Contains(got, "etcd@etcd:3 at TTL 2s") {
 		t.Errorf("etcd's sentence names a TTL it did not run at: %q", got)
+	}
+}
+
+// TestLockVerdictCountsOnlyMeasured: a budget that measured one candidate of
+// three judges one; the other two are "not measured", not counted among
+// those judged.
+func TestLockVerdictCountsOnlyMeasured(t *testing.T) {
+	c := cell("fenced@single", 1, 1000, 500, nil)
+	c.Fenced = true
+	js := []Judgement{NotMeasured("single@single"), Judge(c, strict(1e-4)), NotMeasured("etcd@etcd:3")}
+	v := lockVerdict(js, Choose(js), strict(1e-4))
+	var text strings.Builder
+	for _, p := range v.Answer {
+		text.WriteString(p.Text)
+	}
+	want := "of the 1 candidate measured (2 others were not measured: single@single, etcd@etcd:3), only it meets"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("verdict %q lacks %q", text.String(), want)
+	}
+	for _, j := range js {
+		if j.Measured() != (j.Candidate == "fenced@single") {
+			t.Errorf("%s measured %v", j.Candidate, j.Measured())
+		}
 	}
 }

@@ -3,10 +3,9 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 
-	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -28,31 +27,9 @@ type Ramp struct {
 	OpenLoop bool
 }
 
-// MinServedShare is the share of its offered requests an open-loop step must
-// serve, dropping none that was already late, to count as keeping up: below
-// it the generator or the lock is saturated, whatever its percentiles say.
-const MinServedShare = 0.95
-
-// edgeDrops is how many of a step's requests may go unstarted at the
-// window's close without proving it saturated: those intended in its last
-// late threshold (bench.DefaultLateThreshold), which were not yet late when
-// it closed (a timer firing a little late on a busy machine leaves one
-// behind at any rate). A step that dropped more dropped at least one request
-// that was already late.
-func edgeDrops(offered int64, durationS float64) int64 {
-	if durationS <= 0 {
-		return 0
-	}
-	return int64(math.Ceil(float64(offered) / durationS * bench.DefaultLateThreshold.Seconds()))
-}
-
-// LatencyOp is the operation whose latency a ramp's SLO reads.
-func (r Ramp) LatencyOp() string {
-	if r.OpenLoop {
-		return results.OpTimeToAcquire
-	}
-	return results.OpAcquire
-}
+// LatencyOp is the operation whose latency a ramp's SLO reads: the
+// caller's wait, by the rulebook (verdict.WaitOp), in either loop.
+func (r Ramp) LatencyOp() string { return verdict.WaitOp }
 
 // DefaultRamp doubles concurrency from 1 to 128: eight steps, sized so that a
 // two-topology search fits in a few minutes on a small machine.
@@ -80,8 +57,10 @@ type Step struct {
 	// Throughput is acquisitions/s.
 	Throughput float64 `json:"acquired_per_s"`
 	// LatencyOp is the operation whose p99 the step reports and a bare pNN
-	// SLO reads: acquire in closed loop, time_to_acquire in open loop (from
-	// each request's intended start, so queueing in the generator counts).
+	// SLO reads: time_to_acquire (verdict.WaitOp), the caller's wait, retries
+	// included; in open loop from each request's intended start, so queueing
+	// in the generator counts. Steps stored before it read acquire in closed
+	// loop.
 	LatencyOp string `json:"latency_op"`
 	// P99US is LatencyOp's p99.
 	P99US float64 `json:"p99_us"`
@@ -96,7 +75,13 @@ type Step struct {
 	Broken []string `json:"broken,omitempty"`
 	// CPU is what the step's run used of the generator's and the
 	// servers' CPUs.
-	CPU CPUUse `json:"cpu"`
+	CPU verdict.CPUUse `json:"cpu"`
+	// Failures stand beside the step's rate: tries failed by kind,
+	// give-ups, and in open loop served, late and dropped.
+	Failures *verdict.Failures `json:"failures,omitempty"`
+	// Limit is what bounded the step's run (verdict.LimitOf); nil in steps
+	// stored before it was judged.
+	Limit *verdict.Limit `json:"limit,omitempty"`
 }
 
 // Capacity is the outcome of a search on one topology.
@@ -114,7 +99,7 @@ type Capacity struct {
 	Stop string `json:"stop"`
 	// Limit says what bounded the throughput, judged at Saturation (at
 	// the first step when none met the SLO).
-	Limit *Verdict `json:"limit,omitempty"`
+	Limit *verdict.Limit `json:"limit,omitempty"`
 }
 
 // StepRunner runs one load level and returns its result.
@@ -161,7 +146,7 @@ func Search(ctx context.Context, label string, ramp Ramp, slo []results.Assertio
 
 // limitOf judges what bounded a search: at its saturation step, or at its
 // first step when none met the SLO; nil without steps.
-func limitOf(c Capacity) *Verdict {
+func limitOf(c Capacity) *verdict.Limit {
 	at := c.Saturation
 	if at == nil && len(c.Steps) > 0 {
 		at = &c.Steps[0]
@@ -169,7 +154,10 @@ func limitOf(c Capacity) *Verdict {
 	if at == nil {
 		return nil
 	}
-	v := Judge(at.CPU)
+	if at.Limit != nil {
+		return at.Limit
+	}
+	v := verdict.JudgeCPU(at.CPU)
 	return &v
 }
 
@@ -192,36 +180,14 @@ func StepOf(load float64, r *results.Result, slo []results.Assertion, openLoop b
 }
 
 func stepOf(load float64, r *results.Result, slo []results.Assertion, ramp Ramp) Step {
-	op := ramp.LatencyOp()
-	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, LatencyOp: op, P99US: r.Ops[op].LatencyUS.P99, MetSLO: true, CPU: cpuUse(r)}
-	for _, a := range slo {
-		a = a.For(op)
-		v, err := a.Measure(r)
-		if err != nil || !a.Holds(v) {
-			s.MetSLO = false
-			s.Broken = append(s.Broken, fmt.Sprintf("%s: %s", a.Expr, formatMeasured(a, v, err)))
-		}
-	}
+	j := verdict.JudgeSLO(r, slo, ramp.OpenLoop)
+	limit := verdict.LimitOf(r)
+	s := Step{Load: load, RunID: r.ID, Throughput: r.Throughput.AcquiredPerS, LatencyOp: j.Op, P99US: j.P99US, MetSLO: j.Met(), Broken: j.Broken,
+		CPU: verdict.CPUUseOf(r), Failures: &j.Failures, Limit: &limit}
 	if ramp.OpenLoop {
-		c := r.Counters
-		s.Offered, s.Served, s.Dropped = c.Scheduled, c.Served, c.Dropped
-		if c.Dropped > edgeDrops(c.Scheduled, r.DurationS) || float64(c.Served) < MinServedShare*float64(c.Scheduled) {
-			s.MetSLO = false
-			s.Broken = append([]string{fmt.Sprintf("saturated: served %d of %d offered, %d dropped", c.Served, c.Scheduled, c.Dropped)}, s.Broken...)
-		}
+		s.Offered, s.Served, s.Dropped = j.Failures.Scheduled, j.Failures.Served, j.Failures.Dropped
 	}
 	return s
-}
-
-// formatMeasured renders what an SLO read, in its unit, or why it could not.
-func formatMeasured(a results.Assertion, v float64, err error) string {
-	if err != nil {
-		return err.Error()
-	}
-	if a.IsLatency() {
-		return results.FormatUS(v)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
 func saturation(steps []Step) *Step {

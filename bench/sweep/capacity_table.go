@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -56,7 +57,7 @@ func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns 
 			before:     []any{"acq/s", op + "\np99"},
 			beforeCell: func(s Step) []any { return []any{thr.Format(s.Throughput), results.FormatUS(s.P99US)} },
 			after:      []any{"cpu %\ngen/srv"},
-			afterCell:  func(s Step) []any { return []any{cpuCell(s.CPU)} },
+			afterCell:  func(s Step) []any { return []any{s.CPU.Cell()} },
 		}
 	}
 	sc := stepColumns{beforeCell: func(s Step) []any { return figureCells(cols.figs, cols.runs[s.RunID]) }, afterCell: func(Step) []any { return nil }}
@@ -92,13 +93,13 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		fmt.Fprintf(w, "%s\n", c.Label)
 		op := latencyOpOf(c)
 		sc := keyColumns(op, thr, cols)
-		openLoop := op == results.OpTimeToAcquire
+		openLoop := openLoopOf(c)
 		header := append([]any{loadName}, sc.before...)
 		if openLoop {
 			header = append(header, "served", "dropped")
 		}
 		header = append(header, sc.after...)
-		t := results.NewTable(w, append(header, "SLO on\n"+op, "run")...)
+		t := results.NewTable(w, append(header, "SLO", "run")...)
 		var broken []string
 		for _, s := range c.Steps {
 			verdict := "met"
@@ -123,9 +124,10 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		for _, b := range broken {
 			fmt.Fprintln(w, b)
 		}
+		fmt.Fprintln(w, verdict.JudgedOn(op))
 		if openLoop {
 			fmt.Fprintf(w, "open loop: p99 is time_to_acquire, from each request's intended start; a step that serves under %.0f%% of what it offered, or drops a request already late (not started 1ms after its intended start) when the window closed, is saturated\n",
-				MinServedShare*100)
+				verdict.MinServedShare*100)
 		}
 		if c.Saturation != nil {
 			fmt.Fprintf(w, "saturation: %.0f acquisitions/s at %s %s, meeting the SLO; knee at %s %s; stopped: %s\n",
@@ -141,10 +143,18 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 	return nil
 }
 
-// cpuCell is a step's CPU use as percentages, the generator's (of its
-// CPUs) over the busiest server's (of one CPU), n/a where not measured.
-func cpuCell(u CPUUse) string {
-	return strings.TrimSuffix(pctPtr(u.ClientShare), "%") + "/" + strings.TrimSuffix(pct(u.busiest()), "%")
+// openLoopOf reports whether a search ramped an open-loop rate: its steps
+// say so, or (stored before they did) read time_to_acquire.
+func openLoopOf(c Capacity) bool {
+	for _, s := range c.Steps {
+		if s.Failures != nil {
+			return s.Failures.OpenLoop
+		}
+		if s.LatencyOp != "" {
+			return s.LatencyOp == results.OpTimeToAcquire
+		}
+	}
+	return false
 }
 
 // latencyOpOf is the operation a search's steps report, acquire for steps
@@ -180,7 +190,7 @@ func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
 		op := latencyOpOf(c)
 		for _, s := range c.Steps {
 			offered, served, dropped := "", "", ""
-			if op == results.OpTimeToAcquire {
+			if openLoopOf(c) {
 				offered, served, dropped = strconv.FormatInt(s.Offered, 10), strconv.FormatInt(s.Served, 10), strconv.FormatInt(s.Dropped, 10)
 			}
 			sat := c.Saturation != nil && c.Saturation.RunID == s.RunID
@@ -189,7 +199,7 @@ func WriteCapacityCSV(w io.Writer, cs []Capacity, loadName string) error {
 			if s.CPU.ClientShare != nil {
 				client = f(*s.CPU.ClientShare)
 			}
-			if b := s.CPU.busiest(); b >= 0 {
+			if b := s.CPU.Busiest(); b >= 0 {
 				server = f(b)
 			}
 			if sat && c.Limit != nil {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -17,15 +19,6 @@ import (
 // the share of its own healthy throughput each lock kept.
 
 func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
-
-// AvailabilityOf is 1 − errors/attempts of a run: the share of acquire
-// attempts that did not fail (contended ones count as answered).
-func AvailabilityOf(r *results.Result) float64 {
-	if r == nil || r.Contention.Attempts == 0 {
-		return 0
-	}
-	return 1 - float64(r.TotalErrors())/float64(r.Contention.Attempts)
-}
 
 // figure is one figure's median over a lock's runs and its range.
 type figure struct {
@@ -142,21 +135,68 @@ func SummarizeCost(rows []CostRuns) []CostSummary {
 	fcmp := results.CompareFigures(fgs, results.FiguresFor(allRuns(rows, true)))
 	for j, i := range idx {
 		fs := &FaultSummary{Spec: rows[i].Fault, Runs: runIDs(rows[i].Faulted), Figures: figuresOf(fcmp, j)}
-		fs.Figures["availability"] = availability(rows[i].Faulted)
+		for name, f := range availabilities(rows[i].Faulted) {
+			fs.Figures[name] = f
+		}
 		fs.Kept = kept(fcmp, j, cmp, i)
 		out[i].Fault = fs
 	}
 	return out
 }
 
-// availability is the median share of attempts answered over runs.
-func availability(runs []*results.Result) figure {
-	xs := make([]float64, len(runs))
-	for i, r := range runs {
-		xs[i] = AvailabilityOf(r)
+// availabilities are the medians over runs of the rulebook's availability
+// in time (verdict.AvailabilityOf): the fault span's share of seconds with
+// an acquisition, the window's, and the longest gap; a figure no run had is
+// absent.
+func availabilities(runs []*results.Result) map[string]figure {
+	var span, window, gap []float64
+	for _, r := range runs {
+		a, ok := verdict.AvailabilityOf(r)
+		if !ok {
+			continue
+		}
+		if a.FaultShare != nil {
+			span = append(span, *a.FaultShare)
+		}
+		window, gap = append(window, a.WindowShare), append(gap, a.LongestGapS)
 	}
-	lo, hi := minMax(xs)
-	return figure{Median: results.Median(xs), Min: lo, Max: hi}
+	out := map[string]figure{}
+	for name, xs := range map[string][]float64{"availability": span, "availability_window": window, "longest_gap_s": gap} {
+		if len(xs) > 0 {
+			lo, hi := minMax(xs)
+			out[name] = figure{Median: results.Median(xs), Min: lo, Max: hi}
+		}
+	}
+	return out
+}
+
+// availableText is a fault row's availability cell: the fault span's share
+// over the window's, n/a where not measured.
+func availableText(fs map[string]figure) string {
+	window, ok := fs["availability_window"]
+	if !ok {
+		return "n/a"
+	}
+	span := "-"
+	if f, ok := fs["availability"]; ok {
+		span = fmt.Sprintf("%.0f%%", 100*f.Median)
+	}
+	return fmt.Sprintf("%s/%.0f%%", span, 100*window.Median)
+}
+
+// failedP99 is the median p99 of the failed attempts over runs, n/a with
+// none: beside the successes' p99, what a failing caller waited.
+func failedP99(runs []*results.Result) string {
+	var xs []float64
+	for _, r := range runs {
+		if o := r.Ops[results.OpAcquireFailed]; o.Count > 0 {
+			xs = append(xs, o.LatencyUS.P99)
+		}
+	}
+	if len(xs) == 0 {
+		return "n/a"
+	}
+	return results.FormatUS(results.Median(xs))
 }
 
 // kept is faulted throughput over healthy, medians both, or nil when either
@@ -200,8 +240,60 @@ func writeLockCostText(w io.Writer, rows []CostRuns, columns []string) error {
 		return err
 	}
 	writeCostNotes(w, rows)
+	if bought := redlockBought(SummarizeCost(rows)); bought != "" {
+		fmt.Fprintln(w, bought)
+	}
 	return nil
 }
+
+// redlockBought is redlock-cost's last line: what Redlock kept under its
+// fault (a master lost) against the single server under its own, at what
+// healthy cost; "" without both faulted.
+func redlockBought(sums []CostSummary) string {
+	var single, redlock *CostSummary
+	for i := range sums {
+		s := &sums[i]
+		switch {
+		case s.Fault == nil:
+		case IsRedlock(s.Lock) && redlock == nil:
+			redlock = s
+		case !IsRedlock(s.Lock) && single == nil:
+			single = s
+		}
+	}
+	if single == nil || redlock == nil {
+		return ""
+	}
+	kept := func(s *CostSummary) string {
+		f, ok := s.Fault.Figures["availability"]
+		g := s.Fault.Figures["longest_gap_s"]
+		if !ok {
+			return "n/a of its fault's span"
+		}
+		return fmt.Sprintf("%.0f%% of its fault's span (longest gap %.0fs)", 100*f.Median, g.Median)
+	}
+	line := fmt.Sprintf("what Redlock bought: %s@%s kept acquiring in %s under %q; %s@%s in %s under %q",
+		redlock.Lock, redlock.Topology, kept(redlock), redlock.Fault.Spec, single.Lock, single.Topology, kept(single), single.Fault.Spec)
+	var cost []string
+	for _, name := range []string{"throughput.acquired_per_s", "servers.commands_per_acquire"} {
+		r, h := redlock.Figures[name], single.Figures[name]
+		if h.Median > 0 && r.Median > 0 {
+			cost = append(cost, fmt.Sprintf("%.2fx the %s", r.Median/h.Median, map[string]string{"throughput.acquired_per_s": "acquisitions/s",
+				"servers.commands_per_acquire": "server commands per acquisition"}[name]))
+		}
+	}
+	if len(cost) > 0 {
+		line += "; at " + strings.Join(cost, " and ") + " of the single server, healthy"
+	}
+	if redlock.Fault.Spec != single.Fault.Spec {
+		line += " (different faults: each row's availability answers its own)"
+	}
+	return line
+}
+
+// IsRedlock reports whether a lock acquires by quorum over several masters
+// (redlock, redsync).
+func IsRedlock(lock string) bool { return lock == "redlock" || lock == "redsync" }
 
 // writeFaultView prints each faulted lock's figures under its fault.
 func writeFaultView(w io.Writer, rows []CostRuns, healthy results.Comparison) error {
@@ -214,20 +306,40 @@ func writeFaultView(w io.Writer, rows []CostRuns, healthy results.Comparison) er
 		return err
 	}
 	fcmp := results.CompareFigures(fgs, figs)
-	v := results.RowsView{Lead: []string{"under fault", "topology"}, Extra: []string{"available", "kept"}}
+	v := results.RowsView{Lead: []string{"under fault", "topology"}, Extra: []string{"acquiring\nfault/window", "longest\ngap", "failed\np99", "kept"}}
 	for j, i := range idx {
 		v.Names = append(v.Names, []string{rows[i].Spec.Lock, rows[i].Spec.Topology})
 		k := "-"
 		if p := kept(fcmp, j, healthy, i); p != nil {
 			k = percent(*p)
 		}
-		v.Extras = append(v.Extras, []string{percent(availability(rows[i].Faulted).Median), k})
+		av := availabilities(rows[i].Faulted)
+		gap := "n/a"
+		if g, ok := av["longest_gap_s"]; ok {
+			gap = fmt.Sprintf("%.0fs", g.Median)
+		}
+		v.Extras = append(v.Extras, []string{availableText(av), gap, failedP99(rows[i].Faulted), k})
 	}
 	fmt.Fprintln(w)
 	if err := fcmp.WriteRows(w, v); err != nil {
 		return fmt.Errorf("lock-cost under fault: %w", err)
 	}
+	fmt.Fprintln(w, "acquiring: the share of the fault's span / of the window whose seconds had an acquisition (a stalled attempt is not available)")
+	if faults := distinctFaults(rows, idx); len(faults) > 1 {
+		fmt.Fprintf(w, "the rows faced different faults (%s): their figures answer different questions\n", strings.Join(faults, "; "))
+	}
 	return nil
+}
+
+// distinctFaults are the faults the faulted rows faced, each named once.
+func distinctFaults(rows []CostRuns, idx []int) []string {
+	var out []string
+	for _, i := range idx {
+		if !slices.Contains(out, rows[i].Fault) {
+			out = append(out, rows[i].Fault)
+		}
+	}
+	return out
 }
 
 // writeCostNotes names each lock's fault and the machine sharing that

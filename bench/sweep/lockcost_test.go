@@ -172,11 +172,32 @@ func costFixture(t *testing.T, provider string, cpus int) []CostRuns {
 			row.Runs = append(row.Runs, r)
 			d := fakeRun(t, fmt.Sprintf("%s-fault-%d", l.spec.Lock, i), l.spec.Topology, provider, cpus, l.faulted)
 			d.Errors["conn_refused"] = l.errs
+			withSeries(d, l.fault)
 			row.Faulted = append(row.Faulted, d)
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// withSeries gives a faulted run a 10s window's per-second series and its
+// fault: the single server paused at 2.5s acquires in its first 3 seconds
+// only (3 of 10 seconds, 1 of the 8 the pause spans); a killed Redlock
+// master leaves a quorum acquiring every second.
+func withSeries(r *results.Result, fault string) {
+	r.DurationS = 10
+	r.Faults = []results.FaultEvent{{Spec: fault}}
+	paused := strings.Contains(fault, "pause")
+	if paused {
+		r.Faults[0].AtS, r.Faults[0].EndS = 2.5, 13.5
+	}
+	for s := 1; s <= 10; s++ {
+		p := results.SeriesPoint{ElapsedS: float64(s), Acquired: 100}
+		if paused && s > 3 {
+			p.Acquired = 0
+		}
+		r.Series = append(r.Series, p)
+	}
 }
 
 // withHistogram stores an acquire histogram whose p95 lies between p50 and p99.

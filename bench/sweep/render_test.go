@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/results/resultstest"
 )
@@ -140,7 +141,7 @@ func capacityFixture() []Capacity {
 	clients := []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35}
 	servers := []float64{0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.05}
 	for i := range single.Steps {
-		single.Steps[i].CPU = CPUUse{ClientShare: &clients[i], ClientCPUs: 2, HostCPUs: 2, SharedHost: true, ServerShares: servers[i : i+1]}
+		single.Steps[i].CPU = verdict.CPUUse{ClientShare: &clients[i], ClientCPUs: 2, HostCPUs: 2, SharedHost: true, ServerShares: servers[i : i+1]}
 	}
 	single.Limit = limitOf(single)
 

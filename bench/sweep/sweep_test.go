@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -146,7 +147,7 @@ func curve(ceiling float64, noise func(load float64) float64) StepRunner {
 		}
 		p99 := 200 + 100*load
 		return &results.Result{ID: fmt.Sprintf("run-%d", n), Throughput: results.Throughput{AcquiredPerS: tput},
-			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: p99}}}}, nil
+			Ops: map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: p99}}}}, nil
 	}
 }
 
@@ -195,7 +196,7 @@ func TestCapacityFlatThroughput(t *testing.T) {
 func TestCapacityNeverSaturates(t *testing.T) {
 	linear := func(_ context.Context, load float64) (*results.Result, error) {
 		return &results.Result{ID: "r", Throughput: results.Throughput{AcquiredPerS: 1000 * load},
-			Ops: map[string]results.OpSummary{results.OpAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}, nil
+			Ops: map[string]results.OpSummary{results.OpTimeToAcquire: {Count: 1, LatencyUS: results.Percentiles{P99: 100}}}}, nil
 	}
 	c, err := Search(context.Background(), "x", Ramp{Start: 1, Max: 16, Factor: 2, MinGain: 0.05, Patience: 2}, nil, linear)
 	if err != nil {
@@ -256,23 +257,6 @@ func TestRecommend(t *testing.T) {
 	}
 }
 
-func TestUpperBound(t *testing.T) {
-	for _, tc := range []struct {
-		k, n   int64
-		lo, hi float64
-	}{
-		{0, 30_000, 0.99e-4, 1.0e-4},  // rule of three
-		{0, 0, 1, 1},                  // nothing measured proves nothing
-		{82, 10_000, 0.0095, 0.0100},  // Wilson: 0.0082 observed
-		{5000, 10_000, 0.508, 0.509},  // a coin
-		{10_000, 10_000, 0.9997, 1.0}, // everything expired
-	} {
-		if got := UpperBound(tc.k, tc.n); got < tc.lo || got > tc.hi {
-			t.Errorf("UpperBound(%d, %d) = %.5g, want in [%g, %g]", tc.k, tc.n, got, tc.lo, tc.hi)
-		}
-	}
-}
-
 // openLoopCurve fakes an open-loop step: the lock serves at most ceiling
 // requests/s, and the rest queue in the generator, so time_to_acquire grows
 // while the service time (acquire) stays flat.
@@ -314,7 +298,7 @@ func TestCapacityOpenLoopReadsTimeToAcquireAndSaturates(t *testing.T) {
 	if err := WriteCapacity(&buf, []Capacity{c}, "rate"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"time_to_acquire", "SLO on", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
+	for _, want := range []string{"time_to_acquire", "SLO judged on time_to_acquire", "1500/2000", "rate 2000 broke: saturated", "open loop:"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, buf.String())
 		}
@@ -371,5 +355,36 @@ func TestGridRefusesOneHistoryFileForManyRuns(t *testing.T) {
 		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "--history")) {
 			t.Errorf("--history %s: %v", tc.history, err)
 		}
+	}
+}
+
+// TestRecommendIdleRenewalAndTieBreak plants tune-ttl's cells of a 20ms hold
+// with renewal every ttl/3: no renewal fires (every hold ends first), so
+// each ttl/3 cell is renewal off in effect and never preferred to its off
+// cell, and where no cell is proven the closest is chosen among the cells
+// whose 95% intervals overlap by the stated tie-break (shorter blocking).
+func TestRecommendIdleRenewalAndTieBreak(t *testing.T) {
+	cell := func(ttl, renew string, acquired, expired int64, blockedUS float64) TuneCell {
+		return TuneCell{TTL: ttl, RenewEvery: renew, Acquired: acquired, Expired: expired, BlockedP99US: blockedUS, BlockedSamples: 5}.judged(1e-4)
+	}
+	cells := []TuneCell{
+		cell("100ms", "0", 984, 14, 243_300), cell("100ms", "ttl/3", 1143, 4, 139_000),
+		cell("500ms", "0", 660, 0, 547_800), cell("500ms", "ttl/3", 731, 0, 533_500),
+		cell("1s", "0", 551, 0, 1_050_000), cell("1s", "ttl/3", 562, 0, 1_030_000),
+	}
+	rec := Recommend(cells, 1e-4)
+	if rec.Best != nil || rec.Closest == nil || rec.Closest.TTL != "500ms" || renewLabel(rec.Closest.RenewEvery) != "off" {
+		t.Fatalf("recommendation %+v: want no cell proven and the closest TTL 500ms off", rec)
+	}
+	for _, want := range []string{"tie-break", "No renewal fired in TTL 100ms every ttl/3", "29"} {
+		if !strings.Contains(rec.Why, want) {
+			t.Errorf("why %q lacks %q", rec.Why, want)
+		}
+	}
+	if cells[0].Word != verdict.Fails {
+		t.Errorf("14 of 984 outlived their lease against 1e-4: %s, want fails", cells[0].Word)
+	}
+	if cells[2].Word != verdict.TooThin {
+		t.Errorf("0 of 660 against 1e-4: %s, want too thin", cells[2].Word)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -26,7 +26,11 @@ type TuneCell struct {
 	ExpiryRate float64 `json:"expiry_rate"`
 	// Overlaps are two holders inside at once.
 	Overlaps int64 `json:"overlaps"`
-	// RenewPerS is renewal commands per second.
+	// StaleAccepted is stale writes the resource accepted: incidents on
+	// the page beside the overlaps.
+	StaleAccepted int64 `json:"stale_writes_accepted"`
+	// RenewPerS is renewal commands per second (a renewal interval under
+	// which none fired is, in effect, renewal off).
 	RenewPerS float64 `json:"renew_per_s"`
 	// BlockedP99US is the p99 time a crashed holder blocked its key (0 if no
 	// holder crashed); the TTL bounds it.
@@ -43,10 +47,18 @@ type TuneCell struct {
 	// UpperBound is the 95% upper confidence bound on the expiry rate from
 	// Expired of Acquired: what the samples prove, not what they suggest.
 	UpperBound float64 `json:"expiry_rate_upper_95"`
+	// Word is the rulebook's verdict on the cell's expiry rate against the
+	// target (verdict.Rate): safe, fails or too thin; a cell where holders
+	// overlapped fails.
+	Word verdict.Word `json:"verdict"`
 	// Meets is true when the upper bound is within the target and nothing
-	// overlapped.
+	// overlapped (Word is safe).
 	Meets bool `json:"meets"`
 }
+
+// RenewalIdle reports whether the cell asked for renewal and none fired:
+// in effect renewal off, and never preferred to it.
+func (c TuneCell) RenewalIdle() bool { return renewLabel(c.RenewEvery) != "off" && c.RenewPerS == 0 }
 
 // TuneCells reduces a TTL × renew-every sweep to its cells.
 func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
@@ -62,6 +74,7 @@ func TuneCells(g Grid, crs []CellResult, maxRate float64) []TuneCell {
 			attempts += r.Contention.Attempts
 			c.Expired += r.Incidents.ExpiredDuringWork + r.Incidents.WorkAborted
 			c.Overlaps += r.Incidents.Overlaps
+			c.StaleAccepted += r.Incidents.StaleWritesAccepted
 			renewed += r.Ops[results.OpRenew].Count
 			secs += r.DurationS
 			if o := r.Ops[results.OpOverrun]; o.Count > 0 {
@@ -89,8 +102,15 @@ func (c TuneCell) judged(maxRate float64) TuneCell {
 	if c.Acquired > 0 {
 		c.ExpiryRate = float64(c.Expired) / float64(c.Acquired)
 	}
-	c.UpperBound = UpperBound(c.Expired, c.Acquired)
-	c.Meets = c.Acquired > 0 && c.UpperBound <= maxRate && c.Overlaps == 0
+	c.UpperBound = verdict.UpperBound(c.Expired, c.Acquired)
+	c.Word = verdict.Rate(c.Expired, c.Acquired, maxRate, "holders outliving their lease").Word
+	switch {
+	case c.Acquired == 0:
+		c.Word = verdict.NotMeasured
+	case c.Overlaps > 0 || c.StaleAccepted > 0:
+		c.Word = verdict.Fails
+	}
+	c.Meets = c.Word == verdict.Safe
 	return c
 }
 
@@ -123,96 +143,129 @@ type Recommendation struct {
 	Why string `json:"why"`
 }
 
-// Recommend picks the cell with the shortest blocked time among those whose
-// expiry rate is proven under maxRate (its 95% upper bound is) with no
-// overlaps; ties go to less renewal traffic. When none is, it names the most
-// promising cell and how many more acquisitions it would need.
+// Recommend picks, by the rulebook (verdict.Recommended), the cell with the
+// shortest blocked time among those whose expiry rate is proven under
+// maxRate (its 95% upper bound is) with no overlap or stale write accepted;
+// ties go to less renewal traffic, then to the simpler (renewal off). A cell
+// whose renewal never fired is renewal off in effect and is passed over
+// where its TTL's off cell was measured. When no cell is proven, it names
+// the closest: the lowest bound among the cells more samples could still
+// prove (too thin), and among those whose 95% interval overlaps it, the
+// tie-break decides, and the sentence says so.
 func Recommend(cells []TuneCell, maxRate float64) Recommendation {
+	eligible := activeCells(cells)
 	var best *TuneCell
-	for i := range cells {
-		c := &cells[i]
-		if !c.Meets {
-			continue
-		}
-		if best == nil || c.blockedBound() < best.blockedBound() ||
-			(c.blockedBound() == best.blockedBound() && c.RenewPerS < best.RenewPerS) {
+	for _, c := range eligible {
+		if c.Meets && (best == nil || tieBreakBefore(*c, *best)) {
 			best = c
 		}
 	}
 	if best != nil {
 		return Recommendation{Best: best, Why: fmt.Sprintf(
 			"TTL %s with renewal %s: %d of %d acquisitions outlived their lease, so the rate is at most %.2g at 95%% confidence (target ≤ %g), "+
-				"and a crashed holder blocks its key for %s at p99, the shortest of the cells that met the target, for %.1f renewals/s.",
+				"and a crashed holder blocks its key for %s at p99, the shortest of the cells that met the target, for %.1f renewals/s.%s",
 			best.TTL, renewLabel(best.RenewEvery), best.Expired, best.Acquired, best.UpperBound, maxRate,
-			results.FormatUS(best.blockedBound()), best.RenewPerS)}
+			results.FormatUS(best.blockedBound()), best.RenewPerS, idleNote(cells))}
 	}
-	var closest *TuneCell
-	for i := range cells {
-		c := &cells[i]
-		if c.Acquired > 0 && (closest == nil || c.Overlaps < closest.Overlaps ||
-			(c.Overlaps == closest.Overlaps && c.UpperBound < closest.UpperBound)) {
+	// The closest is a cell more samples could still prove (too thin);
+	// one shown to fail is named only when no cell could be.
+	var lowest *TuneCell
+	for _, thinOnly := range []bool{true, false} {
+		for _, c := range eligible {
+			if thinOnly && c.Word != verdict.TooThin {
+				continue
+			}
+			if c.Acquired > 0 && c.Overlaps == 0 && c.StaleAccepted == 0 && (lowest == nil || c.UpperBound < lowest.UpperBound) {
+				lowest = c
+			}
+		}
+		if lowest != nil {
+			break
+		}
+	}
+	if lowest == nil {
+		for _, c := range eligible {
+			if c.Acquired > 0 && (lowest == nil || c.Overlaps+c.StaleAccepted < lowest.Overlaps+lowest.StaleAccepted) {
+				lowest = c
+			}
+		}
+	}
+	if lowest == nil {
+		return Recommendation{Why: "No cell acquired any lock, so nothing can be recommended."}
+	}
+	closest, tied := lowest, 0
+	for _, c := range eligible {
+		if c == lowest || c.Acquired == 0 || c.Word != lowest.Word || c.Overlaps+c.StaleAccepted != lowest.Overlaps+lowest.StaleAccepted ||
+			!overlapping(*c, *lowest) {
+			continue
+		}
+		tied++
+		if tieBreakBefore(*c, *closest) {
 			closest = c
 		}
 	}
-	if closest == nil {
-		return Recommendation{Why: "No cell acquired any lock, so nothing can be recommended."}
+	why := fmt.Sprintf("No cell is proven to meet the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions outlived their lease (rate %.2g, at most %.2g at 95%% confidence), %d overlapped, %d stale writes accepted",
+		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, closest.ExpiryRate, closest.UpperBound, closest.Overlaps, closest.StaleAccepted)
+	if tied > 0 {
+		why += fmt.Sprintf(" (its 95%% interval overlaps %s, so the tie-break chose it: shorter blocking, then fewer renewals, then renewal off)", results.Count(int64(tied), "other cell's|other cells'"))
 	}
-	why := fmt.Sprintf("No cell is proven to meet the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions outlived their lease (rate %.2g, at most %.2g at 95%% confidence), %d overlapped",
-		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, closest.ExpiryRate, closest.UpperBound, closest.Overlaps)
-	switch more, ok := MoreSamples(closest.Expired, closest.Acquired, maxRate); {
-	case closest.Overlaps > 0 || !ok:
+	switch more, ok := verdict.MoreSamples(closest.Expired, closest.Acquired, maxRate); {
+	case closest.Overlaps > 0 || closest.StaleAccepted > 0 || !ok:
 		why += ": lengthen the TTL or renew more often."
 	default:
 		why += fmt.Sprintf(": at its observed rate it needs about %d more acquisitions to prove the target (a longer --duration or --count).", more)
 	}
-	return Recommendation{Closest: closest, Why: why}
+	return Recommendation{Closest: closest, Why: why + idleNote(cells)}
 }
 
-// confidenceZ is the one-sided 95% normal quantile.
-const confidenceZ = 1.6449
-
-// UpperBound is the one-sided 95% upper confidence bound on a rate from k
-// events in n trials: the rule of three (−ln 0.05 / n) for k = 0, Wilson's
-// score bound otherwise.
-func UpperBound(k, n int64) float64 {
-	if n == 0 {
-		return 1
+// activeCells are the cells a recommendation may name: all but those whose
+// renewal never fired where the same TTL's off cell was measured.
+func activeCells(cells []TuneCell) []*TuneCell {
+	off := map[string]bool{}
+	for _, c := range cells {
+		if renewLabel(c.RenewEvery) == "off" && c.Acquired > 0 {
+			off[c.TTL] = true
+		}
 	}
-	if k == 0 {
-		return min(1, 2.9957/float64(n))
+	var out []*TuneCell
+	for i := range cells {
+		if c := &cells[i]; !(c.RenewalIdle() && off[c.TTL]) {
+			out = append(out, c)
+		}
 	}
-	p, nf, z2 := float64(k)/float64(n), float64(n), confidenceZ*confidenceZ
-	centre := p + z2/(2*nf)
-	spread := confidenceZ * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return min(1, (centre+spread)/(1+z2/nf))
+	return out
 }
 
-// MoreSamples is how many more trials than n it takes, at the observed rate
-// k/n, for the upper bound to come within target; ok is false when the
-// observed rate itself is not below the target.
-func MoreSamples(k, n int64, target float64) (more int64, ok bool) {
-	if n == 0 || float64(k)/float64(n) >= target {
-		return 0, false
-	}
-	rate := float64(k) / float64(n)
-	bound := func(m int64) float64 { return UpperBound(int64(math.Round(rate*float64(m))), m) }
-	hi := n
-	for bound(hi) > target {
-		if hi > 1<<40 {
-			return 0, false
-		}
-		hi *= 2
-	}
-	lo := n
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if bound(mid) <= target {
-			hi = mid
-		} else {
-			lo = mid + 1
+// idleNote says which cells' renewal never fired, "" when every one did.
+func idleNote(cells []TuneCell) string {
+	var idle []string
+	for _, c := range cells {
+		if c.RenewalIdle() && c.Acquired > 0 {
+			idle = append(idle, "TTL "+c.TTL+" "+renewLabel(c.RenewEvery))
 		}
 	}
-	return hi - n, true
+	if len(idle) == 0 {
+		return ""
+	}
+	return " No renewal fired in " + strings.Join(idle, ", ") + " (every hold ended before it was due): in effect renewal off, never preferred to it."
+}
+
+// overlapping reports whether two cells' 95% intervals on the expiry rate
+// overlap: their samples do not tell them apart.
+func overlapping(a, b TuneCell) bool {
+	return verdict.LowerBound(a.Expired, a.Acquired) <= b.UpperBound && verdict.LowerBound(b.Expired, b.Acquired) <= a.UpperBound
+}
+
+// tieBreakBefore is the rulebook's tie-break between two cells: shorter
+// blocking, then fewer renewals/s, then the simpler (renewal off).
+func tieBreakBefore(a, b TuneCell) bool {
+	switch {
+	case a.blockedBound() != b.blockedBound():
+		return a.blockedBound() < b.blockedBound()
+	case a.RenewPerS != b.RenewPerS:
+		return a.RenewPerS < b.RenewPerS
+	}
+	return renewLabel(a.RenewEvery) == "off" && renewLabel(b.RenewEvery) != "off"
 }
 
 func renewLabel(s string) string {
@@ -230,32 +283,37 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 }
 
 func writeTuneText(w io.Writer, cells []TuneCell, rec Recommendation) error {
-	t := results.NewTable(w, "ttl", "renew\nevery", "acquired", "expired", "expiry\nrate ≤95%", "overrun\np99", "overlaps", "renew/s",
-		"attempts\n/acquire", "blocked\np99 ≤ttl", "meets")
+	t := results.NewTable(w, "ttl", "renew\nevery", "acquired", "expired", "expiry\nrate ≤95%", "overrun\np99", "overlaps\n/stale", "renew/s",
+		"attempts\n/acquire", "crash\nblocks p99", "verdict")
 	for _, c := range cells {
 		// No crash seen: the TTL bounds how long a crashed holder blocks.
 		blocked := "≤ " + results.FormatUS(c.blockedBound())
 		if c.BlockedSamples > 0 {
 			blocked = results.FormatUS(c.BlockedP99US)
 		}
-		meets := "no"
-		if c.Meets {
-			meets = "yes"
+		meets := string(c.Word)
+		if meets == "" {
+			meets = map[bool]string{true: string(verdict.Safe), false: "n/a"}[c.Meets]
 		}
 		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
-			meets = "RECOMMENDED"
+			meets = strings.ToUpper(string(verdict.Recommended))
 		}
 		overrun := "n/a"
 		if c.Expired > 0 {
 			overrun = results.FormatUS(c.OverrunP99US)
 		}
 		renew := strings.TrimPrefix(renewLabel(c.RenewEvery), "every ")
+		if c.RenewalIdle() {
+			renew += " idle"
+		}
 		_ = t.Append(c.TTL, renew, c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.UpperBound),
-			overrun, c.Overlaps, fmt.Sprintf("%.1f", c.RenewPerS), perAcquireText(c.AttemptsPerAcquire), blocked, meets)
+			overrun, fmt.Sprintf("%d/%d", c.Overlaps, c.StaleAccepted), fmt.Sprintf("%.1f", c.RenewPerS), perAcquireText(c.AttemptsPerAcquire), blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, "crash blocks p99: how long a crashed holder blocked its key (≤ TTL where none crashed: the TTL bounds it); "+
+		"idle: no renewal fired")
 	fmt.Fprintln(w, rec.Why)
 	return nil
 }

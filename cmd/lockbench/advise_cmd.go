@@ -39,7 +39,7 @@ func adviseCommand() *cli.Command {
 			"      [--slo 'p99<10ms'] [--max-incident-rate 1e-4] [--correctness strict|bounded] [--budget 5m] [--plan-only] [--resume] [--report FILE]",
 		Flags: append(cliFlags(table),
 			&cli.StringSliceFlag{Name: "candidate", Category: "target", Usage: "lock and topology to consider, repeatable: " + sweep.LockSpecHelp + " (default: single and fenced on single (on --redis when given), redlock on redlock:5, etcd on etcd:3, and postgres where installed)"},
-			&cli.StringSliceFlag{Name: "slo", Category: "output", Value: cli.NewStringSlice("p99<10ms"), Usage: "latency or throughput to keep at the demand, repeatable, e.g. 'p99<10ms' (closed loop: acquire; with --rate: time to acquire)"},
+			&cli.StringSliceFlag{Name: "slo", Category: "output", Value: cli.NewStringSlice("p99<10ms"), Usage: "latency or throughput to keep at the demand, repeatable, e.g. 'p99<10ms' (on time_to_acquire: the caller's wait, retries included; with --rate from the intended start)"},
 			&cli.Float64Flag{Name: "max-incident-rate", Category: "output", Value: 1e-4, Usage: "highest acceptable share of holders that outlive their lease (strict) or cause an incident (bounded), proven at 95%"},
 			&cli.StringFlag{Name: "correctness", Category: "output", Value: advise.Strict, Usage: "strict (a stale write accepted is unacceptable) or bounded (a rare duplicate is tolerable, up to --max-incident-rate)"},
 			&cli.StringFlag{Name: "budget", Category: "output", Value: "5m", Usage: "wall time for the whole command, servers' start-up included; it ends within 1.25 × it"},

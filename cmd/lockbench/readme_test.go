@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/verdict"
 
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/results/resultstest"
@@ -78,6 +79,33 @@ func TestReadmeFlagTables(t *testing.T) {
 		if err := os.WriteFile("../../README.md", []byte(readme), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestReadmeRules holds the README's statement of the rulebook equal to the
+// rulebook: the block between <!-- rules:verdict --> and
+// <!-- /rules:verdict --> is verdict.Markdown. After changing a rule, run
+// go test ./cmd/lockbench -run TestReadmeRules -update.
+func TestReadmeRules(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	open, closing := "<!-- rules:verdict -->\n", "<!-- /rules:verdict -->"
+	i, j := strings.Index(readme, open), strings.Index(readme, closing)
+	if i < 0 || j < i {
+		t.Fatalf("README has no rulebook block (%q … %q)", open, closing)
+	}
+	want := verdict.Markdown()
+	if got := readme[i+len(open) : j]; got == want {
+		return
+	} else if !updateReadme() {
+		t.Fatalf("README's rulebook differs from bench/verdict; run go test ./cmd/lockbench -run TestReadmeRules -update\n--- README\n%s--- rulebook\n%s", got, want)
+	}
+	readme = readme[:i+len(open)] + want + readme[j:]
+	if err := os.WriteFile("../../README.md", []byte(readme), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

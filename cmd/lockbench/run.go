@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -293,6 +294,11 @@ func printResults(w io.Writer, format string, rs []*results.Result, columns []st
 			fmt.Fprintln(w)
 		}
 		if err := results.WriteSummary(w, r); err != nil {
+			return err
+		}
+		// The rulebook's one rule names what bounded the run, as capacity's
+		// limit line does, with the next step it implies.
+		if err := results.Wrapping(w, func(w io.Writer) error { _, err := fmt.Fprintln(w, verdict.LimitOf(r).Text()); return err }); err != nil {
 			return err
 		}
 	}

@@ -228,7 +228,7 @@ func capacityCommand() *cli.Command {
 		UsageText: "lockbench capacity --topology single --topology redlock:5 --slo 'p99<5ms' [--slo 'incidents=0']\n" +
 			"   lockbench capacity --rate 1000 --slo 'p99<5ms'   (open loop: ramps the request rate)",
 		Flags: append(flags,
-			&cli.StringSliceFlag{Name: "slo", Usage: "service level to keep, e.g. 'p99<5ms' or 'incidents=0' (same language as --assert)", Category: "output"},
+			&cli.StringSliceFlag{Name: "slo", Usage: "service level to keep, e.g. 'p99<5ms' or 'incidents=0' (same language as --assert; a bare pNN reads time_to_acquire, the caller's wait)", Category: "output"},
 			&cli.Float64Flag{Name: "start", Value: 1, DefaultText: "1, or with --rate the rate, or with --pipeline auto 16", Usage: "first load: concurrency, or requests/s with --rate", Category: "output"},
 			&cli.Float64Flag{Name: "max", Value: 128, DefaultText: "128, or with --rate 64 × the rate, or with --pipeline auto 4096", Usage: "highest load tried", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},

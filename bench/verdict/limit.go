@@ -1,15 +1,22 @@
-package sweep
+package verdict
 
 import (
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/workloads"
 )
 
-// What a capacity search found its limit to be, judged by CPU at the step
-// that reached the most acquisitions/s under the SLO.
+// What bounded a run: the keys' hold (contention), or the CPU that ran out
+// (for a capacity search, at the step that reached the most acquisitions/s
+// under the SLO).
 const (
+	// LimitContention: the keys were held (nearly) all the time: the hold
+	// on the keys in use, not any machine, bounded the acquisitions.
+	LimitContention = "contention"
 	// LimitServer: the busiest server's thread was (nearly) always busy.
 	LimitServer = "server"
 	// LimitGenerator: the generator used (nearly) all its CPUs.
@@ -45,16 +52,16 @@ type CPUUse struct {
 	HostShare *float64 `json:"host_cpu_share,omitempty"`
 }
 
-// Verdict says which resource bounded a capacity search, and why.
-type Verdict struct {
+// Limit says which resource bounded a run (or a capacity search), and why.
+type Limit struct {
 	// Limit is one of the Limit* names.
 	Limit string `json:"limit"`
 	// Why gives the figures the verdict rests on.
 	Why string `json:"why"`
 }
 
-// busiest is the highest server CPU share, or -1 with no server measured.
-func (u CPUUse) busiest() float64 {
+// Busiest is the highest server CPU share, or -1 with no server measured.
+func (u CPUUse) Busiest() float64 {
 	b := -1.0
 	for _, s := range u.ServerShares {
 		b = max(b, s)
@@ -62,43 +69,45 @@ func (u CPUUse) busiest() float64 {
 	return b
 }
 
-// Judge says what bounded a step that used u: the server when its busiest
+// JudgeCPU says what bounded a step that used u: the server when its busiest
 // node's thread was busy over results.SaturatedShare of the window (that
 // is the limit a capacity search looks for, whatever else ran out too),
 // else the generator past the same share of its CPUs, else the host when
 // it was busy past that share (other processes included; without that
 // reading, when the generator and servers share it and together used that
 // share of its CPUs), else none.
-func Judge(u CPUUse) Verdict {
-	server := u.busiest()
+func JudgeCPU(u CPUUse) Limit {
+	server := u.Busiest()
 	shares := fmt.Sprintf("busiest server %s of one CPU, generator %s of %s", pct(server), pctPtr(u.ClientShare), cpus(u.ClientCPUs))
 	if u.HostShare != nil {
 		shares += fmt.Sprintf(", host %s busy", pct(*u.HostShare))
 	}
 	switch {
 	case server > results.SaturatedShare:
-		return Verdict{Limit: LimitServer, Why: shares}
+		return Limit{Limit: LimitServer, Why: shares}
 	case u.ClientShare != nil && *u.ClientShare > results.SaturatedShare:
-		return Verdict{Limit: LimitGenerator, Why: shares}
+		return Limit{Limit: LimitGenerator, Why: shares}
 	case u.HostShare != nil && *u.HostShare > results.SaturatedShare:
-		return Verdict{Limit: LimitHost, Why: shares}
+		return Limit{Limit: LimitHost, Why: shares}
 	case u.ClientShare == nil || server < 0:
-		return Verdict{Limit: LimitUnmeasured, Why: shares}
+		return Limit{Limit: LimitUnmeasured, Why: shares}
 	}
 	if u.SharedHost && u.HostCPUs > 0 {
 		used := *u.ClientShare*float64(u.ClientCPUs) + sum(u.ServerShares)
 		if used > results.SaturatedShare*float64(u.HostCPUs) {
-			return Verdict{Limit: LimitHost, Why: fmt.Sprintf("%s; together %.2f of the host's %s", shares, used, cpus(u.HostCPUs))}
+			return Limit{Limit: LimitHost, Why: fmt.Sprintf("%s; together %.2f of the host's %s", shares, used, cpus(u.HostCPUs))}
 		}
 	}
-	return Verdict{Limit: LimitNone, Why: shares}
+	return Limit{Limit: LimitNone, Why: shares}
 }
 
 // Text is the verdict as the capacity table prints it.
-func (v Verdict) Text() string {
+func (v Limit) Text() string {
 	switch v.Limit {
+	case LimitContention:
+		return "limit: contention on the keys (" + v.Why + "); shard the keys or shorten the hold"
 	case LimitServer:
-		return "limit: the server (" + v.Why + ")"
+		return "limit: the server (" + v.Why + "); more servers (Redis Cluster) would reach further"
 	case LimitGenerator:
 		return "limit: the generator (" + v.Why + "); more generators or --pipeline auto would reach further"
 	case LimitHost:
@@ -109,10 +118,49 @@ func (v Verdict) Text() string {
 	return "limit: unknown, CPU not measured (" + v.Why + ")"
 }
 
-// cpuUse reads a run's CPU figures: client.cpu_share from the catalogue,
+// ContentionShare is the share of the keys in use that must be held on
+// average (acquisitions/s × mean hold over the keys) for a run to count as
+// contention-bound.
+const ContentionShare = 0.8
+
+// LimitOf names what bounded one run, by one rule: contention first (when
+// workers outnumbered the keys, attempts found them held, and either the
+// keys were held ContentionShare of the time or most tries found them held:
+// no CPU would buy more acquisitions), then the CPU rule of JudgeCPU.
+func LimitOf(r *results.Result) Limit {
+	if l, ok := contentionLimit(r); ok {
+		return l
+	}
+	return JudgeCPU(CPUUseOf(r))
+}
+
+// contentionLimit is LimitContention with its figures, when a run was
+// contention-bound.
+func contentionLimit(r *results.Result) (Limit, bool) {
+	chooser, err := workloads.ParseKeys(fmt.Sprint(r.Config["keys"]))
+	if err != nil {
+		return Limit{}, false
+	}
+	keys, shared := workloads.KeysInUse(chooser)
+	workers, err := strconv.Atoi(fmt.Sprint(r.Config["concurrency"]))
+	if !shared || err != nil || keys >= workers || r.Contention.Contended == 0 {
+		return Limit{}, false
+	}
+	hold := r.Ops[results.OpHold].LatencyUS.Mean / 1e6
+	held := r.Throughput.AcquiredPerS * hold
+	c := r.Contention
+	if held < ContentionShare*float64(keys) && 2*c.Contended <= c.Attempts {
+		return Limit{}, false
+	}
+	return Limit{Limit: LimitContention, Why: fmt.Sprintf("%.1f acquisitions/s × mean hold %s = %.2f of %s held at once, %d workers waiting on them, "+
+		"%d of %d tries found the key held", r.Throughput.AcquiredPerS, results.FormatUS(hold*1e6), held, results.Count(int64(keys), "key"), workers,
+		c.Contended, c.Attempts)}, true
+}
+
+// CPUUseOf reads a run's CPU figures: client.cpu_share from the catalogue,
 // each measured server's cpu_share, and whether the servers share the
 // generator's host.
-func cpuUse(r *results.Result) CPUUse {
+func CPUUseOf(r *results.Result) CPUUse {
 	var u CPUUse
 	if f, err := results.LookupFigure("client.cpu_share"); err == nil {
 		if v, err := f.Value(r); err == nil {
@@ -184,4 +232,10 @@ func cpus(n int) string {
 		return "1 CPU"
 	}
 	return fmt.Sprintf("%d CPUs", n)
+}
+
+// Cell is the CPU use as a table cell: the generator's share of its CPUs
+// over the busiest server's of one CPU, in percent, n/a where not measured.
+func (u CPUUse) Cell() string {
+	return strings.TrimSuffix(pctPtr(u.ClientShare), "%") + "/" + strings.TrimSuffix(pct(u.Busiest()), "%")
 }
