@@ -158,9 +158,11 @@ type run struct {
 	// with workers.
 	recs []*recorder
 	// stats are each worker's own acquisitions and times to acquire.
-	stats  []workerStats
-	series *seriesCollector
-	sched  *scheduler
+	stats []workerStats
+	// holdings are each worker's current lease, read when a fault fires.
+	holdings []holding
+	series   *seriesCollector
+	sched    *scheduler
 	// windowCtx ends when the window closes: closed-loop workers start no
 	// new critical section and stop acquisitions still in progress.
 	windowCtx context.Context
@@ -229,6 +231,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		r.recs = append(r.recs, newRecorder())
 	}
 	r.stats = make([]workerStats, opts.Concurrency)
+	r.holdings = make([]holding, opts.Concurrency)
 	r.series = newSeriesCollector(r.recs, opts.Progress)
 	r.series.nodeErrors = opts.NodeErrors
 	if opts.Live != nil {

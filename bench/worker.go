@@ -191,6 +191,9 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 		return
 	}
 	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx}
+	h := &w.holdings[w.id]
+	h.hold(keyIdx, acq.Lease.ValidUntil())
+	defer h.released()
 	if rec {
 		tta := now.Sub(wantAt)
 		w.rec.acquired(now, tta)
@@ -268,6 +271,7 @@ func (s *section) run(keyIdx int) {
 	}
 	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
 		// A dead client: it leaves the critical section and never releases.
+		s.holdings[s.id].left()
 		s.protected(func(ctx context.Context) error {
 			st, err := s.resource.Abandon(ctx, entry, time.Now())
 			if s.hist != nil {
@@ -298,6 +302,7 @@ func (s *section) run(keyIdx int) {
 
 // exit records the holder leaving the critical section.
 func (s *section) exit(e Entry) {
+	s.holdings[s.id].left()
 	s.protected(func(ctx context.Context) error {
 		st, err := s.resource.Exit(ctx, e)
 		if s.hist != nil {
@@ -380,6 +385,7 @@ func (s *section) renew(ctx context.Context, entry Entry) bool {
 	}
 	switch {
 	case out == lockimpl.OK:
+		s.holdings[s.id].renewed(s.lease.ValidUntil())
 		s.count(func(c *counters) { c.Counters.Renewed++ })
 		s.protected(func(ctx context.Context) error {
 			st, err := s.resource.Renewed(ctx, entry, s.lease.ValidUntil())

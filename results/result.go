@@ -559,6 +559,21 @@ type FaultEvent struct {
 	// PromotedAfterS is how long after the fault was applied the replica
 	// first called itself master, in seconds.
 	PromotedAfterS float64 `json:"promoted_after_s,omitempty"`
+	// Exposure is what the fault could break when it fired: absent when it
+	// was not applied or the run could not read it.
+	Exposure *FaultExposure `json:"exposure,omitempty"`
+}
+
+// FaultExposure is what was at stake when a fault fired. A fault that found
+// nobody inside and no valid lease could not have shown a double grant: a
+// trial whose faults all did so is inconclusive, never a pass.
+type FaultExposure struct {
+	// Inside counts holders inside their critical sections.
+	Inside int `json:"holders_inside"`
+	// ValidLeases counts leases held whose validity had not run out.
+	ValidLeases int `json:"valid_leases"`
+	// Keys counts the distinct keys those inside held.
+	Keys int `json:"keys_held"`
 }
 
 // Summarize computes an OpSummary from a histogram of microseconds.
