@@ -161,8 +161,10 @@ type run struct {
 	stats []workerStats
 	// holdings are each worker's current lease, read when a fault fires.
 	holdings []holding
-	series   *seriesCollector
-	sched    *scheduler
+	// calls judges every acquisition by the lock's own calls.
+	calls  *callLedgers
+	series *seriesCollector
+	sched  *scheduler
 	// windowCtx ends when the window closes: closed-loop workers start no
 	// new critical section and stop acquisitions still in progress.
 	windowCtx context.Context
@@ -232,6 +234,11 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	}
 	r.stats = make([]workerStats, opts.Concurrency)
 	r.holdings = make([]holding, opts.Concurrency)
+	origin := start
+	if opts.History != nil {
+		origin = opts.History.Origin()
+	}
+	r.calls = newCallLedgers(history.DriftAllowance(wl.TTL), origin, opts.Concurrency)
 	r.series = newSeriesCollector(r.recs, opts.Progress)
 	r.series.nodeErrors = opts.NodeErrors
 	if opts.Live != nil {

@@ -132,13 +132,9 @@ type attempts struct {
 }
 
 func (at *attempts) observe(a lockimpl.Attempt) {
-	var now time.Time
-	if at.m == closedLoop || at.w.hist != nil {
-		// Read only where needed: an open-loop attempt of the window counts
-		// whenever it ends.
-		now = time.Now()
-	}
-	at.observeAt(a, now)
+	// The attempt's call time is its end less its latency: the lock's-calls
+	// rule compares it, whatever the loop.
+	at.observeAt(a, time.Now())
 }
 
 // observeAt records an attempt that ended at now (an optimistic try ends at
@@ -147,9 +143,7 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 	w := at.w
 	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(now))
 	counts := at.lastCounted && !(a.Outcome == lockimpl.Failed && at.ctx.Err() != nil)
-	if w.hist != nil {
-		at.lastCall = now.Add(-a.Latency)
-	}
+	at.lastCall = now.Add(-a.Latency)
 	if w.hist != nil && a.Outcome != lockimpl.OK {
 		// An acquired lease goes in with its token once the acquisition returns.
 		w.hist.Add(history.Event{Key: at.key, Op: history.OpAcquire, Out: historyOutcome(a.Outcome), Window: counts,
@@ -177,8 +171,16 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
 	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
+	w.calls.acquiringFrom(w.id)
 	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
-	now := time.Now()
+	var now time.Time
+	var byCalls history.CallVerdict
+	if acq.Outcome == lockimpl.OK {
+		now, byCalls = w.calls.acquired(w.id, keyIdx, acq.Lease.Token, at.lastCall, acq.Lease.ValidUntil())
+	} else {
+		now = time.Now()
+		w.calls.notAcquiring(w.id)
+	}
 	rec := at.lastCounted
 	if w.hist != nil && acq.Outcome == lockimpl.OK {
 		w.hist.Add(history.Event{Key: keyIdx, Op: history.OpAcquire, Out: history.OutOK, Window: rec, Call: w.hist.Since(at.lastCall),
@@ -190,7 +192,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 		}
 		return
 	}
-	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx}
+	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx, byCalls: byCalls}
 	h := &w.holdings[w.id]
 	h.hold(keyIdx, acq.Lease.ValidUntil())
 	defer h.released()
@@ -212,6 +214,8 @@ type section struct {
 	acquiredAt time.Time
 	recorded   bool
 	key        int
+	// byCalls is the lock's-calls verdict on the acquisition.
+	byCalls history.CallVerdict
 }
 
 // event records one event of the section in the history, with the
@@ -260,11 +264,15 @@ func (s *section) run(keyIdx int) {
 		}
 		return err
 	})
-	switch overlap {
-	case DoubleGrant:
+	// A grant inside another token's lease is a double grant whether or
+	// not the resource saw the other holder still inside (check does the same).
+	switch {
+	case overlap == DoubleGrant || s.byCalls.Certain:
 		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.DoubleGrants++ })
-	case Overrun:
+	case overlap == Overrun:
 		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.Overruns++ })
+	case s.byCalls.Possible:
+		s.count(func(c *counters) { c.Incidents.PossibleDoubleGrants++ })
 	}
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
@@ -378,7 +386,12 @@ func (s *section) work(entry Entry) workEnd {
 func (s *section) renew(ctx context.Context, entry Entry) bool {
 	start := time.Now()
 	out, err := s.locker.Renew(ctx, &s.lease, s.wl.TTL)
-	end := time.Now()
+	var end time.Time
+	if out == lockimpl.OK {
+		end = s.calls.renewed(s.key, s.lease.Token, s.lease.ValidUntil())
+	} else {
+		end = time.Now()
+	}
 	s.latency(opRenew, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
 		s.event(history.OpRenew, historyOutcome(out), start, end, 0, err)
@@ -437,9 +450,9 @@ func (s *section) write(entry Entry) {
 }
 
 func (s *section) release() {
-	start := time.Now()
+	start := s.calls.releasing(s.key, s.lease.Token)
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
-	end := time.Now()
+	end := s.calls.released(s.key, s.lease.Token)
 	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
 		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
@@ -458,11 +471,12 @@ func (s *section) release() {
 func (s *section) releaseQuietly() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	start := time.Now()
+	start := s.calls.releasing(s.key, s.lease.Token)
 	out, err := s.locker.Release(ctx, s.lease)
+	end := s.calls.released(s.key, s.lease.Token)
 	if s.hist != nil {
 		s.recorded = false
-		s.event(history.OpRelease, historyOutcome(out), start, time.Now(), 0, err)
+		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
 	}
 }
 

@@ -348,6 +348,11 @@ type Incidents struct {
 	FencingRejected int64 `json:"fencing_rejected"`
 	// StaleWritesAccepted: an unfenced write by an expired holder after a newer holder wrote.
 	StaleWritesAccepted int64 `json:"stale_writes_accepted"`
+	// PossibleDoubleGrants: acquisitions that may have been granted inside
+	// another token's lease, by the lock's own calls, where the order of the
+	// two cannot be told from the times (an acquire or a release still in
+	// flight); reported apart, not counted as double grants.
+	PossibleDoubleGrants int64 `json:"possible_double_grants"`
 }
 
 // Total sums the incidents that signal unsafety or lost work.

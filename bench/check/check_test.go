@@ -58,7 +58,16 @@ func build(secs []sec, renewals map[int]int64) *history.History {
 	}
 	h := &history.History{Header: history.Header{Schema: history.Schema, RunID: "t", Resource: "in-process", DriftNS: 3 * ms, TTLNS: 100 * ms},
 		Trailer: &history.Trailer{}}
+	// The resource records a write whose fence is below one written as
+	// rejected, as it would have.
+	var highest int64
 	for i, e := range evs {
+		if e.e.Op == history.OpWrite && e.e.Fence > 0 {
+			if e.e.Fence < highest {
+				e.e.Out = history.OutFencingRejected
+			}
+			highest = max(highest, e.e.Fence)
+		}
 		e.e.Seq = uint64(i + 1)
 		h.Events = append(h.Events, e.e)
 	}

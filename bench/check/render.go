@@ -43,6 +43,7 @@ func (r *Report) Render(w io.Writer) {
 	row("overruns", r.Counts.Overruns, r.Outside.Overruns, true)
 	row("stale writes accepted", r.Counts.StaleAccepted, r.Outside.StaleAccepted, true)
 	row("stale writes rejected", r.Counts.FencingRejected, 0, false)
+	row("possible double grants", r.Counts.Possible, r.Outside.Possible, true)
 	fmt.Fprintf(w, "\nverdict   %s\n", r.verdict())
 	r.renderKeys(w)
 }
@@ -99,7 +100,11 @@ func (r *Report) renderKeys(w io.Writer) {
 			if !v.InWindow {
 				where = " (outside the window)"
 			}
-			fmt.Fprintf(w, "    %s%s: %s\n", v.Cause, where, describe(v.Event))
+			by := ""
+			if v.ByCalls {
+				by = " (by the lock's calls)"
+			}
+			fmt.Fprintf(w, "    %s%s%s: %s\n", v.Cause, by, where, describe(v.Event))
 			for _, in := range v.Inside {
 				fmt.Fprintf(w, "      inside: %s\n", describe(in))
 			}
@@ -108,6 +113,11 @@ func (r *Report) renderKeys(w io.Writer) {
 			if j == listViolations {
 				fmt.Fprintf(w, "    … and %d more disagreement(s)\n", len(kr.Disagreements)-listViolations)
 				break
+			}
+			if d.CallsValid != 0 {
+				fmt.Fprintf(w, "    DISAGREEMENT: recorded valid to %s, the holder's own calls say %s: %s\n", fmtNS(d.Event.Valid),
+					fmtNS(d.CallsValid), describe(d.Event))
+				continue
 			}
 			fmt.Fprintf(w, "    DISAGREEMENT: the run recorded %s, the model says %s: %s\n", d.Recorded, d.Model, describe(d.Event))
 		}

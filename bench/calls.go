@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/history"
+)
+
+// callLedgers applies the lock's-calls rule (history.CallLedger) to every
+// key as the run goes: an acquisition that returned inside another token's
+// unreleased, valid lease is a double grant by the service even if the
+// resource never saw both holders inside. Every time the rule compares is
+// read under the key's lock, so the ledger sees each key's calls in the
+// order of their times, as lockbench check replays them from the history.
+type callLedgers struct {
+	shards [resourceShards]callShard
+	drift  int64
+	// origin is time 0 of the ledger's clock: the history's when there is
+	// one, so both hold the same numbers.
+	origin time.Time
+	// acquiring holds each worker's acquisition start (ns from origin)
+	// while it acquires, startingAcquire while it is about to read it, 0
+	// otherwise: the earliest bounds the calls still to come (see prune).
+	acquiring []atomic.Int64
+}
+
+type callShard struct {
+	mu   sync.Mutex
+	keys map[int]*history.CallLedger
+}
+
+// startingAcquire marks a worker that is about to read its start time.
+const startingAcquire = -1 << 63
+
+// pruneAbove is how many leases a key keeps before released ones are
+// forgotten.
+const pruneAbove = 64
+
+func newCallLedgers(drift time.Duration, origin time.Time, workers int) *callLedgers {
+	c := &callLedgers{drift: int64(drift), origin: origin, acquiring: make([]atomic.Int64, workers)}
+	for i := range c.shards {
+		c.shards[i].keys = map[int]*history.CallLedger{}
+	}
+	return c
+}
+
+func (c *callLedgers) ns(t time.Time) int64 { return int64(t.Sub(c.origin)) }
+
+// lock takes key's ledger.
+func (c *callLedgers) lock(key int) (*callShard, *history.CallLedger) {
+	s := &c.shards[uint(key)%resourceShards]
+	s.mu.Lock()
+	l := s.keys[key]
+	if l == nil {
+		l = history.NewCallLedger(c.drift)
+		s.keys[key] = l
+	}
+	return s, l
+}
+
+// acquiringFrom marks worker id as acquiring from now on.
+func (c *callLedgers) acquiringFrom(id int) {
+	c.acquiring[id].Store(startingAcquire)
+	c.acquiring[id].Store(c.ns(time.Now()))
+}
+
+// acquired records worker id's acquisition of key, called at call, and
+// returns when it returned (read under the key's lock) with the verdict.
+func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid time.Time) (time.Time, history.CallVerdict) {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	ret := time.Now()
+	c.acquiring[id].Store(0)
+	v := l.Acquired(token, c.ns(call), c.ns(ret), c.ns(valid))
+	if l.Len() > pruneAbove {
+		c.prune(l, ret)
+	}
+	return ret, v
+}
+
+// notAcquiring marks worker id done acquiring without a lease.
+func (c *callLedgers) notAcquiring(id int) { c.acquiring[id].Store(0) }
+
+// prune forgets the key's leases released before every acquisition still
+// in flight began. A worker about to read its start is not known yet: no
+// pruning then.
+func (c *callLedgers) prune(l *history.CallLedger, now time.Time) {
+	mark := c.ns(now)
+	for i := range c.acquiring {
+		switch v := c.acquiring[i].Load(); {
+		case v == startingAcquire:
+			return
+		case v != 0:
+			mark = min(mark, v)
+		}
+	}
+	l.Prune(mark)
+}
+
+// renewed records an ok renewal of key's token valid until valid, and
+// returns when it returned.
+func (c *callLedgers) renewed(key int, token string, valid time.Time) time.Time {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	ret := time.Now()
+	l.Renewed(token, c.ns(ret), c.ns(valid))
+	return ret
+}
+
+// releasing records that key's token is being released, and returns when.
+func (c *callLedgers) releasing(key int, token string) time.Time {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	call := time.Now()
+	l.Releasing(token, c.ns(call))
+	return call
+}
+
+// released records that the release returned, and returns when.
+func (c *callLedgers) released(key int, token string) time.Time {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	ret := time.Now()
+	l.Released(token, c.ns(ret))
+	return ret
+}
