@@ -78,7 +78,9 @@ func writeEdited(t *testing.T, edit func(evs []history.Event)) string {
 // are caught with exit 4 and the acquire named.
 func TestCheckCommandReadsTheLocksCalls(t *testing.T) {
 	inside := writeEdited(t, func([]history.Event) {})
-	released := writeEdited(t, func(evs []history.Event) { evs[3].Call, evs[3].Return = 41*int64(time.Millisecond), 42*int64(time.Millisecond) })
+	released := writeEdited(t, func(evs []history.Event) {
+		evs[3].Call, evs[3].Return = 41*int64(time.Millisecond), 42*int64(time.Millisecond)
+	})
 	for _, tc := range []struct {
 		name string
 		path string
