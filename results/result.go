@@ -569,6 +569,22 @@ type FaultEvent struct {
 	Exposure *FaultExposure `json:"exposure,omitempty"`
 }
 
+// HoldersAtFaults sums the holders inside when each applied fault whose
+// spec match accepts fired; applies is false when r has no such fault, and
+// a fault without a recorded exposure adds nothing.
+func (r *Result) HoldersAtFaults(match func(spec string) bool) (inside int64, applies bool) {
+	for _, f := range r.Faults {
+		if !match(f.Spec) {
+			continue
+		}
+		applies = true
+		if f.Error == "" && f.Exposure != nil {
+			inside += int64(f.Exposure.Inside)
+		}
+	}
+	return inside, applies
+}
+
 // FaultExposure is what was at stake when a fault fired. A fault that found
 // nobody inside and no valid lease could not have shown a double grant: a
 // trial whose faults all did so is inconclusive, never a pass.

@@ -22,18 +22,7 @@ type exposureRule struct {
 // holders inside when each fired that was applied, summed.
 func atFault(spec string) *exposureRule {
 	return &exposureRule{what: spec, read: func(r *results.Result) (int64, bool) {
-		var n int64
-		applies := false
-		for _, f := range r.Faults {
-			if !strings.Contains(f.Spec, spec) {
-				continue
-			}
-			applies = true
-			if f.Error == "" && f.Exposure != nil {
-				n += int64(f.Exposure.Inside)
-			}
-		}
-		return n, applies
+		return r.HoldersAtFaults(func(s string) bool { return strings.Contains(s, spec) })
 	}}
 }
 
