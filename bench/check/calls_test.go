@@ -106,12 +106,23 @@ func TestCheckReadsTheLocksCalls(t *testing.T) {
 			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
 		}
 	})
-	t.Run("a release in flight at the grant: possible, not counted", func(t *testing.T) {
+	t.Run("a release in flight at the grant: the hand-over, legal", func(t *testing.T) {
 		// Worker 0's release is called at 44 ms and returns at 45 ms;
 		// worker 1's acquire was called at 44.5 ms, before it returned.
 		h := withCalls([]held{
 			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 44 * ms},
 			{worker: 1, call: 44*ms + ms/2, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		if rep, out := rendered(t, h); rep.Counts != (Counts{}) || rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+	})
+	t.Run("two acquires in flight together, both held: possible, not counted", func(t *testing.T) {
+		// Worker 1's acquire was called at 0.5 ms, before worker 0's returned
+		// at 1 ms: which the service granted first cannot be told.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 90 * ms},
+			{worker: 1, call: ms / 2, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
 		})
 		rep, out := rendered(t, h)
 		if rep.Counts != (Counts{Possible: 1}) || rep.Unsafe() {
@@ -177,14 +188,18 @@ func TestCallLedger(t *testing.T) {
 	l.Releasing("a", 170*ms)
 	l.Releasing("c", 175*ms)
 	l.Released("c", 176*ms)
-	// a's release is still in flight when d is called: possible.
-	if v := l.Acquired("d", 171*ms, 180*ms, 280*ms); v.Certain || !v.Possible || v.Against != "a" {
+	// a's release is still in flight when d is called: the hand-over.
+	if v := l.Acquired("d", 171*ms, 180*ms, 280*ms); v.Certain || v.Possible {
 		t.Fatalf("release in flight: %+v", v)
+	}
+	// f was called at 178 ms, before d returned: the order is unknown.
+	if v := l.Acquired("f", 178*ms, 182*ms, 282*ms); v.Certain || !v.Possible || v.Against != "d" {
+		t.Fatalf("acquires in flight together: %+v", v)
 	}
 	l.Released("a", 185*ms)
 	l.Prune(180 * ms)
-	if l.Len() != 2 {
-		t.Fatalf("pruning kept %d leases, want a (released at 185 ms) and d", l.Len())
+	if l.Len() != 3 {
+		t.Fatalf("pruning kept %d leases, want a (released at 185 ms), d and f", l.Len())
 	}
 	// Within the drift allowance of d's end: legal.
 	if v := l.Acquired("e", 278*ms, 279*ms, 380*ms); v.Certain || v.Possible {

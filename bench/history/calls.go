@@ -18,12 +18,11 @@ import (
 //   - A returned before B was called (A.ret ≤ B.call): B is a certain double
 //     grant when B returned before A's release was called and before A's
 //     validity (from A's acquire and the renewals that returned by B's
-//     call) less the drift. When A's release had been called but had not
-//     returned when B was called, and A was otherwise still valid, B is a
-//     possible one: the release may have landed first.
+//     call) less the drift. A release called before B returned may have
+//     landed first: that is the ordinary hand-over to a waiter, not counted.
 //   - A was still in flight when B was called: which was granted first
 //     cannot be told from the times; if both were still unreleased and valid
-//     when B returned, the pair is a possible double grant.
+//     when B returned, the pair is a possible double grant, counted apart.
 //
 // Times are nanoseconds on one clock (a history's origin, or the run's).
 
@@ -98,8 +97,7 @@ func (c *CallLedger) Acquired(token string, call, ret, valid int64) CallVerdict 
 			if !v.Certain {
 				v = CallVerdict{Certain: true, Against: a.token}
 			}
-		case a.ret <= call && a.releasing && a.relCall <= ret && (!a.releasedBack || call < a.relRet) && ret < a.validBy(call)-c.drift,
-			a.ret > call && a.unreleasedAt(ret) && ret < a.validBy(ret)-c.drift && ret < valid-c.drift:
+		case a.ret > call && a.unreleasedAt(ret) && ret < a.validBy(ret)-c.drift && ret < valid-c.drift:
 			if !v.Certain && !v.Possible {
 				v = CallVerdict{Possible: true, Against: a.token}
 			}
