@@ -29,6 +29,8 @@ type callLedgers struct {
 type callShard struct {
 	mu   sync.Mutex
 	keys map[int]*history.CallLedger
+	// releases counts the shard's releases, to sweep it every sweepEvery.
+	releases int
 }
 
 // startingAcquire marks a worker that is about to read its start time.
@@ -37,6 +39,11 @@ const startingAcquire = -1 << 63
 // pruneAbove is how many leases a key keeps before released ones are
 // forgotten.
 const pruneAbove = 64
+
+// sweepEvery is how many releases a shard sees between sweeps that forget
+// released leases of every key and the keys left empty: with a key per
+// acquisition (--keys unique) no key ever reaches pruneAbove.
+const sweepEvery = 256
 
 func newCallLedgers(drift time.Duration, origin time.Time, workers int) *callLedgers {
 	c := &callLedgers{drift: int64(drift), origin: origin, acquiring: make([]atomic.Int64, workers)}
@@ -75,7 +82,9 @@ func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid 
 	c.acquiring[id].Store(0)
 	v := l.Acquired(token, c.ns(call), c.ns(ret), c.ns(valid))
 	if l.Len() > pruneAbove {
-		c.prune(l, ret)
+		if mark, ok := c.watermark(ret); ok {
+			l.Prune(mark)
+		}
 	}
 	return ret, v
 }
@@ -83,20 +92,20 @@ func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid 
 // notAcquiring marks worker id done acquiring without a lease.
 func (c *callLedgers) notAcquiring(id int) { c.acquiring[id].Store(0) }
 
-// prune forgets the key's leases released before every acquisition still
-// in flight began. A worker about to read its start is not known yet: no
-// pruning then.
-func (c *callLedgers) prune(l *history.CallLedger, now time.Time) {
-	mark := c.ns(now)
+// watermark is the earliest start of the acquisitions still in flight (or
+// now): a lease released before it can no longer be judged against. ok is
+// false while a worker is about to read its start: it is not known yet.
+func (c *callLedgers) watermark(now time.Time) (mark int64, ok bool) {
+	mark = c.ns(now)
 	for i := range c.acquiring {
 		switch v := c.acquiring[i].Load(); {
 		case v == startingAcquire:
-			return
+			return 0, false
 		case v != 0:
 			mark = min(mark, v)
 		}
 	}
-	l.Prune(mark)
+	return mark, true
 }
 
 // renewed records an ok renewal of key's token valid until valid, and
@@ -124,5 +133,14 @@ func (c *callLedgers) released(key int, token string) time.Time {
 	defer s.mu.Unlock()
 	ret := time.Now()
 	l.Released(token, c.ns(ret))
+	if s.releases++; s.releases%sweepEvery == 0 {
+		if mark, ok := c.watermark(ret); ok {
+			for k, kl := range s.keys {
+				if kl.Prune(mark); kl.Len() == 0 {
+					delete(s.keys, k)
+				}
+			}
+		}
+	}
 	return ret
 }
