@@ -108,39 +108,48 @@ func (c *callLedgers) watermark(now time.Time) (mark int64, ok bool) {
 	return mark, true
 }
 
+// stamped reads the clock under key's lock and tells the key's ledger
+// the instant: every time the rule compares is read in the key's order.
+func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	at := time.Now()
+	tell(s, l, at)
+	return at
+}
+
 // renewed records an ok renewal of key's token valid until valid, and
 // returns when it returned.
 func (c *callLedgers) renewed(key int, token string, valid time.Time) time.Time {
-	s, l := c.lock(key)
-	defer s.mu.Unlock()
-	ret := time.Now()
-	l.Renewed(token, c.ns(ret), c.ns(valid))
-	return ret
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Renewed(token, c.ns(at), c.ns(valid)) })
 }
 
 // releasing records that key's token is being released, and returns when.
 func (c *callLedgers) releasing(key int, token string) time.Time {
-	s, l := c.lock(key)
-	defer s.mu.Unlock()
-	call := time.Now()
-	l.Releasing(token, c.ns(call))
-	return call
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Releasing(token, c.ns(at)) })
 }
 
-// released records that the release returned, and returns when.
+// released records that the release returned, and returns when; every
+// sweepEvery releases it sweeps the shard.
 func (c *callLedgers) released(key int, token string) time.Time {
-	s, l := c.lock(key)
-	defer s.mu.Unlock()
-	ret := time.Now()
-	l.Released(token, c.ns(ret))
-	if s.releases++; s.releases%sweepEvery == 0 {
-		if mark, ok := c.watermark(ret); ok {
-			for k, kl := range s.keys {
-				if kl.Prune(mark); kl.Len() == 0 {
-					delete(s.keys, k)
-				}
-			}
+	return c.stamped(key, func(s *callShard, l *history.CallLedger, at time.Time) {
+		l.Released(token, c.ns(at))
+		if s.releases++; s.releases%sweepEvery == 0 {
+			c.sweep(s, at)
+		}
+	})
+}
+
+// sweep forgets the shard's leases released before the watermark, and
+// the keys left empty.
+func (c *callLedgers) sweep(s *callShard, now time.Time) {
+	mark, ok := c.watermark(now)
+	if !ok {
+		return
+	}
+	for k, l := range s.keys {
+		if l.Prune(mark); l.Len() == 0 {
+			delete(s.keys, k)
 		}
 	}
-	return ret
 }

@@ -62,9 +62,7 @@ func exposure(hs []holding, now time.Time) Exposure {
 
 // Exposure reads the run's exposure now; ok is false before the run started.
 func (l *Live) Exposure() (e Exposure, ok bool) {
-	l.mu.Lock()
-	r := l.run
-	l.mu.Unlock()
+	r := l.current()
 	if r == nil {
 		return Exposure{}, false
 	}

@@ -23,10 +23,6 @@ type held struct {
 func withCalls(hs []held) *history.History {
 	h := &history.History{Header: history.Header{Schema: history.Schema, RunID: "t", Resource: "in-process", DriftNS: 3 * ms, TTLNS: 100 * ms},
 		Trailer: &history.Trailer{}}
-	type timed struct {
-		at int64
-		e  history.Event
-	}
 	var res []timed
 	for _, s := range hs {
 		tok := "tok" + string(rune('a'+s.worker))
@@ -51,11 +47,7 @@ func withCalls(hs []held) *history.History {
 		ex.Op, ex.Call, ex.Return = history.OpExit, s.exit, s.exit
 		res = append(res, timed{s.exit, ex})
 	}
-	for i := 1; i < len(res); i++ {
-		for j := i; j > 0 && res[j].at < res[j-1].at; j-- {
-			res[j], res[j-1] = res[j-1], res[j]
-		}
-	}
+	byTime(res)
 	for i, e := range res {
 		e.e.Seq = uint64(i + 1)
 		h.Events = append(h.Events, e.e)
