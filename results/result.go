@@ -571,8 +571,9 @@ type FaultEvent struct {
 
 // HoldersAtFaults sums the holders inside when each applied fault whose
 // spec match accepts fired; applies is false when r has no such fault, and
-// a fault without a recorded exposure adds nothing.
-func (r *Result) HoldersAtFaults(match func(spec string) bool) (inside int64, applies bool) {
+// measured is false when none of them recorded its exposure (a result of
+// an older lockbench): then inside is not known, not 0.
+func (r *Result) HoldersAtFaults(match func(spec string) bool) (inside int64, applies, measured bool) {
 	for _, f := range r.Faults {
 		if !match(f.Spec) {
 			continue
@@ -580,9 +581,10 @@ func (r *Result) HoldersAtFaults(match func(spec string) bool) (inside int64, ap
 		applies = true
 		if f.Error == "" && f.Exposure != nil {
 			inside += int64(f.Exposure.Inside)
+			measured = true
 		}
 	}
-	return inside, applies
+	return inside, applies, measured
 }
 
 // FaultExposure is what was at stake when a fault fired. A fault that found

@@ -93,7 +93,7 @@ func CellOf(o Outcome, req Requirements, prof Profile) Cell {
 	if spec, err := compose.ParseSpec(e.Candidate.Topology); err == nil {
 		c.Backend = spec.Info().Backend
 	}
-	if n, ok := r.HoldersAtFaults(func(string) bool { return true }); ok {
+	if n, _, measured := r.HoldersAtFaults(func(string) bool { return true }); measured {
 		c.Exposed = &n
 	}
 	c.Leased = plan.Renewable(e.Candidate.Lock)

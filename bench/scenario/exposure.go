@@ -14,14 +14,15 @@ import (
 type exposureRule struct {
 	// what names the hazard for the verdict, e.g. "kill primary".
 	what string
-	// read measures it.
-	read func(r *results.Result) (exposed int64, applies bool)
+	// read measures it; measured is false where the result did not record
+	// it (then the trial cannot be shown conclusive).
+	read func(r *results.Result) (exposed int64, applies, measured bool)
 }
 
 // atFault is the exposure of the faults whose spec contains spec: the
 // holders inside when each fired that was applied, summed.
 func atFault(spec string) *exposureRule {
-	return &exposureRule{what: spec, read: func(r *results.Result) (int64, bool) {
+	return &exposureRule{what: spec, read: func(r *results.Result) (int64, bool, bool) {
 		return r.HoldersAtFaults(func(s string) bool { return strings.Contains(s, spec) })
 	}}
 }
@@ -30,8 +31,8 @@ func atFault(spec string) *exposureRule {
 // after their lease's validity. A trial in which no stall outlived a lease
 // could not have shown a stale write.
 func outlivedLeases() *exposureRule {
-	return &exposureRule{what: "a holder outliving its lease", read: func(r *results.Result) (int64, bool) {
-		return r.Incidents.ExpiredDuringWork, true
+	return &exposureRule{what: "a holder outliving its lease", read: func(r *results.Result) (int64, bool, bool) {
+		return r.Incidents.ExpiredDuringWork, true, true
 	}}
 }
 
@@ -40,15 +41,18 @@ func outlivedLeases() *exposureRule {
 func (s Scenario) judge(t *Trial) {
 	r := t.Result
 	t.Conclusive, t.Exposure = true, -1
+	unmeasured := false
 	if s.exposure != nil {
-		if n, applies := s.exposure.read(r); applies {
-			t.Exposure = n
+		if n, applies, measured := s.exposure.read(r); applies {
+			t.Exposure, unmeasured = n, !measured
 		}
 	}
 	switch {
 	case t.Violated:
 	case r.Contention.Acquired == 0:
 		t.Conclusive, t.Why = false, "no acquisition in its window"
+	case unmeasured:
+		t.Conclusive, t.Why, t.Exposure = false, fmt.Sprintf("exposure at %s not recorded", s.exposure.what), -1
 	case t.Exposure == 0:
 		t.Conclusive, t.Why = false, fmt.Sprintf("nobody at risk at %s", s.exposure.what)
 	}

@@ -39,7 +39,7 @@ func killedWith(inside int, acquired, doubles int64) *results.Result {
 // TestFaultWithNobodyInsideIsInconclusive: a trial whose decisive fault
 // fired with nobody inside, or that acquired nothing in its window, could
 // not have shown a double grant: it is inconclusive, shown so in the table
-// ("0 of 2"), the statement and the JSON, never counted as a pass.
+// ("0/0 of 2"), the statement and the JSON, never counted as a pass.
 func TestFaultWithNobodyInsideIsInconclusive(t *testing.T) {
 	s := failover()
 	s.Variants = s.Variants[1:] // the mitigated one: a clean count would read as a pass
@@ -50,14 +50,14 @@ func TestFaultWithNobodyInsideIsInconclusive(t *testing.T) {
 		want       []string
 	}{
 		{"nobody inside at the kill", []*results.Result{killedWith(0, 40, 0), killedWith(0, 40, 0)}, 0,
-			[]string{"0 of 2", "0 of 0 conclusive trial(s): no bound", "2 inconclusive (nobody at risk at kill primary)"}},
+			[]string{"0/0 of 2", "0 of 0 conclusive trial(s): no bound", "2 inconclusive (nobody at risk at kill primary)"}},
 		{"no acquisition in the window", []*results.Result{killedWith(12, 0, 0), killedWith(0, 40, 0)}, 0,
-			[]string{"0 of 2", "no acquisition in its window; nobody at risk at kill primary"}},
+			[]string{"0/0 of 2", "no acquisition in its window; nobody at risk at kill primary"}},
 		{"one of two exposed", []*results.Result{killedWith(12, 40, 0), killedWith(0, 40, 0)}, 1,
-			[]string{"1 of 2", "0 of 1 conclusive trial(s): at most 95% per failover at 95%", "29 conclusive trials would bound it under 10%",
+			[]string{"0/1 of 2", "0 of 1 conclusive trial(s): at most 95% per failover at 95%", "29 conclusive trials would bound it under 10%",
 				"granted nothing after kill primary: safe only by being unavailable"}},
 		{"a violation is conclusive", []*results.Result{killedWith(12, 40, 3), killedWith(9, 40, 0)}, 2,
-			[]string{"2 of 2", "1 of 2 conclusive trial(s): 1.3%–99% per failover at 95%"}},
+			[]string{"1/2 of 2", "1 of 2 conclusive trial(s): 1.3%–99% per failover at 95%"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,5 +126,18 @@ func TestControlWithoutTheFaultCountsAcquisitions(t *testing.T) {
 	s.judge(&tr)
 	if tr.Conclusive || tr.Why != "no acquisition in its window" {
 		t.Errorf("idle control: %+v", tr)
+	}
+}
+
+// TestUnrecordedExposureIsInconclusive: a result whose fault carries no
+// exposure (an older lockbench's) is not known to have had holders inside:
+// inconclusive, its exposure not measured (-1, null), never 0.
+func TestUnrecordedExposureIsInconclusive(t *testing.T) {
+	r := killedWith(5, 40, 0)
+	r.Faults[1].Exposure = nil
+	tr := Trial{Result: r}
+	failover().judge(&tr)
+	if tr.Conclusive || tr.Exposure != -1 || tr.Why != "exposure at kill primary not recorded" {
+		t.Errorf("trial %+v", tr)
 	}
 }

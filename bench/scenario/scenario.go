@@ -260,19 +260,20 @@ func writeVerdictText(w io.Writer, v Verdict) error {
 	if s.Violation != "" {
 		fmt.Fprintf(w, "violation: %s\n", s.Violation)
 	}
-	t := results.NewTable(w, "variant", "mitig-\nated", "vio-\nlated", "conclu-\nsive", "double\ngrants", "over\nruns", "stale\naccepted", "fencing\nrejected",
-		"failed\nattempts", "acq/s", "acquire\np99")
+	// violated/conclusive: "0/2 of 3" is no violation in the 2 conclusive
+	// trials of 3; error share: of acquire attempts, failed with errors.
+	t := results.NewTable(w, "variant", "miti-\ngated", "violated/\nconclusive", "double\ngrants", "over\nruns", "stale\naccepted", "fencing\nrejected",
+		"error\nshare", "acq/s", "acquire\np99")
 	for _, vv := range v.Variants {
 		mit := "no"
 		if vv.Variant.Mitigated {
 			mit = "yes"
 		}
-		violated, conclusive := "-", "-"
+		violated := "-"
 		if s.violated != nil {
-			violated = fmt.Sprintf("%d/%d", vv.Violated, vv.Conclusive)
-			conclusive = fmt.Sprintf("%d of %d", vv.Conclusive, len(vv.Trials))
+			violated = fmt.Sprintf("%d/%d of %d", vv.Violated, vv.Conclusive, len(vv.Trials))
 		}
-		_ = t.Append(vv.Variant.Name, mit, violated, conclusive, vv.DoubleGrants, vv.Overruns, vv.StaleAccepted, vv.FencingRejected,
+		_ = t.Append(vv.Variant.Name, mit, violated, vv.DoubleGrants, vv.Overruns, vv.StaleAccepted, vv.FencingRejected,
 			fmt.Sprintf("%.1f%%", 100*vv.ErrorShare), fmt.Sprintf("%.0f", vv.AcquiredPerS), results.FormatUS(vv.AcquireP99US))
 	}
 	if err := t.Render(); err != nil {
