@@ -22,6 +22,13 @@ type Live struct {
 // starts.
 func NewLive() *Live { return &Live{} }
 
+// current is the run attached, nil before it starts.
+func (l *Live) current() *run {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.run
+}
+
 func (l *Live) attach(r *run) {
 	l.mu.Lock()
 	l.run = r
@@ -41,9 +48,7 @@ type LiveSnapshot struct {
 
 // Snapshot reads the run's figures so far; ok is false before it started.
 func (l *Live) Snapshot() (s LiveSnapshot, ok bool) {
-	l.mu.Lock()
-	r := l.run
-	l.mu.Unlock()
+	r := l.current()
 	if r == nil {
 		return LiveSnapshot{}, false
 	}

@@ -158,7 +158,11 @@ type run struct {
 	// with workers.
 	recs []*recorder
 	// stats are each worker's own acquisitions and times to acquire.
-	stats  []workerStats
+	stats []workerStats
+	// holdings are each worker's current lease, read when a fault fires.
+	holdings []holding
+	// calls judges every acquisition by the lock's own calls.
+	calls  *callLedgers
 	series *seriesCollector
 	sched  *scheduler
 	// windowCtx ends when the window closes: closed-loop workers start no
@@ -232,6 +236,12 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		r.recs = append(r.recs, newRecorder())
 	}
 	r.stats = make([]workerStats, opts.Concurrency)
+	r.holdings = make([]holding, opts.Concurrency)
+	origin := start
+	if opts.History != nil {
+		origin = opts.History.Origin()
+	}
+	r.calls = newCallLedgers(history.DriftAllowance(wl.TTL), origin, opts.Concurrency)
 	r.series = newSeriesCollector(r.recs, opts.Progress)
 	r.series.nodeErrors = opts.NodeErrors
 	if opts.Live != nil {

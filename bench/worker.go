@@ -144,10 +144,11 @@ type attempts struct {
 }
 
 func (at *attempts) observe(a lockimpl.Attempt) {
+	// The attempt's call time is its end less its latency: the lock's-calls
+	// rule compares it, whatever the loop, so the end is read when the lock
+	// did not give it.
 	now := a.End
-	if now.IsZero() && (at.m == closedLoop || at.w.hist != nil) {
-		// Read only where needed: an open-loop attempt of the window counts
-		// whenever it ends.
+	if now.IsZero() {
 		now = time.Now()
 	}
 	at.observeAt(a, now)
@@ -160,9 +161,7 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 	at.lastEnd = now
 	at.lastCounted = at.m == counted || (at.m == closedLoop && w.win.contains(now))
 	counts := at.lastCounted && !(a.Outcome == lockimpl.Failed && at.ctx.Err() != nil)
-	if w.hist != nil {
-		at.lastCall = now.Add(-a.Latency)
-	}
+	at.lastCall = now.Add(-a.Latency)
 	if w.hist != nil && a.Outcome != lockimpl.OK {
 		// An acquired lease goes in with its token once the acquisition returns.
 		w.hist.Add(history.Event{Key: at.key, Op: history.OpAcquire, Out: historyOutcome(a.Outcome), Window: counts,
@@ -190,10 +189,17 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
 	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
+	w.calls.acquiringFrom(w.id)
 	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
-	now := at.lastEnd
-	if now.IsZero() {
-		now = time.Now()
+	var now time.Time
+	var byCalls history.CallVerdict
+	if acq.Outcome == lockimpl.OK {
+		now, byCalls = w.calls.acquired(w.id, keyIdx, acq.Lease.Token, at.lastCall, acq.Lease.ValidUntil())
+	} else {
+		if now = at.lastEnd; now.IsZero() {
+			now = time.Now()
+		}
+		w.calls.notAcquiring(w.id)
 	}
 	rec := at.lastCounted
 	if w.hist != nil && acq.Outcome == lockimpl.OK {
@@ -206,7 +212,10 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 		}
 		return
 	}
-	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx}
+	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx, byCalls: byCalls}
+	h := &w.holdings[w.id]
+	h.hold(keyIdx, acq.Lease.ValidUntil())
+	defer h.released()
 	if rec {
 		tta := now.Sub(wantAt)
 		w.rec.acquired(now, tta)
@@ -225,6 +234,8 @@ type section struct {
 	acquiredAt time.Time
 	recorded   bool
 	key        int
+	// byCalls is the lock's-calls verdict on the acquisition.
+	byCalls history.CallVerdict
 }
 
 // event records one event of the section in the history, with the
@@ -273,17 +284,22 @@ func (s *section) run(keyIdx int) {
 		}
 		return err
 	})
-	switch overlap {
-	case DoubleGrant:
+	// A grant inside another token's lease is a double grant whether or
+	// not the resource saw the other holder still inside (check does the same).
+	switch {
+	case overlap == DoubleGrant || s.byCalls.Certain:
 		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.DoubleGrants++ })
-	case Overrun:
+	case overlap == Overrun:
 		s.count(func(c *counters) { c.Incidents.Overlaps++; c.Incidents.Overruns++ })
+	case s.byCalls.Possible:
+		s.count(func(c *counters) { c.Incidents.PossibleDoubleGrants++ })
 	}
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
 	}
 	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
 		// A dead client: it leaves the critical section and never releases.
+		s.holdings[s.id].left()
 		s.protected(func(ctx context.Context) error {
 			st, err := s.resource.Abandon(ctx, entry, time.Now())
 			if s.hist != nil {
@@ -308,14 +324,12 @@ func (s *section) run(keyIdx int) {
 	}
 	s.write(entry)
 	s.exit(entry)
-	// One clock read ends the hold and starts the release.
-	end := time.Now()
-	s.latency(opHold, end.Sub(s.acquiredAt), false)
-	s.release(end)
+	s.release()
 }
 
 // exit records the holder leaving the critical section.
 func (s *section) exit(e Entry) {
+	s.holdings[s.id].left()
 	s.protected(func(ctx context.Context) error {
 		st, err := s.resource.Exit(ctx, e)
 		if s.hist != nil {
@@ -396,13 +410,19 @@ func (s *section) renew(ctx context.Context, entry Entry) bool {
 	lease := s.lease
 	out, err := s.locker.Renew(ctx, &lease, s.wl.TTL)
 	s.lease = lease
-	end := time.Now()
+	var end time.Time
+	if out == lockimpl.OK {
+		end = s.calls.renewed(s.key, s.lease.Token, s.lease.ValidUntil())
+	} else {
+		end = time.Now()
+	}
 	s.latency(opRenew, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
 		s.event(history.OpRenew, historyOutcome(out), start, end, 0, err)
 	}
 	switch {
 	case out == lockimpl.OK:
+		s.holdings[s.id].renewed(s.lease.ValidUntil())
 		s.count(func(c *counters) { c.Counters.Renewed++ })
 		s.protected(func(ctx context.Context) error {
 			st, err := s.resource.Renewed(ctx, entry, s.lease.ValidUntil())
@@ -453,10 +473,13 @@ func (s *section) write(entry Entry) {
 	})
 }
 
-// release gives the lease back, starting at start.
-func (s *section) release(start time.Time) {
+// release gives the lease back; the instant it starts (read in the key's
+// order by the lock's-calls ledger) also ends the hold.
+func (s *section) release() {
+	start := s.calls.releasing(s.key, s.lease.Token)
+	s.latency(opHold, start.Sub(s.acquiredAt), false)
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
-	end := time.Now()
+	end := s.calls.released(s.key, s.lease.Token)
 	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
 		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
@@ -475,11 +498,12 @@ func (s *section) release(start time.Time) {
 func (s *section) releaseQuietly() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	start := time.Now()
+	start := s.calls.releasing(s.key, s.lease.Token)
 	out, err := s.locker.Release(ctx, s.lease)
+	end := s.calls.released(s.key, s.lease.Token)
 	if s.hist != nil {
 		s.recorded = false
-		s.event(history.OpRelease, historyOutcome(out), start, time.Now(), 0, err)
+		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
 	}
 }
 

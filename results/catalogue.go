@@ -425,6 +425,7 @@ func incidentFigures() []Figure {
 		i("overruns", func(i *Incidents) *int64 { return &i.Overruns }),
 		i("fencing_rejected", func(i *Incidents) *int64 { return &i.FencingRejected }),
 		i("stale_writes_accepted", func(i *Incidents) *int64 { return &i.StaleWritesAccepted }),
+		i("possible_double_grants", func(i *Incidents) *int64 { return &i.PossibleDoubleGrants }),
 		{Name: "incidents", Key: "incidents", Label: "incidents total", Unit: UnitCount, Better: "lower", Merge: MergeSum, Group: GroupIncidents,
 			read: always(func(r *Result) float64 { return float64(r.Incidents.Total()) })},
 	}

@@ -419,10 +419,13 @@ func markFaults(c *chart, p plot, runs []*Result) {
 	index := map[FaultEvent]int{}
 	for _, r := range runs {
 		for _, f := range faultMarks(r) {
-			i, ok := index[f]
+			// Runs that shared a fault share its mark, whatever each had at stake.
+			key := f
+			key.Exposure = nil
+			i, ok := index[key]
 			if !ok {
 				i = len(marks)
-				index[f] = i
+				index[key] = i
 				marks = append(marks, mark{f: f})
 			}
 			marks[i].ids = append(marks[i].ids, r.ID)
@@ -440,6 +443,8 @@ func markFaults(c *chart, p plot, runs []*Result) {
 		}
 		if f.Error != "" {
 			text += " (failed: " + f.Error + ")"
+		} else if x := f.Exposure; x != nil && len(m.ids) == 1 {
+			text += fmt.Sprintf(" (%d inside, %d valid leases)", x.Inside, x.ValidLeases)
 		}
 		c.Texts = append(c.Texts, svgText{x + 3, p.y.r1 + 10 + 11*float64(n%4), "start", "fault-label", text})
 	}

@@ -273,3 +273,21 @@ func TestRunColorsStayDistinct(t *testing.T) {
 		seen[c] = i
 	}
 }
+
+// TestFaultMarkSaysWhatWasAtStake: a fault's label in the charts says how
+// many holders were inside and leases valid when it fired; one that fired
+// with none says 0, so a chart of a trial that could not have failed shows it.
+func TestFaultMarkSaysWhatWasAtStake(t *testing.T) {
+	r := &Result{ID: "r", DurationS: 3, Series: []SeriesPoint{{ElapsedS: 1, Acquired: 5}, {ElapsedS: 2, Acquired: 4}, {ElapsedS: 3, Acquired: 6}},
+		Faults: []FaultEvent{{Spec: "at=1s kill primary", AtS: 1, Exposure: &FaultExposure{Inside: 0, ValidLeases: 2}}}}
+	c := throughputChart([]*Result{r})
+	var labels []string
+	for _, tx := range c.Texts {
+		if tx.Class == "fault-label" {
+			labels = append(labels, tx.Text)
+		}
+	}
+	if len(labels) != 1 || labels[0] != "at=1s kill primary (0 inside, 2 valid leases)" {
+		t.Errorf("fault labels %q", labels)
+	}
+}

@@ -348,6 +348,11 @@ type Incidents struct {
 	FencingRejected int64 `json:"fencing_rejected"`
 	// StaleWritesAccepted: an unfenced write by an expired holder after a newer holder wrote.
 	StaleWritesAccepted int64 `json:"stale_writes_accepted"`
+	// PossibleDoubleGrants: acquisitions that may have been granted inside
+	// another token's lease, by the lock's own calls, where the order of the
+	// two cannot be told from the times (an acquire or a release still in
+	// flight); reported apart, not counted as double grants.
+	PossibleDoubleGrants int64 `json:"possible_double_grants"`
 }
 
 // Total sums the incidents that signal unsafety or lost work.
@@ -559,6 +564,39 @@ type FaultEvent struct {
 	// PromotedAfterS is how long after the fault was applied the replica
 	// first called itself master, in seconds.
 	PromotedAfterS float64 `json:"promoted_after_s,omitempty"`
+	// Exposure is what the fault could break when it fired: absent when it
+	// was not applied or the run could not read it.
+	Exposure *FaultExposure `json:"exposure,omitempty"`
+}
+
+// HoldersAtFaults sums the holders inside when each applied fault whose
+// spec match accepts fired; applies is false when r has no such fault, and
+// measured is false when none of them recorded its exposure (a result of
+// an older lockbench): then inside is not known, not 0.
+func (r *Result) HoldersAtFaults(match func(spec string) bool) (inside int64, applies, measured bool) {
+	for _, f := range r.Faults {
+		if !match(f.Spec) {
+			continue
+		}
+		applies = true
+		if f.Error == "" && f.Exposure != nil {
+			inside += int64(f.Exposure.Inside)
+			measured = true
+		}
+	}
+	return inside, applies, measured
+}
+
+// FaultExposure is what was at stake when a fault fired. A fault that found
+// nobody inside and no valid lease could not have shown a double grant: a
+// trial whose faults all did so is inconclusive, never a pass.
+type FaultExposure struct {
+	// Inside counts holders inside their critical sections.
+	Inside int `json:"holders_inside"`
+	// ValidLeases counts leases held whose validity had not run out.
+	ValidLeases int `json:"valid_leases"`
+	// Keys counts the distinct keys those inside held.
+	Keys int `json:"keys_held"`
 }
 
 // Summarize computes an OpSummary from a histogram of microseconds.

@@ -431,6 +431,9 @@ func faultVerdict(cells []Cell) Verdict {
 		v.Answer = append(v.Answer, txt("%s under %s: ", c.Candidate, c.Fault), num(fmt.Sprint(c.DoubleGrants), c.RunID), txt(" double grants, "),
 			num(fmt.Sprint(c.StaleAccepted), c.RunID), txt(" stale writes accepted, "), num(fmt.Sprint(c.FencingRejected), c.RunID), txt(" refused by the fence, in "),
 			num(fmt.Sprint(c.Acquired), c.RunID), txt(" acquisitions. "))
+		if c.Inconclusive() {
+			v.Answer = append(v.Answer, txt("Inconclusive: %s, so it could not have shown a failure. ", c.whyInconclusive()))
+		}
 	}
 	if len(cells) == 0 {
 		v.Answer = []Part{txt("No fault experiment was measured.")}

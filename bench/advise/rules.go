@@ -44,6 +44,10 @@ type Cell struct {
 	FencingRejected int64 `json:"fencing_rejected"`
 	DoubleGrants    int64 `json:"double_grants"`
 	Overruns        int64 `json:"overruns"`
+	// Exposed is the holders inside when the run's faults fired; nil where
+	// no fault recorded it. A fault experiment with none, or with no
+	// acquisition, could not have failed: inconclusive, not a pass.
+	Exposed *int64 `json:"holders_at_fault,omitempty"`
 	// Step is the run judged against the SLO at its load, as capacity
 	// judges its steps (throughput, the latency op's p99, SLOs broken).
 	Step sweep.Step `json:"step"`
@@ -63,6 +67,21 @@ func (c Cell) Safety() verdict.Safety {
 // writes accepted, and double grants where no fence guarded the resource.
 func (c Cell) Incidents() int64 { return c.Safety().Incidents() }
 
+// Inconclusive reports whether a fault experiment could not have failed:
+// it acquired nothing, or its faults fired with nobody inside. One that
+// failed is conclusive whatever its exposure.
+func (c Cell) Inconclusive() bool {
+	return c.Incidents() == 0 && (c.Acquired == 0 || (c.Exposed != nil && *c.Exposed == 0))
+}
+
+func (c Cell) whyInconclusive() string {
+	if c.Acquired == 0 {
+		return "nothing was acquired"
+	}
+	return "nobody was inside when the fault fired"
+}
+
+
 // CellOf reads an outcome's result into a cell, judging it against the
 // SLO at its load.
 func CellOf(o Outcome, req Requirements, prof Profile) Cell {
@@ -81,6 +100,9 @@ func CellOf(o Outcome, req Requirements, prof Profile) Cell {
 		DoubleGrants: count("incidents.double_grants"), Overruns: count("incidents.overruns")}
 	if spec, err := compose.ParseSpec(e.Candidate.Topology); err == nil {
 		c.Backend = spec.Info().Backend
+	}
+	if n, _, measured := r.HoldersAtFaults(func(string) bool { return true }); measured {
+		c.Exposed = &n
 	}
 	c.Leased = plan.Renewable(e.Candidate.Lock)
 	if ttl, ok := r.Config["ttl"]; ok && c.Leased {

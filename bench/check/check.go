@@ -31,6 +31,10 @@ type Counts struct {
 	Overruns        int64 `json:"overruns"`
 	StaleAccepted   int64 `json:"stale_writes_accepted"`
 	FencingRejected int64 `json:"fencing_rejected"`
+	// Possible counts acquisitions that may have been granted inside
+	// another's lease, by the lock's calls, where the order cannot be
+	// told; not counted as double grants.
+	Possible int64 `json:"possible_double_grants"`
 }
 
 // Overlaps is the sum of both causes.
@@ -53,6 +57,8 @@ func (c *Counts) add(cause Cause, o history.Outcome) {
 		c.Overruns++
 	case cause == CauseStaleAccepted:
 		c.StaleAccepted++
+	case cause == CausePossible:
+		c.Possible++
 	case o == history.OutFencingRejected:
 		c.FencingRejected++
 	}
@@ -61,13 +67,17 @@ func (c *Counts) add(cause Cause, o history.Outcome) {
 // Violation is one event that broke a key, with the events that make it one.
 type Violation struct {
 	Cause Cause
-	// Event is the offending enter or write.
+	// Event is the offending enter or write, or for a double grant only
+	// the lock's calls show, the acquire.
 	Event *history.Event
 	// Inside are the enter (and latest renewal) events of the holders that
 	// were inside at an overlapping entry.
 	Inside []*history.Event
 	// InWindow says whether the run counted it.
 	InWindow bool
+	// ByCalls: the lock's own calls show it (an acquire returned inside
+	// another token's lease), whatever the resource saw.
+	ByCalls bool
 }
 
 // Disagreement is an event whose outcome the run recorded differently from
@@ -76,6 +86,10 @@ type Disagreement struct {
 	Event    *history.Event
 	Model    history.Outcome
 	Recorded history.Outcome
+	// CallsValid, when set, is the validity the holder's own acquire and
+	// renewals gave, which the event's recorded valid contradicts (the
+	// outcomes then are both ok).
+	CallsValid int64
 }
 
 // Key is one partition of the history: a key, and the generator whose
@@ -103,6 +117,8 @@ type KeyReport struct {
 	Disagreements []Disagreement
 	// Porcupine is Porcupine's verdict on the key.
 	Porcupine porcupine.CheckResult
+
+	acquires map[string]*history.Event
 }
 
 // Report is a whole check.
@@ -149,21 +165,27 @@ func Check(h *history.History, opts Options) (*Report, error) {
 		drift = opts.Drift
 	}
 	r := &Report{Header: h.Header, Complete: h.Trailer != nil, Trailer: h.Trailer, Faults: h.Faults, Drift: drift, Porcupine: porcupine.Ok}
-	parts := partition(h)
+	parts, calls := partition(h)
 	keys := make([]Key, 0, len(parts))
 	for k := range parts {
 		keys = append(keys, k)
 	}
+	for k := range calls {
+		if _, ok := parts[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
 	slices.SortFunc(keys, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Generator, b.Generator), cmp.Compare(a.Key, b.Key)) })
 	r.model = model(int64(drift))
 	for _, k := range keys {
-		kr := replay(k, parts[k], int64(drift))
+		kr := replay(k, parts[k], calls[k], int64(drift))
 		r.CheckedKeys++
 		r.CheckedEvents += len(kr.Events)
 		r.Counts.DoubleGrants += kr.Counts.DoubleGrants
 		r.Counts.Overruns += kr.Counts.Overruns
 		r.Counts.StaleAccepted += kr.Counts.StaleAccepted
 		r.Counts.FencingRejected += kr.Counts.FencingRejected
+		r.Counts.Possible += kr.Counts.Possible
 		for _, v := range kr.Violations {
 			if !v.InWindow {
 				r.Outside.add(v.Cause, 0)
@@ -185,39 +207,55 @@ func Check(h *history.History, opts Options) (*Report, error) {
 
 // partition groups the resource events by key: by generator and key when
 // each generator kept its resource in process, by key when they shared one.
-func partition(h *history.History) map[Key][]*history.Event {
+// calls are the lock's calls of each key, grouped the same way (a run
+// judges its own calls, so run and check agree).
+func partition(h *history.History) (parts, calls map[Key][]*history.Event) {
 	shared := h.Header.Resource != "" && h.Header.Resource != "in-process"
-	parts := map[Key][]*history.Event{}
+	parts, calls = map[Key][]*history.Event{}, map[Key][]*history.Event{}
 	for i := range h.Events {
 		e := &h.Events[i]
-		if !e.Op.Resource() || e.Seq == 0 {
-			continue
-		}
 		k := Key{Generator: e.Generator, Key: e.Key}
 		if shared {
 			k.Generator = -1
+		}
+		if !e.Op.Resource() {
+			calls[k] = append(calls[k], e)
+			continue
+		}
+		if e.Seq == 0 {
+			continue
 		}
 		parts[k] = append(parts[k], e)
 	}
 	for _, evs := range parts {
 		slices.SortStableFunc(evs, func(a, b *history.Event) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
-	return parts
+	return parts, calls
 }
 
 // replay steps one key's events through the model, counting and naming
 // what broke.
-func replay(k Key, evs []*history.Event, drift int64) *KeyReport {
-	kr := &KeyReport{Key: k, Events: evs}
+func replay(k Key, evs, calls []*history.Event, drift int64) *KeyReport {
+	kr := &KeyReport{Key: k}
+	evs = kr.validityFromCalls(evs, calls)
+	kr.Events = evs
+	byCalls := history.CallsOfKey(calls, drift)
+	acquires := acquiresByToken(calls)
 	s := &state{}
 	for _, e := range evs {
 		res := step(s, e, drift)
+		if e.Op == history.OpEnter {
+			res = kr.judgeGrant(res, e, acquires[e.Token], byCalls)
+		}
 		if e.Window {
 			kr.Counts.add(res.cause, res.outcome)
 		}
 		if res.cause != Safe {
-			v := Violation{Cause: res.cause, Event: e, InWindow: e.Window}
+			v := Violation{Cause: res.cause, Event: e, InWindow: e.Window, ByCalls: res.byCalls != nil}
 			for _, h := range res.others {
+				if h.enter == nil {
+					continue
+				}
 				v.Inside = append(v.Inside, h.enter)
 				if h.renewed != nil {
 					v.Inside = append(v.Inside, h.renewed)
@@ -230,7 +268,115 @@ func replay(k Key, evs []*history.Event, drift int64) *KeyReport {
 		}
 		s = res.next
 	}
+	kr.grantsWithoutEntry(evs, calls, byCalls, acquires)
 	return kr
+}
+
+// acquiresByToken maps each token to its ok acquire.
+func acquiresByToken(calls []*history.Event) map[string]*history.Event {
+	out := map[string]*history.Event{}
+	for _, e := range calls {
+		if e.Op == history.OpAcquire && e.Out == history.OutOK && e.Token != "" {
+			out[e.Token] = e
+		}
+	}
+	return out
+}
+
+// judgeGrant adds the lock's-calls verdict on the acquisition behind an
+// enter, as the run does: a grant inside another token's lease is a double
+// grant even where the resource saw nobody inside, or only an overrun; one
+// that only may have been is counted apart.
+func (kr *KeyReport) judgeGrant(res stepResult, enter, acq *history.Event, byCalls map[*history.Event]history.CallVerdict) stepResult {
+	if acq == nil {
+		return res
+	}
+	v := byCalls[acq]
+	switch {
+	case res.cause == CauseDoubleGrant:
+	case v.Certain:
+		res.cause, res.byCalls = CauseDoubleGrant, acq
+		res.others = []holderRef{{enter: acq}, {enter: kr.acquires[v.Against]}}
+	case res.cause == CauseOverrun:
+	case v.Possible:
+		res.cause, res.byCalls = CausePossible, acq
+		res.others = []holderRef{{enter: acq}, {enter: kr.acquires[v.Against]}}
+	}
+	return res
+}
+
+// grantsWithoutEntry judges the acquisitions whose holder never entered the
+// resource (its events lost or cut short) by the lock's calls alone.
+func (kr *KeyReport) grantsWithoutEntry(evs, calls []*history.Event, byCalls map[*history.Event]history.CallVerdict,
+	acquires map[string]*history.Event) {
+	entered := map[string]bool{}
+	for _, e := range evs {
+		if e.Op == history.OpEnter {
+			entered[e.Token] = true
+		}
+	}
+	for _, a := range calls {
+		v, ok := byCalls[a]
+		if !ok || entered[a.Token] || !(v.Certain || v.Possible) {
+			continue
+		}
+		cause := CauseDoubleGrant
+		if !v.Certain {
+			cause = CausePossible
+		}
+		if a.Window {
+			kr.Counts.add(cause, 0)
+		}
+		kr.Violations = append(kr.Violations, Violation{Cause: cause, Event: a, Inside: nonNil(acquires[v.Against]), InWindow: a.Window, ByCalls: true})
+	}
+}
+
+func nonNil(e *history.Event) []*history.Event {
+	if e == nil {
+		return nil
+	}
+	return []*history.Event{e}
+}
+
+// validityFromCalls takes each holder's validity from its own calls: an
+// enter's from its acquire, a renewal notice's from the ok renewal that
+// told it, joined by token. An event whose recorded validity disagrees is
+// reported, and the model goes by the calls.
+func (kr *KeyReport) validityFromCalls(evs, calls []*history.Event) []*history.Event {
+	kr.acquires = acquiresByToken(calls)
+	renewals := map[string][]*history.Event{}
+	for _, e := range calls {
+		if e.Op == history.OpRenew && e.Out == history.OutOK {
+			renewals[e.Token] = append(renewals[e.Token], e)
+		}
+	}
+	out := make([]*history.Event, len(evs))
+	for i, e := range evs {
+		out[i] = e
+		var from *history.Event
+		switch e.Op {
+		case history.OpEnter:
+			from = kr.acquires[e.Token]
+		case history.OpRenewed:
+			// The latest ok renewal that returned before the notice.
+			for _, r := range renewals[e.Token] {
+				if r.Return <= e.Return && (from == nil || r.Return >= from.Return) {
+					from = r
+				}
+			}
+		}
+		want, ok := int64(0), from != nil
+		if ok {
+			want = from.Valid
+		}
+		if ok && want != e.Valid {
+			fixed := *e
+			fixed.Valid = want
+			out[i] = &fixed
+			kr.Disagreements = append(kr.Disagreements, Disagreement{Event: e, Model: e.Out, Recorded: e.Out, CallsValid: want})
+		}
+	}
+	return out
 }
 
 // segmentOps is how many events one Porcupine partition holds: Porcupine
@@ -335,6 +481,8 @@ func model(drift int64) porcupine.Model {
 func describe(e *history.Event) string {
 	s := fmt.Sprintf("g%d/w%d %s → %s at %s", e.Generator, e.Worker, e.Op, e.Out, fmtNS(e.Return))
 	switch e.Op {
+	case history.OpAcquire:
+		s += fmt.Sprintf(", called %s, valid to %s", fmtNS(e.Call), fmtNS(e.Valid))
 	case history.OpEnter:
 		s += fmt.Sprintf(", granted %s, valid to %s", fmtNS(e.Granted), fmtNS(e.Valid))
 	case history.OpRenewed:
@@ -347,6 +495,9 @@ func describe(e *history.Event) string {
 	}
 	if e.Token != "" {
 		s += ", token " + short(e.Token)
+	}
+	if e.Seq == 0 {
+		return s
 	}
 	return s + fmt.Sprintf(" (seq %d)", e.Seq)
 }
@@ -373,6 +524,7 @@ func (r *Report) Agree(inc results.Incidents) error {
 		{"overruns", inc.Overruns, r.Counts.Overruns},
 		{"stale writes accepted", inc.StaleWritesAccepted, r.Counts.StaleAccepted},
 		{"stale writes rejected (fencing)", inc.FencingRejected, r.Counts.FencingRejected},
+		{"possible double grants", inc.PossibleDoubleGrants, r.Counts.Possible},
 	} {
 		if p.run != p.mine {
 			diffs = append(diffs, fmt.Sprintf("%s: run %d, check %d", p.name, p.run, p.mine))
@@ -384,7 +536,12 @@ func (r *Report) Agree(inc results.Incidents) error {
 	var events []string
 	for _, kr := range r.Keys {
 		for _, d := range kr.Disagreements {
-			if len(events) < 10 {
+			switch {
+			case len(events) >= 10:
+			case d.CallsValid != 0:
+				events = append(events, fmt.Sprintf("%s: recorded valid to %s, the holder's calls say %s: %s", kr.Key, fmtNS(d.Event.Valid),
+					fmtNS(d.CallsValid), describe(d.Event)))
+			default:
 				events = append(events, fmt.Sprintf("%s: the run recorded %s, the model says %s: %s", kr.Key, d.Recorded, d.Model, describe(d.Event)))
 			}
 		}

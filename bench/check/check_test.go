@@ -24,11 +24,23 @@ type sec struct {
 
 // build lays sections' events out in time order with sequence numbers, as
 // the resource would have stamped them.
-func build(secs []sec, renewals map[int]int64) *history.History {
-	type ev struct {
-		at int64
-		e  history.Event
+// timed is a resource event at the time the resource stamped it.
+type timed struct {
+	at int64
+	e  history.Event
+}
+
+// byTime sorts events by their times (insertion sort: few events).
+func byTime(evs []timed) {
+	for i := 1; i < len(evs); i++ {
+		for j := i; j > 0 && evs[j].at < evs[j-1].at; j-- {
+			evs[j], evs[j-1] = evs[j-1], evs[j]
+		}
 	}
+}
+
+func build(secs []sec, renewals map[int]int64) *history.History {
+	type ev = timed
 	var evs []ev
 	for _, s := range secs {
 		tok := "tok" + string(rune('a'+s.worker))
@@ -50,15 +62,19 @@ func build(secs []sec, renewals map[int]int64) *history.History {
 		ex.Op, ex.Call, ex.Return = history.OpExit, s.x, s.x
 		evs = append(evs, ev{s.x, ex})
 	}
-	// Insertion sort by time: few events.
-	for i := 1; i < len(evs); i++ {
-		for j := i; j > 0 && evs[j].at < evs[j-1].at; j-- {
-			evs[j], evs[j-1] = evs[j-1], evs[j]
-		}
-	}
+	byTime(evs)
 	h := &history.History{Header: history.Header{Schema: history.Schema, RunID: "t", Resource: "in-process", DriftNS: 3 * ms, TTLNS: 100 * ms},
 		Trailer: &history.Trailer{}}
+	// The resource records a write whose fence is below one written as
+	// rejected, as it would have.
+	var highest int64
 	for i, e := range evs {
+		if e.e.Op == history.OpWrite && e.e.Fence > 0 {
+			if e.e.Fence < highest {
+				e.e.Out = history.OutFencingRejected
+			}
+			highest = max(highest, e.e.Fence)
+		}
 		e.e.Seq = uint64(i + 1)
 		h.Events = append(h.Events, e.e)
 	}

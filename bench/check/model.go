@@ -106,12 +106,16 @@ const (
 	// CauseOverrun: a holder entered while another inside had outlived its lease.
 	CauseOverrun
 	// CauseStaleAccepted: an expired holder's unfenced write came after a
-	// newer holder's and was accepted.
+	// newer holder's and was accepted, or a write whose fencing token was
+	// lower than one already written was accepted.
 	CauseStaleAccepted
+	// CausePossible: by the lock's calls, the holder may have been granted
+	// inside another's lease, but the order cannot be told from the times.
+	CausePossible
 )
 
 func (c Cause) String() string {
-	return [...]string{"safe", "double grant", "overrun", "stale write accepted"}[c]
+	return [...]string{"safe", "double grant", "overrun", "stale write accepted", "possible double grant"}[c]
 }
 
 // stepResult is what one event did to a key.
@@ -124,6 +128,8 @@ type stepResult struct {
 	outcome history.Outcome
 	// others are the holders inside at an overlapping entry.
 	others []holderRef
+	// byCalls is the acquire whose calls made the cause, when they did.
+	byCalls *history.Event
 }
 
 // step applies one resource event to s.
@@ -154,6 +160,11 @@ func step(s *state, e *history.Event, drift int64) stepResult {
 		r.outcome = n.write(epoch, e)
 		if r.outcome == history.OutStaleAccepted {
 			r.cause = CauseStaleAccepted
+		}
+		if r.outcome == history.OutFencingRejected && e.Out == history.OutOK {
+			// The resource accepted a write fencing should have refused:
+			// a stale write accepted, whatever the run recorded.
+			r.cause, r.outcome = CauseStaleAccepted, history.OutStaleAccepted
 		}
 	case history.OpExit, history.OpAbandon:
 		if i := n.find(e); i >= 0 {

@@ -43,6 +43,7 @@ func (r *Report) Render(w io.Writer) {
 	row("overruns", r.Counts.Overruns, r.Outside.Overruns, true)
 	row("stale writes accepted", r.Counts.StaleAccepted, r.Outside.StaleAccepted, true)
 	row("stale writes rejected", r.Counts.FencingRejected, 0, false)
+	row("possible double grants", r.Counts.Possible, r.Outside.Possible, true)
 	fmt.Fprintf(w, "\nverdict   %s\n", r.verdict())
 	r.renderKeys(w)
 }
@@ -81,6 +82,7 @@ func (r *Report) renderKeys(w io.Writer) {
 	if len(r.Keys) == 0 {
 		return
 	}
+	r.renderByCalls(w)
 	fmt.Fprintf(w, "\nfailing keys (%d of %d):\n", len(r.Keys), r.CheckedKeys)
 	for i, kr := range r.Keys {
 		if i == listKeys {
@@ -99,15 +101,24 @@ func (r *Report) renderKeys(w io.Writer) {
 			if !v.InWindow {
 				where = " (outside the window)"
 			}
-			fmt.Fprintf(w, "    %s%s: %s\n", v.Cause, where, describe(v.Event))
+			by, label := "", "inside"
+			if v.ByCalls {
+				by, label = " (by the lock's calls)", "calls"
+			}
+			fmt.Fprintf(w, "    %s%s%s: %s\n", v.Cause, by, where, describe(v.Event))
 			for _, in := range v.Inside {
-				fmt.Fprintf(w, "      inside: %s\n", describe(in))
+				fmt.Fprintf(w, "      %s: %s\n", label, describe(in))
 			}
 		}
 		for j, d := range kr.Disagreements {
 			if j == listViolations {
 				fmt.Fprintf(w, "    … and %d more disagreement(s)\n", len(kr.Disagreements)-listViolations)
 				break
+			}
+			if d.CallsValid != 0 {
+				fmt.Fprintf(w, "    DISAGREEMENT: recorded valid to %s, the holder's own calls say %s: %s\n", fmtNS(d.Event.Valid),
+					fmtNS(d.CallsValid), describe(d.Event))
+				continue
 			}
 			fmt.Fprintf(w, "    DISAGREEMENT: the run recorded %s, the model says %s: %s\n", d.Recorded, d.Model, describe(d.Event))
 		}
@@ -169,3 +180,42 @@ func (r *Report) Visualize(w io.Writer) error {
 
 // Illegal is how many segments Porcupine found illegal.
 func (r *Report) Illegal() int { return len(r.illegal) }
+
+// listByCalls bounds the double grants listed that only the lock's calls show.
+const listByCalls = 20
+
+// renderByCalls lists the double grants that only the lock's calls show:
+// the resource saw no overlap (the earlier holder had left, or was counted
+// as overrunning), yet the acquire returned inside another token's lease.
+func (r *Report) renderByCalls(w io.Writer) {
+	var lines []string
+	n := 0
+	for _, kr := range r.Keys {
+		for _, v := range kr.Violations {
+			if !v.ByCalls || v.Cause != CauseDoubleGrant {
+				continue
+			}
+			n++
+			if len(lines) < listByCalls {
+				acq, other := v.Event, v.Event
+				if len(v.Inside) > 0 {
+					acq = v.Inside[0]
+				}
+				if len(v.Inside) > 1 {
+					other = v.Inside[1]
+				}
+				lines = append(lines, fmt.Sprintf("  %s: %s\n    inside the lease of %s", kr.Key, describe(acq), describe(other)))
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ndouble grants only the lock's calls show (%d; the resource saw no overlap, or only an overrun):\n", n)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	if n > len(lines) {
+		fmt.Fprintf(w, "  … and %d more\n", n-len(lines))
+	}
+}

@@ -75,6 +75,9 @@ func Create(path string, h Header, workers int) (*Writer, error) {
 // Since converts t to the history's time base: nanoseconds from the origin.
 func (w *Writer) Since(t time.Time) int64 { return int64(t.Sub(w.origin)) }
 
+// Origin is the history's time 0.
+func (w *Writer) Origin() time.Time { return w.origin }
+
 // Workers is how many worker buffers the writer has.
 func (w *Writer) Workers() int { return len(w.buffers) }
 

@@ -210,6 +210,8 @@ type session struct {
 	background settler     // nil unless the lock works on after a call returned
 	nodeBase   []lockimpl.NodeCounts
 	stopFaults func()
+	// live reads the run while it runs: the exposure of each fault as it fires.
+	live *bench.Live
 	// hist is the run's history on its way to disk, nil without --history.
 	hist *historyRecording
 }
@@ -234,6 +236,10 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 		return nil, err
 	}
 	defer stopMetrics()
+	if opts.Live == nil {
+		opts.Live = bench.NewLive()
+	}
+	s.live = opts.Live
 	closeResource, err := s.sharedResource(ctx, &opts)
 	if err != nil {
 		return nil, err
@@ -353,7 +359,7 @@ func (s *session) windowStarts(ctx context.Context, start time.Time) {
 		s.nodeBase = s.nodes.NodeCounts()
 	}
 	if len(s.pl.Faults) > 0 {
-		s.stopFaults = s.topo.Schedule(ctx, start, s.pl.Faults, s.faults.record(s.env))
+		s.stopFaults = s.topo.Schedule(ctx, start, s.pl.Faults, s.faults.record(s.env, s.live.Exposure))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
@@ -28,11 +29,18 @@ func newFaultLog(faults []compose.FaultSpec) *faultLog {
 	return l
 }
 
-func (l *faultLog) record(env Env) func(compose.FaultEvent) {
+// record logs each report of a fault; exposure, when not nil, is read as a
+// fault is applied (what it could break), before anything else is done.
+func (l *faultLog) record(env Env, exposure func() (bench.Exposure, bool)) func(compose.FaultEvent) {
 	return func(ev compose.FaultEvent) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		e := &l.evs[ev.Index]
+		if exposure != nil && ev.Err == nil && ev.End == 0 && !l.applied[ev.Index] {
+			if x, ok := exposure(); ok {
+				e.Exposure = &results.FaultExposure{Inside: x.Inside, ValidLeases: x.ValidLeases, Keys: x.Keys}
+			}
+		}
 		e.AtS = ev.At.Seconds()
 		e.Node = ev.Node
 		if ev.End > 0 {
@@ -54,7 +62,12 @@ func (l *faultLog) record(env Env) func(compose.FaultEvent) {
 			env.logf("fault %s: no replica promoted", ev.Spec)
 		case ev.End == 0:
 			l.applied[ev.Index] = true
-			env.logf("fault %s applied at %.2fs to %s", ev.Spec, ev.At.Seconds(), ev.Node)
+			if x := e.Exposure; x != nil {
+				env.logf("fault %s applied at %.2fs to %s: %d holder(s) inside, %d valid lease(s)", ev.Spec, ev.At.Seconds(), ev.Node,
+					x.Inside, x.ValidLeases)
+			} else {
+				env.logf("fault %s applied at %.2fs to %s", ev.Spec, ev.At.Seconds(), ev.Node)
+			}
 		default:
 			env.logf("fault %s undone at %.2fs", ev.Spec, ev.End.Seconds())
 		}

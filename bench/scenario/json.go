@@ -3,6 +3,8 @@ package scenario
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/lockbench/lockbench/results"
 )
 
 // verdictJSON is a verdict as --format json gives it: every variant's sums
@@ -16,25 +18,47 @@ type verdictJSON struct {
 }
 
 type variantJSON struct {
-	Name            string      `json:"name"`
-	Mitigated       bool        `json:"mitigated"`
-	Trials          []trialJSON `json:"trials"`
-	Violated        int         `json:"violated"`
-	DoubleGrants    int64       `json:"double_grants"`
-	Overruns        int64       `json:"overruns"`
-	StaleAccepted   int64       `json:"stale_writes_accepted"`
-	FencingRejected int64       `json:"fencing_rejected"`
-	ErrorShare      float64     `json:"failed_attempts_share"`
-	AcquireP99US    float64     `json:"acquire_p99_us_median"`
-	AcquiredPerS    float64     `json:"acquired_per_s_median"`
+	Name      string      `json:"name"`
+	Mitigated bool        `json:"mitigated"`
+	Trials    []trialJSON `json:"trials"`
+	Violated  int         `json:"violated"`
+	// Conclusive counts the trials that could have shown the violation;
+	// the rate and its 95% interval are over them (absent where the
+	// scenario has no violation).
+	Conclusive *int      `json:"conclusive,omitempty"`
+	Rate       *rateJSON `json:"violation_rate,omitempty"`
+	// IdleAfterFault: no conclusive trial granted anything after its fault.
+	IdleAfterFault  bool    `json:"granted_nothing_after_fault,omitempty"`
+	Statement       string  `json:"statement,omitempty"`
+	DoubleGrants    int64   `json:"double_grants"`
+	Overruns        int64   `json:"overruns"`
+	StaleAccepted   int64   `json:"stale_writes_accepted"`
+	FencingRejected int64   `json:"fencing_rejected"`
+	ErrorShare      float64 `json:"failed_attempts_share"`
+	AcquireP99US    float64 `json:"acquire_p99_us_median"`
+	AcquiredPerS    float64 `json:"acquired_per_s_median"`
 	// LongestGapsS is present only for the scenarios that measure
 	// availability (a trial's longest time without an acquisition).
 	LongestGapsS []float64 `json:"longest_gap_s,omitempty"`
 }
 
+type rateJSON struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+	// TrialsToBound10 is, with no violation, how many conclusive trials
+	// bring the upper bound under 10%.
+	TrialsToBound10 int `json:"trials_to_bound_10pct,omitempty"`
+}
+
 type trialJSON struct {
-	Run      string `json:"run"`
-	Violated bool   `json:"violated"`
+	Run        string `json:"run"`
+	Violated   bool   `json:"violated"`
+	Conclusive bool   `json:"conclusive"`
+	// Why says why a trial is inconclusive.
+	Why string `json:"inconclusive_why,omitempty"`
+	// Exposure is the holders at risk when the hazard struck; null where
+	// the variant has no such hazard.
+	Exposure *int64 `json:"exposure"`
 }
 
 // WriteVerdictJSON prints v as JSON.
@@ -47,12 +71,25 @@ func WriteVerdictJSON(w io.Writer, v Verdict) error {
 		if v.Scenario.Availability {
 			j.LongestGapsS = vv.GapsS
 		}
+		if v.Scenario.violated != nil {
+			n := vv.Conclusive
+			j.Conclusive, j.IdleAfterFault, j.Statement = &n, vv.IdleAfterFault, v.Scenario.Statement(vv)
+			j.Rate = &rateJSON{Low: vv.Rate.Low, High: vv.Rate.High}
+			if vv.Violated == 0 {
+				j.Rate.TrialsToBound10 = results.TrialsToBound(boundTarget)
+			}
+		}
 		for _, t := range vv.Trials {
 			id := ""
 			if t.Result != nil {
 				id = t.Result.ID
 			}
-			j.Trials = append(j.Trials, trialJSON{Run: id, Violated: t.Violated})
+			tj := trialJSON{Run: id, Violated: t.Violated, Conclusive: t.Conclusive, Why: t.Why}
+			if t.Exposure >= 0 {
+				x := t.Exposure
+				tj.Exposure = &x
+			}
+			j.Trials = append(j.Trials, tj)
 		}
 		out.Variants = append(out.Variants, j)
 	}

@@ -30,6 +30,7 @@ func TestPgSessionLoss(t *testing.T) {
 	var sb strings.Builder
 	_ = WriteVerdict(&sb, v)
 	t.Log("\n" + sb.String())
+	checkConclusive(t, v)
 	for _, vv := range v.Variants {
 		lock := vv.Trials[0].Result.Lock.Name
 		overlaps := vv.DoubleGrants + vv.Overruns

@@ -18,6 +18,7 @@ func gcPause() Scenario {
 		Base:        vals("workload", "gc-pause", "duration", "3s", "warmup", "0"),
 		Violation:   "a stale write accepted (an expired holder wrote after a newer one): silent corruption",
 		violated:    staleWrites,
+		exposure:    outlivedLeases(),
 		Variants: []Variant{
 			{Name: "single", Flags: vals("lock", "single"), TakesLock: true},
 			{Name: "single + renewal ttl/3", Flags: vals("lock", "single", "renew-every", "ttl/3"), TakesLock: true},
@@ -47,12 +48,26 @@ func failover() Scenario {
 			"fault", "at=0s lag-replica for=2500ms", "fault", "at=2300ms kill primary"),
 		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
 		violated:     doubleGrants,
+		exposure:     atFault("kill primary"),
+		Per:          "per failover",
 		Availability: true,
 		Variants: []Variant{
 			{Name: "no WAIT", TakesLock: true},
-			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
+			{Name: "--wait-replicas 1", Mitigated: true, Flags: waitVariant("lag-replica", "kill primary")},
 		},
 	}
+}
+
+// waitVariant is the WAIT variant of a failover recipe. Under WAIT nothing
+// is granted while the replica lags, and the holders of the warm-up leave
+// 0-1.5 s into the window: with the base's faults the primary would die
+// with nobody inside, a trial that could not have failed. So its lag (and
+// the kill, as long after it) come 1.5 s later, once every key has been
+// granted again, with WAIT, and is held (holds of 4 s and more) past the
+// kill. lag and kill are the fault specs after "at=".
+func waitVariant(lag, kill string) plan.Values {
+	return vals("wait-replicas", "1", "wait-timeout", "100ms",
+		"fault", "at=1500ms "+lag+" for=2500ms", "fault", "at=3800ms "+kill)
 }
 
 // clusterFailover: failover's hazard on one shard of a Redis Cluster. The
@@ -73,9 +88,11 @@ func clusterFailover() Scenario {
 			"fault", "at=0s lag-replica shard=0 for=2500ms", "fault", "at=2300ms kill master=0"),
 		Violation: "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
 		violated:  doubleGrants,
+		exposure:  atFault("kill master=0"),
+		Per:       "per failover",
 		Variants: []Variant{
 			{Name: "no WAIT", TakesLock: true},
-			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
+			{Name: "--wait-replicas 1", Mitigated: true, Flags: waitVariant("lag-replica shard=0", "kill master=0")},
 		},
 	}
 }
@@ -117,6 +134,8 @@ func redlockRestart() Scenario {
 		Base:      redlockPartialQuorum("at=2s restart node=2"),
 		Violation: "double grants: two clients each held a quorum for the same key, both leases valid",
 		violated:  doubleGrants,
+		exposure:  atFault("restart node=2"),
+		Per:       "per restart",
 		Variants: []Variant{
 			{Name: "restart at once, no persistence", TakesLock: true},
 			{Name: "--restart-delay 8s (≥ TTL)", Mitigated: true, Flags: vals("restart-delay", "8s"), TakesLock: true},
@@ -132,6 +151,8 @@ func redlockClockJump() Scenario {
 		Base:        redlockPartialQuorum("at=2s clock-jump node=2 +9s"),
 		Violation:   "double grants: two clients each held a quorum for the same key, both leases valid",
 		violated:    doubleGrants,
+		exposure:    atFault("clock-jump"),
+		Per:         "per clock jump",
 		Variants: []Variant{
 			{Name: "clock jumps +9s (TTL 8s)", TakesLock: true},
 			{Name: "no jump (control)", Mitigated: true, Flags: plan.Values{"fault": twoDown("")}, TakesLock: true},
@@ -196,6 +217,8 @@ func etcdLeaderFailover() Scenario {
 			"duration", "8s", "warmup", "1s"),
 		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
 		violated:     doubleGrants,
+		exposure:     atFault("kill leader"),
+		Per:          "per failover",
 		Availability: true,
 		Variants: []Variant{
 			{Name: "kill leader at 2s", Mitigated: true, Flags: vals("fault", "at=2s kill leader")},
@@ -220,6 +243,7 @@ func etcdGCPause() Scenario {
 			"duration", "6s", "warmup", "0"),
 		Violation: "a stale write accepted (an expired holder wrote after a newer one): silent corruption",
 		violated:  staleWrites,
+		exposure:  outlivedLeases(),
 		Variants: []Variant{
 			{Name: "single on Redis (no fence)", Flags: vals("topology", "single", "lock", "single")},
 			{Name: "etcd (create-revision fence)", Mitigated: true},
@@ -255,6 +279,7 @@ func pgSessionLoss() Scenario {
 			"ttl", "2s", "retry", "fixed:5ms", "acquire-timeout", "5s", "duration", "4s", "warmup", "0"), faults...),
 		Violation: "a stale write accepted (a holder whose lock had ended wrote after a newer holder): silent corruption",
 		violated:  staleWrites,
+		exposure:  atFault("terminate holder"),
 		Variants: []Variant{
 			{Name: "pg-advisory, unfenced write", Flags: vals("lock", "pg-advisory")},
 			{Name: "pg-advisory-xact, write in tx", Mitigated: true, Flags: vals("lock", "pg-advisory-xact")},

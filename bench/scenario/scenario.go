@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
@@ -43,6 +44,11 @@ type Scenario struct {
 	// Availability adds the unavailability window to the verdict: each
 	// variant's longest gap without an acquisition (see availability.go).
 	Availability bool
+	// Per names what one trial is in the verdict's rate, e.g. "per failover".
+	Per string
+	// exposure says what a trial put at risk (see exposure.go); nil when
+	// only acquisitions in the window make a trial conclusive.
+	exposure *exposureRule
 }
 
 // vals builds plan.Values from name, value pairs.
@@ -87,6 +93,15 @@ type Runner func(ctx context.Context, v plan.Values) (*results.Result, error)
 type Trial struct {
 	Result   *results.Result
 	Violated bool
+	// Conclusive says whether the trial could have shown the violation: it
+	// acquired in its window and its hazard struck with holders at risk.
+	// Why says why not.
+	Conclusive bool
+	Why        string
+	// Exposure is how many holders were at risk when the hazard struck
+	// (inside at the fault, or outliving their lease); -1 where the
+	// variant has no such hazard.
+	Exposure int64
 }
 
 // VariantVerdict is a variant's trials and their sums.
@@ -94,6 +109,14 @@ type VariantVerdict struct {
 	Variant  Variant
 	Trials   []Trial
 	Violated int
+	// Conclusive counts the trials that could have shown the violation;
+	// Rate is the violation rate over them, with its 95% interval.
+	Conclusive int
+	Rate       results.TrialRate
+	// IdleAfterFault says that no conclusive trial granted anything after
+	// its fault fired: a mitigation that avoided violations that way was
+	// safe by being unavailable.
+	IdleAfterFault bool
 	// DoubleGrants, Overruns (the overlaps by cause), StaleAccepted and
 	// FencingRejected sum over trials.
 	DoubleGrants, Overruns, StaleAccepted, FencingRejected int64
@@ -136,8 +159,12 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 				return v, fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, i+1, err)
 			}
 			t := Trial{Result: r, Violated: s.violated != nil && s.violated(r)}
+			s.judge(&t)
 			if t.Violated {
 				vv.Violated++
+			}
+			if t.Conclusive {
+				vv.Conclusive++
 			}
 			vv.Trials = append(vv.Trials, t)
 			vv.DoubleGrants += r.Incidents.DoubleGrants
@@ -160,9 +187,66 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 			vv.ErrorShare = float64(errs) / float64(attempts)
 		}
 		vv.AcquireP99US, vv.AcquiredPerS = results.Median(p99s), results.Median(tputs)
+		s.estimate(&vv)
 		v.Variants = append(v.Variants, vv)
 	}
 	return v, nil
+}
+
+// estimate sets the variant's rate over its conclusive trials and whether
+// it granted anything after its faults.
+func (s Scenario) estimate(vv *VariantVerdict) {
+	vv.Rate = results.RateOver(vv.Violated, vv.Conclusive)
+	vv.IdleAfterFault = vv.Violated == 0 && vv.Conclusive > 0
+	for _, t := range vv.Trials {
+		if t.Conclusive && s.grantedAfter(t.Result) {
+			vv.IdleAfterFault = false
+		}
+	}
+}
+
+// per is the unit of the scenario's rate.
+func (s Scenario) per() string {
+	if s.Per != "" {
+		return s.Per
+	}
+	return "per trial"
+}
+
+// boundTarget is the upper bound a clean variant's trials should bring its
+// violation rate under; the verdict says how many trials that takes.
+const boundTarget = 0.10
+
+// Statement is the variant's verdict in words: its violation rate over its
+// conclusive trials with the 95% interval, the trials a clean variant needs
+// to bound it under 10%, what made trials inconclusive, and a mitigation
+// that was safe only by granting nothing after the fault.
+func (s Scenario) Statement(vv VariantVerdict) string {
+	if s.violated == nil {
+		return ""
+	}
+	st := vv.Variant.Name + ": violated in " + vv.Rate.String(s.per())
+	if vv.Violated == 0 && vv.Rate.High >= boundTarget {
+		st += fmt.Sprintf("; %d conclusive trials would bound it under %.0f%%", results.TrialsToBound(boundTarget), 100*boundTarget)
+	}
+	if n := len(vv.Trials) - vv.Conclusive; n > 0 {
+		st += fmt.Sprintf("; %d inconclusive (%s)", n, whyInconclusive(vv.Trials))
+	}
+	if vv.IdleAfterFault {
+		st += fmt.Sprintf("; it granted nothing after %s: safe only by being unavailable", s.exposure.what)
+	}
+	return st
+}
+
+// whyInconclusive lists the distinct reasons of the inconclusive trials.
+func whyInconclusive(trials []Trial) string {
+	var whys []string
+	for _, t := range trials {
+		if !t.Conclusive && !slices.Contains(whys, t.Why) {
+			whys = append(whys, t.Why)
+		}
+	}
+	return strings.Join(whys, "; ")
 }
 
 // WriteVerdict prints the verdict table of a scenario.
@@ -176,8 +260,10 @@ func writeVerdictText(w io.Writer, v Verdict) error {
 	if s.Violation != "" {
 		fmt.Fprintf(w, "violation: %s\n", s.Violation)
 	}
-	t := results.NewTable(w, "variant", "mitig-\nated", "vio-\nlated", "double\ngrants", "over\nruns", "stale\naccepted", "fencing\nrejected",
-		"failed\nattempts", "acq/s", "acquire\np99")
+	// violated/conclusive: "0/2 of 3" is no violation in the 2 conclusive
+	// trials of 3; error share: of acquire attempts, failed with errors.
+	t := results.NewTable(w, "variant", "miti-\ngated", "violated/\nconclusive", "double\ngrants", "over\nruns", "stale\naccepted", "fencing\nrejected",
+		"error\nshare", "acq/s", "acquire\np99")
 	for _, vv := range v.Variants {
 		mit := "no"
 		if vv.Variant.Mitigated {
@@ -185,13 +271,53 @@ func writeVerdictText(w io.Writer, v Verdict) error {
 		}
 		violated := "-"
 		if s.violated != nil {
-			violated = fmt.Sprintf("%d/%d", vv.Violated, len(vv.Trials))
+			violated = fmt.Sprintf("%d/%d of %d", vv.Violated, vv.Conclusive, len(vv.Trials))
 		}
 		_ = t.Append(vv.Variant.Name, mit, violated, vv.DoubleGrants, vv.Overruns, vv.StaleAccepted, vv.FencingRejected,
 			fmt.Sprintf("%.1f%%", 100*vv.ErrorShare), fmt.Sprintf("%.0f", vv.AcquiredPerS), results.FormatUS(vv.AcquireP99US))
 	}
-	if err := t.Render(); err != nil || !s.Availability {
+	if err := t.Render(); err != nil {
 		return err
 	}
+	writeEvidence(w, v)
+	if !s.Availability {
+		return nil
+	}
 	return writeAvailability(w, v)
+}
+
+// writeEvidence states each variant's rate and, per trial, what was at
+// risk when the hazard struck: the table's "k of n" is a count, this is
+// what it bounds.
+func writeEvidence(w io.Writer, v Verdict) {
+	s := v.Scenario
+	if s.violated == nil {
+		return
+	}
+	if s.exposure != nil {
+		fmt.Fprintf(w, "exposure: holders at risk at %s, per trial (- where the variant has no such hazard)\n", s.exposure.what)
+		for _, vv := range v.Variants {
+			var per []string
+			for _, t := range vv.Trials {
+				per = append(per, exposureText(t))
+			}
+			fmt.Fprintf(w, "  %s: %s\n", vv.Variant.Name, strings.Join(per, " "))
+		}
+	}
+	fmt.Fprintln(w, "verdict (violation rate over conclusive trials, 95% interval):")
+	for _, vv := range v.Variants {
+		fmt.Fprintf(w, "  %s\n", s.Statement(vv))
+	}
+}
+
+// exposureText is one trial's exposure, marked when inconclusive.
+func exposureText(t Trial) string {
+	x := "-"
+	if t.Exposure >= 0 {
+		x = fmt.Sprint(t.Exposure)
+	}
+	if !t.Conclusive {
+		x += "(inconclusive)"
+	}
+	return x
 }

@@ -116,6 +116,7 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 				checkAvailability(t, s, v)
 				return
 			}
+			checkConclusive(t, v)
 			for _, vv := range v.Variants {
 				switch {
 				case vv.Variant.Mitigated && vv.Violated > 0:
@@ -124,6 +125,54 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 					t.Errorf("%s: no violation in %d trials", vv.Variant.Name, len(vv.Trials))
 				}
 			}
+		})
+	}
+}
+
+// conclusiveShare is the share of a variant's trials that must be able to
+// fail: each recipe's schedule lands its hazard with holders at risk in at
+// least nine trials of ten.
+const conclusiveShare = 0.9
+
+// checkConclusive holds every variant of a recipe with a violation to its
+// conclusive share, by counting conclusive trials (not by timing): in two
+// trials that is both.
+func checkConclusive(t *testing.T, v Verdict) {
+	t.Helper()
+	if v.Scenario.violated == nil {
+		return
+	}
+	for _, vv := range v.Variants {
+		if float64(vv.Conclusive) < conclusiveShare*float64(len(vv.Trials)) {
+			t.Errorf("%s / %s: %d of %d trials conclusive (%s), want at least %.0f%%", v.Scenario.Name, vv.Variant.Name, vv.Conclusive,
+				len(vv.Trials), whyInconclusive(vv.Trials), 100*conclusiveShare)
+		}
+	}
+}
+
+// TestEveryRecipeConclusive runs every recipe with a violation ten times
+// per variant (LOCKBENCH_CONCLUSIVE_TRIALS sets how many) and holds each
+// variant to nine conclusive trials in ten. It takes most of an hour, so it
+// runs only when the variable is set.
+func TestEveryRecipeConclusive(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("LOCKBENCH_CONCLUSIVE_TRIALS"))
+	if n <= 0 || testing.Short() {
+		t.Skip("set LOCKBENCH_CONCLUSIVE_TRIALS=10 to run every recipe ten times")
+	}
+	only := os.Getenv("LOCKBENCH_CONCLUSIVE_ONLY")
+	for _, s := range All() {
+		if s.violated == nil || (only != "" && s.Name != only) {
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			v, err := Run(context.Background(), s, n, execute, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sb strings.Builder
+			_ = WriteVerdict(&sb, v)
+			t.Log("\n" + sb.String())
+			checkConclusive(t, v)
 		})
 	}
 }

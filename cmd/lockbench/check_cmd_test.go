@@ -37,6 +37,74 @@ func writeHistory(t *testing.T, grant2 time.Duration) string {
 	return path
 }
 
+// writeEdited writes a history whose resource saw no overlap on key 5:
+// worker 0 left at 40 ms, worker 1 entered at 51 ms. The lock's calls tell
+// more: worker 0's release came at 90 ms, its lease valid to 100 ms, and
+// worker 1's acquire returned at 50 ms. edit changes the events first.
+func writeEdited(t *testing.T, edit func(evs []history.Event)) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "e.jsonl.gz")
+	w, err := history.Create(path, history.Header{RunID: "e", Origin: time.Now(), Lock: "single", TTLNS: int64(100 * time.Millisecond),
+		DriftNS: int64(3 * time.Millisecond), Resource: "in-process"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := int64(time.Millisecond)
+	evs := []history.Event{
+		{Worker: 0, Op: history.OpAcquire, Call: 0, Return: 1 * ms, Valid: 100 * ms, Token: "a"},
+		{Worker: 0, Op: history.OpEnter, Call: 1*ms + 1, Return: 1*ms + 1, Granted: 1 * ms, Valid: 100 * ms, Token: "a", Seq: 1},
+		{Worker: 0, Op: history.OpExit, Call: 40 * ms, Return: 40 * ms, Token: "a", Seq: 2},
+		{Worker: 0, Op: history.OpRelease, Call: 90 * ms, Return: 91 * ms, Token: "a"},
+		{Worker: 1, Op: history.OpAcquire, Call: 45 * ms, Return: 50 * ms, Valid: 150 * ms, Token: "b"},
+		{Worker: 1, Op: history.OpEnter, Call: 51 * ms, Return: 51 * ms, Granted: 50 * ms, Valid: 150 * ms, Token: "b", Seq: 3},
+		{Worker: 1, Op: history.OpExit, Call: 120 * ms, Return: 120 * ms, Token: "b", Seq: 4},
+		{Worker: 1, Op: history.OpRelease, Call: 130 * ms, Return: 131 * ms, Token: "b"},
+	}
+	for i := range evs {
+		evs[i].Key, evs[i].Out, evs[i].Window = 5, history.OutOK, true
+	}
+	edit(evs)
+	for _, e := range evs {
+		w.Buffer(e.Worker).Add(e)
+	}
+	if err := w.Close(nil, history.Trailer{WindowEndNS: 300 * ms}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCheckCommandReadsTheLocksCalls: an acquire moved inside another's
+// lease with the resource's events untouched, and a release moved after it,
+// are caught with exit 4 and the acquire named.
+func TestCheckCommandReadsTheLocksCalls(t *testing.T) {
+	inside := writeEdited(t, func([]history.Event) {})
+	released := writeEdited(t, func(evs []history.Event) {
+		evs[3].Call, evs[3].Return = 41*int64(time.Millisecond), 42*int64(time.Millisecond)
+	})
+	for _, tc := range []struct {
+		name string
+		path string
+		code int
+		want []string
+	}{
+		{"acquire inside another's lease", inside, 4, []string{"UNSAFE: 1 double grant(s)", "double grants only the lock's calls show (1",
+			"key 5 (generator 0): g0/w1 acquire → ok at 0.050000s", "inside the lease of g0/w0 acquire"}},
+		{"released first: safe", released, 0, []string{"SAFE"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := lockbench(t, "check", tc.path)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
 func TestCheckCommand(t *testing.T) {
 	dir := t.TempDir()
 	safe := filepath.Join(dir, "safe.jsonl.gz")

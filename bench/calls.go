@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/history"
+)
+
+// callLedgers applies the lock's-calls rule (history.CallLedger) to every
+// key as the run goes: an acquisition that returned inside another token's
+// unreleased, valid lease is a double grant by the service even if the
+// resource never saw both holders inside. Every time the rule compares is
+// read under the key's lock, so the ledger sees each key's calls in the
+// order of their times, as lockbench check replays them from the history.
+type callLedgers struct {
+	shards [resourceShards]callShard
+	drift  int64
+	// origin is time 0 of the ledger's clock: the history's when there is
+	// one, so both hold the same numbers.
+	origin time.Time
+	// acquiring holds each worker's acquisition start (ns from origin)
+	// while it acquires, startingAcquire while it is about to read it, 0
+	// otherwise: the earliest bounds the calls still to come (see prune).
+	acquiring []atomic.Int64
+}
+
+type callShard struct {
+	mu   sync.Mutex
+	keys map[int]*history.CallLedger
+	// releases counts the shard's releases, to sweep it every sweepEvery.
+	releases int
+}
+
+// startingAcquire marks a worker that is about to read its start time.
+const startingAcquire = -1 << 63
+
+// pruneAbove is how many leases a key keeps before released ones are
+// forgotten.
+const pruneAbove = 64
+
+// sweepEvery is how many releases a shard sees between sweeps that forget
+// released leases of every key and the keys left empty: with a key per
+// acquisition (--keys unique) no key ever reaches pruneAbove.
+const sweepEvery = 256
+
+func newCallLedgers(drift time.Duration, origin time.Time, workers int) *callLedgers {
+	c := &callLedgers{drift: int64(drift), origin: origin, acquiring: make([]atomic.Int64, workers)}
+	for i := range c.shards {
+		c.shards[i].keys = map[int]*history.CallLedger{}
+	}
+	return c
+}
+
+func (c *callLedgers) ns(t time.Time) int64 { return int64(t.Sub(c.origin)) }
+
+// lock takes key's ledger.
+func (c *callLedgers) lock(key int) (*callShard, *history.CallLedger) {
+	s := &c.shards[uint(key)%resourceShards]
+	s.mu.Lock()
+	l := s.keys[key]
+	if l == nil {
+		l = history.NewCallLedger(c.drift)
+		s.keys[key] = l
+	}
+	return s, l
+}
+
+// acquiringFrom marks worker id as acquiring from now on.
+func (c *callLedgers) acquiringFrom(id int) {
+	c.acquiring[id].Store(startingAcquire)
+	c.acquiring[id].Store(c.ns(time.Now()))
+}
+
+// acquired records worker id's acquisition of key, called at call, and
+// returns when it returned (read under the key's lock) with the verdict.
+func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid time.Time) (time.Time, history.CallVerdict) {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	ret := time.Now()
+	c.acquiring[id].Store(0)
+	v := l.Acquired(token, c.ns(call), c.ns(ret), c.ns(valid))
+	if l.Len() > pruneAbove {
+		if mark, ok := c.watermark(ret); ok {
+			l.Prune(mark)
+		}
+	}
+	return ret, v
+}
+
+// notAcquiring marks worker id done acquiring without a lease.
+func (c *callLedgers) notAcquiring(id int) { c.acquiring[id].Store(0) }
+
+// watermark is the earliest start of the acquisitions still in flight (or
+// now): a lease released before it can no longer be judged against. ok is
+// false while a worker is about to read its start: it is not known yet.
+func (c *callLedgers) watermark(now time.Time) (mark int64, ok bool) {
+	mark = c.ns(now)
+	for i := range c.acquiring {
+		switch v := c.acquiring[i].Load(); {
+		case v == startingAcquire:
+			return 0, false
+		case v != 0:
+			mark = min(mark, v)
+		}
+	}
+	return mark, true
+}
+
+// stamped reads the clock under key's lock and tells the key's ledger
+// the instant: every time the rule compares is read in the key's order.
+func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
+	s, l := c.lock(key)
+	defer s.mu.Unlock()
+	at := time.Now()
+	tell(s, l, at)
+	return at
+}
+
+// renewed records an ok renewal of key's token valid until valid, and
+// returns when it returned.
+func (c *callLedgers) renewed(key int, token string, valid time.Time) time.Time {
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Renewed(token, c.ns(at), c.ns(valid)) })
+}
+
+// releasing records that key's token is being released, and returns when.
+func (c *callLedgers) releasing(key int, token string) time.Time {
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Releasing(token, c.ns(at)) })
+}
+
+// released records that the release returned, and returns when; every
+// sweepEvery releases it sweeps the shard.
+func (c *callLedgers) released(key int, token string) time.Time {
+	return c.stamped(key, func(s *callShard, l *history.CallLedger, at time.Time) {
+		l.Released(token, c.ns(at))
+		if s.releases++; s.releases%sweepEvery == 0 {
+			c.sweep(s, at)
+		}
+	})
+}
+
+// sweep forgets the shard's leases released before the watermark, and
+// the keys left empty.
+func (c *callLedgers) sweep(s *callShard, now time.Time) {
+	mark, ok := c.watermark(now)
+	if !ok {
+		return
+	}
+	for k, l := range s.keys {
+		if l.Prune(mark); l.Len() == 0 {
+			delete(s.keys, k)
+		}
+	}
+}

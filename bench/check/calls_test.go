@@ -1,0 +1,200 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/bench/history"
+)
+
+// held is one holder's whole stay as a run records it: the acquire's call
+// and return and validity, the resource's enter (at the return), a write,
+// the exit, and the release's call and return.
+type held struct {
+	worker                int
+	call, ret, valid      int64
+	write, exit, released int64
+	fence                 int64
+	writeOut              history.Outcome
+}
+
+// withCalls lays out the sections' lock calls and resource events, the
+// resource's in the order of their times, as a run would have written them.
+func withCalls(hs []held) *history.History {
+	h := &history.History{Header: history.Header{Schema: history.Schema, RunID: "t", Resource: "in-process", DriftNS: 3 * ms, TTLNS: 100 * ms},
+		Trailer: &history.Trailer{}}
+	var res []timed
+	for _, s := range hs {
+		tok := "tok" + string(rune('a'+s.worker))
+		base := history.Event{Key: 1, Worker: s.worker, Token: tok, Fence: s.fence, Window: true, Out: history.OutOK}
+		acq := base
+		acq.Op, acq.Call, acq.Return, acq.Valid = history.OpAcquire, s.call, s.ret, s.valid
+		rel := base
+		rel.Op, rel.Call, rel.Return = history.OpRelease, s.released, s.released+ms
+		h.Events = append(h.Events, acq, rel)
+		enter := base
+		enter.Op, enter.Call, enter.Return, enter.Granted, enter.Valid = history.OpEnter, s.ret+1, s.ret+1, s.ret, s.valid
+		res = append(res, timed{s.ret + 1, enter})
+		if s.write > 0 {
+			wr := base
+			wr.Op, wr.Call, wr.Return, wr.Valid = history.OpWrite, s.write, s.write, s.valid
+			if s.writeOut != 0 {
+				wr.Out = s.writeOut
+			}
+			res = append(res, timed{s.write, wr})
+		}
+		ex := base
+		ex.Op, ex.Call, ex.Return = history.OpExit, s.exit, s.exit
+		res = append(res, timed{s.exit, ex})
+	}
+	byTime(res)
+	for i, e := range res {
+		e.e.Seq = uint64(i + 1)
+		h.Events = append(h.Events, e.e)
+	}
+	return h
+}
+
+// rendered checks h and returns the report and its text.
+func rendered(t *testing.T, h *history.History) (*Report, string) {
+	t.Helper()
+	rep, err := Check(h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.Render(&b)
+	return rep, b.String()
+}
+
+// TestCheckReadsTheLocksCalls: the edited histories of issue 33, each
+// caught as unsafe with the event named. Worker 0 holds the key 0–100 ms
+// (valid to 100 ms); worker 1 is granted at 50 ms by a service that lost
+// worker 0's lease.
+func TestCheckReadsTheLocksCalls(t *testing.T) {
+	t.Run("an acquire inside another's lease, the resource never seeing both", func(t *testing.T) {
+		// Worker 0 leaves at 40 ms without releasing yet (release at 90 ms);
+		// worker 1's acquire returns at 50 ms, inside worker 0's lease.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 90 * ms},
+			{worker: 1, call: 45 * ms, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		rep, out := rendered(t, h)
+		if rep.Counts.DoubleGrants != 1 || !rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+		for _, w := range []string{"double grant (by the lock's calls): g0/w1 enter", "g0/w1 acquire → ok", "g0/w0 acquire → ok"} {
+			if !strings.Contains(out, w) {
+				t.Errorf("report lacks %q:\n%s", w, out)
+			}
+		}
+	})
+	t.Run("released before the grant: legal", func(t *testing.T) {
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 42 * ms},
+			{worker: 1, call: 45 * ms, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		if rep, out := rendered(t, h); rep.Counts != (Counts{}) || rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+	})
+	t.Run("a release in flight at the grant: the hand-over, legal", func(t *testing.T) {
+		// Worker 0's release is called at 44 ms and returns at 45 ms;
+		// worker 1's acquire was called at 44.5 ms, before it returned.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 44 * ms},
+			{worker: 1, call: 44*ms + ms/2, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		if rep, out := rendered(t, h); rep.Counts != (Counts{}) || rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+	})
+	t.Run("two acquires in flight together, both held: possible, not counted", func(t *testing.T) {
+		// Worker 1's acquire was called at 0.5 ms, before worker 0's returned
+		// at 1 ms: which the service granted first cannot be told.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 90 * ms},
+			{worker: 1, call: ms / 2, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		rep, out := rendered(t, h)
+		if rep.Counts != (Counts{Possible: 1}) || rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+		if !strings.Contains(out, "possible double grant (by the lock's calls)") {
+			t.Errorf("report lacks the possible pair:\n%s", out)
+		}
+	})
+	t.Run("a lease cut short on the enter event", func(t *testing.T) {
+		// Both inside at once; worker 0's enter claims validity to 1 ms + 1 µs,
+		// which would make worker 1's grant an overrun.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 80 * ms, released: 90 * ms},
+			{worker: 1, call: 45 * ms, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		for i := range h.Events {
+			if e := &h.Events[i]; e.Op == history.OpEnter && e.Worker == 0 {
+				e.Valid = e.Granted + 1000
+			}
+		}
+		rep, out := rendered(t, h)
+		if rep.Counts.DoubleGrants != 1 || rep.Counts.Overruns != 0 || !rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+		if !strings.Contains(out, "DISAGREEMENT: recorded valid to 0.001001s, the holder's own calls say 0.100000s: g0/w0 enter") {
+			t.Errorf("report does not name the edited enter:\n%s", out)
+		}
+	})
+	t.Run("a lower fence accepted", func(t *testing.T) {
+		// Worker 1 (fence 2) writes at 60 ms; worker 0 (fence 1), past its
+		// lease, writes at 110 ms and the resource records it accepted.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, write: 110 * ms, exit: 115 * ms, released: 116 * ms, fence: 1},
+			{worker: 1, call: 101 * ms, ret: 102 * ms, valid: 200 * ms, write: 105 * ms, exit: 108 * ms, released: 109 * ms, fence: 2},
+		})
+		h.Header.Fencing = true
+		rep, out := rendered(t, h)
+		if rep.Counts.StaleAccepted != 1 || !rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+		if !strings.Contains(out, "stale write accepted: g0/w0 write → ok") || !strings.Contains(out, "UNSAFE") {
+			t.Errorf("report does not name the accepted write:\n%s", out)
+		}
+	})
+}
+
+// TestCallLedger holds the lock's-calls rule to its cases, as the run feeds it.
+func TestCallLedger(t *testing.T) {
+	l := history.NewCallLedger(3 * ms)
+	if v := l.Acquired("a", 0, 1*ms, 100*ms); v.Certain || v.Possible {
+		t.Fatalf("first grant: %+v", v)
+	}
+	if v := l.Acquired("b", 10*ms, 20*ms, 120*ms); !v.Certain || v.Against != "a" {
+		t.Fatalf("inside a's lease: %+v", v)
+	}
+	l.Renewed("a", 30*ms, 200*ms)
+	l.Releasing("b", 40*ms)
+	l.Released("b", 41*ms)
+	if v := l.Acquired("c", 150*ms, 160*ms, 260*ms); !v.Certain || v.Against != "a" {
+		t.Fatalf("inside a's renewed lease: %+v", v)
+	}
+	l.Releasing("a", 170*ms)
+	l.Releasing("c", 175*ms)
+	l.Released("c", 176*ms)
+	// a's release is still in flight when d is called: the hand-over.
+	if v := l.Acquired("d", 171*ms, 180*ms, 280*ms); v.Certain || v.Possible {
+		t.Fatalf("release in flight: %+v", v)
+	}
+	// f was called at 178 ms, before d returned: the order is unknown.
+	if v := l.Acquired("f", 178*ms, 182*ms, 282*ms); v.Certain || !v.Possible || v.Against != "d" {
+		t.Fatalf("acquires in flight together: %+v", v)
+	}
+	l.Released("a", 185*ms)
+	l.Prune(180 * ms)
+	if l.Len() != 3 {
+		t.Fatalf("pruning kept %d leases, want a (released at 185 ms), d and f", l.Len())
+	}
+	// Within the drift allowance of d's end: legal.
+	if v := l.Acquired("e", 278*ms, 279*ms, 380*ms); v.Certain || v.Possible {
+		t.Fatalf("within the drift: %+v", v)
+	}
+}
