@@ -113,7 +113,7 @@ func (c Case) Flags(l Lock) plan.Values { return c.recipe(l) }
 
 // ms renders a multiple of the TTL as a duration flag value.
 func ms(ttl time.Duration, num, den int) string {
-	return fmt.Sprintf("%dms", (ttl*time.Duration(num)/time.Duration(den)).Milliseconds())
+	return fmt.Sprintf("%dms", (ttl * time.Duration(num) / time.Duration(den)).Milliseconds())
 }
 
 // base are the flags every recipe shares: four workers on four keys, so

@@ -8,11 +8,11 @@ import (
 	"github.com/lockbench/lockbench/bench/history"
 )
 
-const ms_ = int64(time.Millisecond)
+const milli = int64(time.Millisecond)
 
 // ev is a history event in milliseconds, on key 0.
 func ev(token string, op history.Op, out history.Outcome, call, ret, valid int64) history.Event {
-	return history.Event{Token: token, Op: op, Out: out, Call: call * ms_, Return: ret * ms_, Valid: valid * ms_, Window: true}
+	return history.Event{Token: token, Op: op, Out: out, Call: call * milli, Return: ret * milli, Valid: valid * milli, Window: true}
 }
 
 // acquired is a lease of token granted at t with a 300 ms validity.
@@ -21,12 +21,12 @@ func acquired(token string, t int64) history.Event {
 }
 
 func hist(faults []history.Fault, events ...history.Event) *history.History {
-	return &history.History{Header: history.Header{TTLNS: int64(300 * time.Millisecond), DriftNS: 5 * ms_}, Events: events, Faults: faults}
+	return &history.History{Header: history.Header{TTLNS: int64(300 * time.Millisecond), DriftNS: 5 * milli}, Events: events, Faults: faults}
 }
 
 // at is one fault firing from start to end, in milliseconds.
 func at(start, end int64) []history.Fault {
-	return []history.Fault{{Spec: "fault", StartNS: start * ms_, EndNS: end * ms_}}
+	return []history.Fault{{Spec: "fault", StartNS: start * milli, EndNS: end * milli}}
 }
 
 func caseNamed(t *testing.T, name string) Case {
@@ -107,7 +107,7 @@ func TestClassify(t *testing.T) {
 				got = append(got, tr.Outcome)
 				exposed += tr.Exposure
 				for _, d := range tr.DelaysNS {
-					delays = append(delays, d/ms_)
+					delays = append(delays, d/milli)
 				}
 			}
 			if !slices.Equal(got, tc.want) || exposed != tc.exposed || !slices.Equal(delays, tc.delayMS) {
