@@ -179,34 +179,7 @@ func (l *lease) aborted(exit, lostAt int64) verdict {
 // lost at its validity; a write after that overran, a holder that left
 // without writing was caught, and a renewal that succeeded though called
 // past the validity (by more than margin) brought an expired lease back.
-func (l *lease) atExpiry(from, margin int64) verdict {
-	valid := l.validAt(from)
-	for _, e := range l.events {
-		if e.Call < from {
-			continue
-		}
-		switch e.Op {
-		case history.OpRenew:
-			if e.Out == history.OutOK {
-				if e.Call > valid+margin {
-					return verdict{out: Overran, delay: e.Call - valid}
-				}
-				valid = e.Valid
-			}
-		case history.OpWrite:
-			if e.Call >= valid {
-				return written(e, e.Call-valid)
-			}
-			return verdict{}
-		case history.OpExit:
-			if e.Return < valid {
-				return verdict{}
-			}
-			return l.aborted(e.Return, valid)
-		}
-	}
-	return verdict{}
-}
+func (l *lease) atExpiry(from, margin int64) verdict { return l.pastValidity(from, margin, false) }
 
 // resurrected judges a lease held at from for expired-extend: the first
 // renewal the server answered after the lease's validity decides. Lost,
@@ -216,7 +189,12 @@ func (l *lease) atExpiry(from, margin int64) verdict {
 // server may have run it in time. A holder that gave up on a failed
 // renewal never asked the question (inconclusive); one that wrote after
 // its validity without asking overran.
-func (l *lease) resurrected(from, margin int64) verdict {
+func (l *lease) resurrected(from, margin int64) verdict { return l.pastValidity(from, margin, true) }
+
+// pastValidity walks the lease's events from `from`, its validity moving
+// with each renewal, for atExpiry and resurrected (asked: only a renewal
+// answered past the validity decides, not a holder leaving).
+func (l *lease) pastValidity(from, margin int64, asked bool) verdict {
 	valid := l.validAt(from)
 	for _, e := range l.events {
 		if e.Call < from {
@@ -225,7 +203,7 @@ func (l *lease) resurrected(from, margin int64) verdict {
 		switch e.Op {
 		case history.OpRenew:
 			switch {
-			case e.Out == history.OutLost && e.Return > valid:
+			case asked && e.Out == history.OutLost && e.Return > valid:
 				return verdict{out: Caught, delay: e.Return - valid}
 			case e.Out == history.OutOK && e.Call > valid+margin:
 				return verdict{out: Overran, delay: e.Call - valid}
@@ -238,7 +216,10 @@ func (l *lease) resurrected(from, margin int64) verdict {
 			}
 			return verdict{}
 		case history.OpExit:
-			return verdict{}
+			if asked || e.Return < valid {
+				return verdict{}
+			}
+			return l.aborted(e.Return, valid)
 		}
 	}
 	return verdict{}
