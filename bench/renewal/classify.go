@@ -2,6 +2,7 @@ package renewal
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/bench/history"
@@ -290,20 +291,23 @@ func (l *lease) lostLater(t int64) bool {
 // firing is one fault firing: faults started together (one per node).
 type firing struct{ start, end int64 }
 
-// firings groups a history's faults by start: faults within a tenth of the
-// TTL of each other are one firing.
-func firings(h *history.History, ttl time.Duration) []firing {
-	faults := slices.Clone(h.Faults)
-	slices.SortFunc(faults, func(a, b history.Fault) int { return cmpInt(a.StartNS, b.StartNS) })
+// firings groups a history's faults into firings: the faults one recipe
+// scheduled at the same instant (its at= value: one per node) are one
+// firing, however late each was applied on a loaded machine.
+func firings(h *history.History) []firing {
+	byAt := map[string]int{}
 	var out []firing
-	for _, f := range faults {
+	for _, f := range h.Faults {
+		at, _, _ := strings.Cut(f.Spec, " ")
 		end := max(f.EndNS, f.StartNS)
-		if n := len(out); n > 0 && f.StartNS-out[n-1].start < int64(ttl/10) {
-			out[n-1].end = max(out[n-1].end, end)
+		if i, ok := byAt[at]; ok {
+			out[i].start, out[i].end = min(out[i].start, f.StartNS), max(out[i].end, end)
 			continue
 		}
+		byAt[at] = len(out)
 		out = append(out, firing{start: f.StartNS, end: end})
 	}
+	slices.SortFunc(out, func(a, b firing) int { return cmpInt(a.start, b.start) })
 	return out
 }
 
@@ -325,7 +329,7 @@ func Classify(c Case, run string, h *history.History) []Trial {
 		return out
 	}
 	var out []Trial
-	for _, f := range firings(h, ttl) {
+	for _, f := range firings(h) {
 		var vs []verdict
 		for _, l := range ls {
 			if !l.heldAt(f.start) {

@@ -162,3 +162,18 @@ func FuzzSelect(f *testing.F) {
 		}
 	})
 }
+
+// TestFirings: faults a recipe scheduled at one instant (one per node) are
+// one firing, even applied far apart on a loaded machine; others are not.
+func TestFirings(t *testing.T) {
+	h := hist([]history.Fault{
+		{Spec: "at=300ms partition node=0 for=300ms", StartNS: 301 * milli, EndNS: 601 * milli},
+		{Spec: "at=300ms partition node=1 for=300ms", StartNS: 390 * milli, EndNS: 690 * milli},
+		{Spec: "at=1500ms partition node=0 for=300ms", StartNS: 1502 * milli, EndNS: 1802 * milli},
+	})
+	got := firings(h)
+	want := []firing{{301 * milli, 690 * milli}, {1502 * milli, 1802 * milli}}
+	if !slices.Equal(got, want) {
+		t.Errorf("firings %v; want %v", got, want)
+	}
+}
