@@ -93,6 +93,20 @@ type Case struct {
 	Faults int
 	// recipe builds the run flags of one run on l.
 	recipe func(l Lock) plan.Values
+	// probe, when set, is one trial of a case that calls the lock
+	// directly (no workload run): it has trials, but no runs.
+	probe probeFunc
+	// Words name the outcomes where the case's own words say them better
+	// (a probe's correct answer is not a holder being told).
+	Words map[Outcome]string
+}
+
+// word names outcome o in c's cells.
+func (c Case) word(o Outcome) string {
+	if w, ok := c.Words[o]; ok {
+		return w
+	}
+	return o.String()
 }
 
 // Applies says whether c has runs on l, and if not, why.
@@ -226,15 +240,13 @@ func All() []Case {
 			Name: "adds-or-resets", Title: "whether extend adds to the remaining time or resets it to the TTL",
 			Reproduces: "redis-py #629 (extend adds instead of resetting)",
 			Advice:     "where extend adds, a crashed holder blocks the key for every extension it made: reset instead",
-			NotMeasured: "needs the server's remaining TTL after an extend (a probe of the lock beside the runner), " +
-				"not built yet",
+			Loss:       LossResurrect, probe: addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
 		},
 		{
 			Name: "renew-after-unlock", Title: "a renewal after unlock must not recreate the key",
 			Reproduces: "redisson #7272 (renewal going on after unlock)",
 			Advice:     "cancel the renewer before unlock; a renew script must check the token, never SET",
-			NotMeasured: "lockbench's holder never renews after releasing; a late renewal needs a probe of the lock, " +
-				"not built yet",
+			Loss:       LossResurrect, probe: renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
 		},
 		{
 			Name: "waiter-expired", Title: "a waiter whose own session or lease expired while it waited",

@@ -57,6 +57,9 @@ type Trial struct {
 	// OverrunNS are, for each lease that wrote late, how long after the
 	// loss the write came.
 	OverrunNS []int64 `json:"overrun_ns,omitempty"`
+	// Observed is what a probe's trial saw (the server's remaining TTL,
+	// the renewal's outcome), or why it had no exposure.
+	Observed string `json:"observed,omitempty"`
 }
 
 // lease is one acquisition's events, in call order.

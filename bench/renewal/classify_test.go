@@ -123,19 +123,27 @@ func TestClassify(t *testing.T) {
 func TestJudge(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
+		words      map[Outcome]string
 		trials     []Trial
 		verdict    string
 		conclusive int
 		bounded    bool
 	}{
-		{"one overran among caught", []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Overran}, {Exposure: 0}}, "overran", 2, true},
-		{"caught and kept", []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Kept}}, "caught", 2, true},
-		{"fenced beats caught", []Trial{{Exposure: 2, Outcome: Fenced}, {Exposure: 1, Outcome: Caught}}, "fenced", 2, true},
-		{"no exposure anywhere", []Trial{{Exposure: 0}, {Exposure: 0}}, "inconclusive", 0, false},
+		{"one overran among caught", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Overran}, {Exposure: 0}}, "overran", 2, true},
+		{"caught and kept", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Kept}}, "caught", 2, true},
+		{"fenced beats caught", nil, []Trial{{Exposure: 2, Outcome: Fenced}, {Exposure: 1, Outcome: Caught}}, "fenced", 2, true},
+		{"no exposure anywhere", nil, []Trial{{Exposure: 0}, {Exposure: 0}}, "inconclusive", 0, false},
+		{"a probe's words: one adds", map[Outcome]string{Caught: "resets", Overran: "adds"},
+			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Overran}}, "adds", 2, true},
+		{"a probe's words: all refused", map[Outcome]string{Caught: "refused", Overran: "recreated"},
+			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Caught}}, "refused", 2, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Cell{Trials: tc.trials, Outcomes: map[string]int{}}
-			c.judge()
+			c.judge(Case{Words: tc.words})
+			if n := c.Outcomes[tc.verdict]; tc.conclusive > 0 && n == 0 {
+				t.Errorf("verdict %s counted %d times in %v", tc.verdict, n, c.Outcomes)
+			}
 			if c.Verdict != tc.verdict || c.Conclusive != tc.conclusive || (c.OverranUpper != nil) != tc.bounded {
 				t.Errorf("verdict %s, %d conclusive, bounded %v; want %s, %d, %v", c.Verdict, c.Conclusive, c.OverranUpper != nil, tc.verdict, tc.conclusive, tc.bounded)
 			}

@@ -91,3 +91,38 @@ func TestPlantedCells(t *testing.T) {
 		t.Errorf("caught cell without detection delays")
 	}
 }
+
+// TestPlantedProbes probes single on a real Redis, where the answers
+// follow from its scripts: its renewal is PEXPIRE to the TTL, so the key
+// has at most a TTL left after a renewal half a TTL in (resets, never
+// adds); its release deletes the key and its renewal checks the token on
+// a key that must exist, so a renewal after release is lost and no key is
+// left (refused, never recreated).
+func TestPlantedProbes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis; run without -short")
+	}
+	cases := []Case{caseNamed(t, "adds-or-resets"), caseNamed(t, "renew-after-unlock")}
+	single := Locks()[0]
+	m, err := Run(context.Background(), cases, []Lock{single}, 3, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := WriteMatrix(&text, m); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + text.String())
+	for i, want := range []string{"resets 3/3", "refused 3/3"} {
+		cell := m.Cell(i, 0)
+		if got := cell.Short(); got != want {
+			t.Errorf("%s on single: %s (%+v); want %s", cell.Case, got, cell.Trials, want)
+		}
+		if len(cell.Runs) != 0 || cell.OverranUpper == nil {
+			t.Errorf("%s on single: %d runs, bounds %v; want a probe's (no run, bounded)", cell.Case, len(cell.Runs), cell.OverranUpper)
+		}
+	}
+	if !strings.Contains(text.String(), "renewal lost, key absent") {
+		t.Errorf("the renew-after-unlock paragraph does not say what the trials saw")
+	}
+}

@@ -47,7 +47,8 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	}
 	fmt.Fprintln(w, "cells: caught (told and stopped before writing), overran (wrote after losing the lease), fenced (wrote late, "+
 		"the fencing token stopped it), kept (the lock kept the lease), no exposure (no lease held and lost when the fault "+
-		"hit: inconclusive), unmeasured, n/a, absent (reasons below); k/n = trials with that worst outcome / trials with exposure")
+		"hit: inconclusive), unmeasured, n/a, absent (reasons below); k/n = trials with that worst outcome / trials with exposure; "+
+		"probes of the lock, no run: resets or adds (adds-or-resets), refused or recreated (renew-after-unlock)")
 	fmt.Fprintln(w)
 	var line strings.Builder
 	line.WriteString(fmt.Sprintf("%-10s", "lock"))
@@ -66,7 +67,7 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	fmt.Fprintln(w)
 	for i, c := range m.Cases {
 		for j := range m.Locks {
-			if cell := m.Cell(i, j); len(cell.Runs) > 0 {
+			if cell := m.Cell(i, j); len(cell.Trials) > 0 {
 				fmt.Fprintln(w, detail(c, cell))
 			}
 		}
@@ -98,29 +99,44 @@ func detail(c Case, cell Cell) string {
 	}
 	fmt.Fprintf(&b, "; %d of %d trials had exposure (%d leases)", cell.Conclusive, len(cell.Trials), exposure)
 	if cell.Conclusive > 0 {
-		fmt.Fprintf(&b, "; by outcome %s", outcomes(cell))
-		fmt.Fprintf(&b, "; share of trials that overran %.0f%%–%.0f%% (95%%)", 100**cell.OverranLower, 100**cell.OverranUpper)
+		fmt.Fprintf(&b, "; by outcome %s", outcomes(c, cell))
+		if c.probe != nil {
+			fmt.Fprintf(&b, "; %s in %.0f%%–%.0f%% of trials (95%%)", c.word(Overran), 100**cell.OverranLower, 100**cell.OverranUpper)
+		} else {
+			fmt.Fprintf(&b, "; share of trials that overran %.0f%%–%.0f%% (95%%)", 100**cell.OverranLower, 100**cell.OverranUpper)
+		}
 	}
 	if d := cell.Delays; d != nil {
 		fmt.Fprintf(&b, "; told %.0f/%.0f/%.0f ms after the loss (min/p50/max of %d)", d.Min, d.P50, d.Max, d.N)
 	}
-	fmt.Fprintf(&b, "; stale writes: %d stopped by fencing, %d accepted", cell.FencingRejected, cell.StaleAccepted)
-	fmt.Fprintf(&b, "; check %s; runs", cell.Check)
-	for _, r := range cell.Runs {
-		fmt.Fprintf(&b, " %s", r.ID)
+	if c.probe != nil {
+		// A probe has no run, history or write: what each trial saw is
+		// its evidence.
+		var seen []string
+		for _, t := range cell.Trials {
+			seen = append(seen, t.Observed)
+		}
+		fmt.Fprintf(&b, "; probed on the lock, no run: %s", strings.Join(seen, "; "))
+	} else {
+		fmt.Fprintf(&b, "; stale writes: %d stopped by fencing, %d accepted", cell.FencingRejected, cell.StaleAccepted)
+		fmt.Fprintf(&b, "; check %s; runs", cell.Check)
+		for _, r := range cell.Runs {
+			fmt.Fprintf(&b, " %s", r.ID)
+		}
 	}
-	if cell.Verdict == Overran.String() || cell.Verdict == Fenced.String() {
+	if cell.Verdict == c.word(Overran) || cell.Verdict == c.word(Fenced) {
 		fmt.Fprintf(&b, "; what to do: %s", c.Advice)
 	}
 	return b.String()
 }
 
-// outcomes lists a cell's trial counts by outcome, gravest first.
-func outcomes(cell Cell) string {
+// outcomes lists a cell's trial counts by outcome, gravest first, in
+// c's words.
+func outcomes(c Case, cell Cell) string {
 	var parts []string
 	for o := Overran; o > Inconclusive; o-- {
-		if n := cell.Outcomes[o.String()]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", o, n))
+		if n := cell.Outcomes[c.word(o)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.word(o), n))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -197,7 +213,7 @@ func WriteMatrixHTML(w io.Writer, m Matrix, outDir, pageDir string) error {
 			cell := m.Cell(i, j)
 			v := cellView{Short: cell.Short(), Verdict: strings.ReplaceAll(cell.Verdict, " ", "-"), Why: cell.Why,
 				Anchor: c.Name + "--" + l.Name}
-			if len(cell.Runs) > 0 {
+			if len(cell.Trials) > 0 {
 				v.Detail = detail(c, cell)
 				for _, r := range cell.Runs {
 					v.Runs = append(v.Runs, link{ID: r.ID, Result: rel(filepath.Join(outDir, r.ID+".json")), History: rel(r.History)})
@@ -216,14 +232,14 @@ var htmlPage = template.Must(template.New("renewal").Parse(`<!doctype html>
 <style>
 body{font-family:sans-serif;max-width:70em;margin:1em auto}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .5em;font-size:90%}
-.caught{background:#dfd}.overran{background:#fcc}.fenced{background:#ffd}.kept{background:#def}
+.caught,.resets,.refused{background:#dfd}.overran,.adds,.recreated{background:#fcc}.fenced{background:#ffd}.kept{background:#def}
 .n\/a,.not-measured,.absent,.inconclusive{color:#888}
 </style></head><body>
 <h1>renewal-check</h1>
 <p>Does the holder learn its lease is gone before its next write? Each cell links to its runs and histories
 (<code>lockbench check HISTORY</code> re-checks one).</p>
 <table><tr><th>lock</th>{{range .Cases}}<th title="{{.Title}}">{{.Name}}</th>{{end}}</tr>
-{{range .Rows}}<tr><th>{{.Lock}}</th>{{range .Cells}}<td class="{{.Verdict}}"{{if .Why}} title="{{.Why}}"{{end}}>{{if .Runs}}<a href="#{{.Anchor}}">{{.Short}}</a>{{else}}{{.Short}}{{end}}</td>{{end}}</tr>
+{{range .Rows}}<tr><th>{{.Lock}}</th>{{range .Cells}}<td class="{{.Verdict}}"{{if .Why}} title="{{.Why}}"{{end}}>{{if .Detail}}<a href="#{{.Anchor}}">{{.Short}}</a>{{else}}{{.Short}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
 <h2>Cases</h2><dl>{{range .Cases}}<dt>{{.Name}}</dt><dd>{{.Title}}. Reproduces {{.Reproduces}}. If a cell fails: {{.Advice}}.{{if .NotMeasured}} Not measured: {{.NotMeasured}}.{{end}}{{if .NotApplicable}} Not applicable: {{.NotApplicable}}.{{end}}</dd>{{end}}</dl>
 <h2>Cells</h2>

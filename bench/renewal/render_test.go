@@ -10,8 +10,9 @@ import (
 	"github.com/lockbench/lockbench/results/resultstest"
 )
 
-// fixtureMatrix is the whole matrix with three measured cells planted by
-// hand (overran with fencing apart, caught with delays, kept) and every
+// fixtureMatrix is the whole matrix with five measured cells planted by
+// hand (overran with fencing apart, caught with delays, kept, and two
+// probes: one resets, one recreated) and every
 // other cell as Run leaves a cell without runs.
 func fixtureMatrix() Matrix {
 	m := Matrix{Cases: All(), Locks: Locks()}
@@ -21,6 +22,10 @@ func fixtureMatrix() Matrix {
 		"renewal-failing/single": {{Run: "r2", Exposure: 3, Outcome: Caught, Leases: map[string]int{"caught": 3}, DelaysNS: []int64{2e8, 2.1e8, 3e8}},
 			{Run: "r2", Exposure: 0}},
 		"restart-empty/redlock": {{Run: "r3", Exposure: 2, Outcome: Kept, Leases: map[string]int{"kept": 2}}},
+		"adds-or-resets/single": {{Exposure: 1, Outcome: Caught, Observed: "300ms left after a renewal at TTL/2"},
+			{Exposure: 1, Outcome: Caught, Observed: "299ms left after a renewal at TTL/2"}},
+		"renew-after-unlock/redsync": {{Exposure: 1, Outcome: Overran, Observed: "renewal ok, key present"},
+			{Observed: "release failed"}},
 	}
 	for _, c := range m.Cases {
 		var row []Cell
@@ -28,12 +33,14 @@ func fixtureMatrix() Matrix {
 			cell := Cell{Case: c.Name, Lock: l.Name, Runs: []RunRef{}, Trials: []Trial{}, Outcomes: map[string]int{}}
 			if trials, ok := planted[c.Name+"/"+l.Name]; ok {
 				cell.Trials = trials
-				cell.Runs = []RunRef{{ID: trials[0].Run, History: "runs/" + trials[0].Run + ".history.jsonl.gz"}}
-				cell.Check = "agrees"
+				if c.probe == nil {
+					cell.Runs = []RunRef{{ID: trials[0].Run, History: "runs/" + trials[0].Run + ".history.jsonl.gz"}}
+					cell.Check = "agrees"
+				}
 				if l.Fencing {
 					cell.FencingRejected = 1
 				}
-				cell.judge()
+				cell.judge(c)
 			} else if ok, why := c.Applies(l); !ok {
 				cell.Verdict, cell.Why = emptyVerdict(c, l), why
 			} else {

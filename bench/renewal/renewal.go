@@ -105,15 +105,35 @@ const (
 )
 
 // Run runs every applicable cell: ceil(trials / firings per run) runs
-// each (a case without faults: trials runs).
+// each (a case without faults: trials runs); the probe cases of a lock
+// share one start of its servers, before the runs.
 func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner, progress Progress) (Matrix, error) {
 	m := Matrix{Cases: cases, Locks: locks}
 	total, done := 0, 0
-	for _, c := range cases {
-		for _, l := range locks {
-			if ok, _ := c.Applies(l); ok {
+	probing := map[string][]Case{}
+	for _, l := range locks {
+		for _, c := range cases {
+			switch ok, _ := c.Applies(l); {
+			case !ok:
+			case c.probe != nil:
+				probing[l.Name] = append(probing[l.Name], c)
+			default:
 				total += runsFor(c, trials)
 			}
+		}
+	}
+	total += len(probing)
+	probed := map[string][]Trial{}
+	for _, l := range locks {
+		if len(probing[l.Name]) == 0 {
+			continue
+		}
+		if progress != nil {
+			progress(done, total, "probes on "+l.Name)
+		}
+		done++
+		if err := probeVia(ctx, probing[l.Name], l, trials, probed); err != nil {
+			return m, fmt.Errorf("renewal-check probes on %s: %w", l.Name, err)
 		}
 	}
 	for _, c := range cases {
@@ -125,6 +145,9 @@ func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner
 				row = append(row, cell)
 				continue
 			}
+			if c.probe != nil {
+				cell.Trials = append(cell.Trials, probed[c.Name+" on "+l.Name]...)
+			}
 			for range runsFor(c, trials) {
 				if progress != nil {
 					progress(done, total, c.Name+" on "+l.Name)
@@ -134,7 +157,7 @@ func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner
 					return m, fmt.Errorf("renewal-check %s on %s: %w", c.Name, l.Name, err)
 				}
 			}
-			cell.judge()
+			cell.judge(c)
 			row = append(row, cell)
 		}
 		m.Cells = append(m.Cells, row)
@@ -153,8 +176,12 @@ func emptyVerdict(c Case, l Lock) string {
 	return VerdictNotMeasured
 }
 
-// runsFor is how many runs give at least trials trials of c.
+// runsFor is how many runs give at least trials trials of c (a probe
+// has none).
 func runsFor(c Case, trials int) int {
+	if c.probe != nil {
+		return 0
+	}
 	if c.Faults == 0 {
 		return max(1, (trials+faultsPerRun-1)/faultsPerRun)
 	}
@@ -192,8 +219,8 @@ func runOne(ctx context.Context, c Case, l Lock, run Runner, cell *Cell) error {
 
 // judge sums the trials into the cell's verdict and bounds: overran if any
 // conclusive trial overran, then fenced, caught, survived; inconclusive
-// when no trial had exposure.
-func (c *Cell) judge() {
+// when no trial had exposure. Verdict and counts are in cs's words.
+func (c *Cell) judge(cs Case) {
 	worst := Inconclusive
 	var delays []int64
 	for _, t := range c.Trials {
@@ -201,17 +228,17 @@ func (c *Cell) judge() {
 			continue
 		}
 		c.Conclusive++
-		c.Outcomes[t.Outcome.String()]++
+		c.Outcomes[cs.word(t.Outcome)]++
 		worst = max(worst, t.Outcome)
 		delays = append(delays, t.DelaysNS...)
 	}
-	c.Verdict = worst.String()
+	c.Verdict = cs.word(worst)
 	c.Delays = spreadOf(delays)
 	if c.Conclusive == 0 {
 		return
 	}
 	n := int64(c.Conclusive)
-	over := int64(c.Outcomes[Overran.String()])
+	over := int64(c.Outcomes[cs.word(Overran)])
 	lower, upper := 1-sweep.UpperBound(n-over, n), sweep.UpperBound(over, n)
 	c.OverranLower, c.OverranUpper = &lower, &upper
 }
