@@ -61,16 +61,7 @@ func TestPlantedCells(t *testing.T) {
 		v.Set("hold", "const:"+ms(l.TTL, 20, 1))
 		return v
 	}
-	single := Locks()[0]
-	m, err := Run(context.Background(), []Case{paused, failing}, []Lock{single}, 3, storing(dir), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	if err := WriteMatrix(&text, m); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + text.String())
+	m, _ := runOnSingle(t, []Case{paused, failing}, storing(dir))
 	for i, want := range []string{"overran", "caught"} {
 		cell := m.Cell(i, 0)
 		if cell.Verdict != want || cell.Conclusive == 0 {
@@ -102,17 +93,7 @@ func TestPlantedProbes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Redis; run without -short")
 	}
-	cases := []Case{caseNamed(t, "adds-or-resets"), caseNamed(t, "renew-after-unlock")}
-	single := Locks()[0]
-	m, err := Run(context.Background(), cases, []Lock{single}, 3, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	if err := WriteMatrix(&text, m); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + text.String())
+	m, text := runOnSingle(t, []Case{caseNamed(t, "adds-or-resets"), caseNamed(t, "renew-after-unlock")}, nil)
 	for i, want := range []string{"resets 3/3", "refused 3/3"} {
 		cell := m.Cell(i, 0)
 		if got := cell.Short(); got != want {
@@ -122,7 +103,23 @@ func TestPlantedProbes(t *testing.T) {
 			t.Errorf("%s on single: %d runs, bounds %v; want a probe's (no run, bounded)", cell.Case, len(cell.Runs), cell.OverranUpper)
 		}
 	}
-	if !strings.Contains(text.String(), "renewal lost, key absent") {
+	if !strings.Contains(text, "renewal lost, key absent") {
 		t.Errorf("the renew-after-unlock paragraph does not say what the trials saw")
 	}
+}
+
+// runOnSingle runs cases on single, three trials each, and logs the
+// matrix it returns with its text.
+func runOnSingle(t *testing.T, cases []Case, run Runner) (Matrix, string) {
+	t.Helper()
+	m, err := Run(context.Background(), cases, Locks()[:1], 3, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := WriteMatrix(&text, m); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + text.String())
+	return m, text.String()
 }
