@@ -23,7 +23,7 @@ func renewalCheckCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cases", Value: "all", Usage: "the cases to run, a comma list (see the README's Renewal check)"},
 			&cli.StringFlag{Name: "locks", Value: "all", Usage: "the locks to run them on, a comma list"},
-			&cli.IntFlag{Name: "trials", Value: 3, Usage: "trials per cell (fault firings; three per run), 1 to 30"},
+			&cli.IntFlag{Name: "trials", Value: 3, Usage: "trials per cell (fault firings, three per run; or calls of a probe), 1 to 30"},
 			&cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory for result files and histories", EnvVars: []string{"LOCKBENCH_OUT"}},
 			&cli.StringFlag{Name: "html", Usage: "also write the matrix as an HTML page to FILE, its cells linking to their runs"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
