@@ -240,13 +240,13 @@ func All() []Case {
 			Name: "adds-or-resets", Title: "whether extend adds to the remaining time or resets it to the TTL",
 			Reproduces: "redis-py #629 (extend adds instead of resetting)",
 			Advice:     "where extend adds, a crashed holder blocks the key for every extension it made: reset instead",
-			Loss:       LossResurrect, probe: addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
+			probe:      addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
 		},
 		{
 			Name: "renew-after-unlock", Title: "a renewal after unlock must not recreate the key",
 			Reproduces: "redisson #7272 (renewal going on after unlock)",
 			Advice:     "cancel the renewer before unlock; a renew script must check the token, never SET",
-			Loss:       LossResurrect, probe: renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
+			probe:      renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
 		},
 		{
 			Name: "waiter-expired", Title: "a waiter whose own session or lease expired while it waited",
