@@ -59,7 +59,7 @@ func armEtcd(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	if err != nil {
 		return armed{}, nil, badInput("ttl", "%v", err)
 	}
-	a := armed{locker: locker, meter: newCostMeter(topo.Addrs(), "/metrics", topo.ReadEtcdStats),
+	a := armed{locker: locker, meter: newCostMeter(topo.Addrs(), "/metrics", topo.ReadEtcdStats), remaining: etcdRemaining(client),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
 			cleanUpEtcd(ctx, pl, locker, m, prefix, env)
 		}}

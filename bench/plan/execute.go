@@ -134,6 +134,9 @@ type armed struct {
 	resourceName string
 	// sent counts the lock's round trips; nil where they are not counted.
 	sent *sentMeter
+	// remaining reads a key's remaining lifetime on the servers, for
+	// probes (WithProbe); nil where the lock keeps no TTL.
+	remaining remaining
 }
 
 // armRedis reaches a Redis topology's servers and builds the lock over them.
@@ -162,7 +165,7 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
 	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), sent: sent,
+	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), sent: sent, remaining: redisRemaining(admin),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
 			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
 		}}

@@ -91,6 +91,9 @@ func armPostgres(ctx context.Context, pl Plan, env Env, id, prefix string, topo 
 		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
 			cleanUpPg(ctx, pl, locker, pool, m, prefix, env)
 		}}
+	if pl.Lock == lockimpl.LockPgLease {
+		a.remaining = pgLeaseRemaining(pool)
+	}
 	if pl.Resource == "" {
 		rpool, err := topo.PgPool(ctx, pl.PoolSize, compose.PgResourceApp)
 		if err != nil {

@@ -165,6 +165,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			capacityCommand(),
 			tuneTTLCommand(),
 			scenarioCommand(),
+			renewalCheckCommand(),
 			lockCostCommand(),
 			checkCommand(),
 			adviseCommand(),

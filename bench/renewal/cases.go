@@ -1,0 +1,267 @@
+package renewal
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// Lock is one column of the matrix: a lock that renews, on the smallest
+// topology it runs on, with the shortest TTL its servers grant (so a cell
+// takes seconds, not minutes).
+type Lock struct {
+	// Name is the --lock value.
+	Name string
+	// Topology is the --topology value its cells run on.
+	Topology string
+	// Nodes is how many servers the topology has: a fault that must reach
+	// the lease everywhere (a cut path) hits each.
+	Nodes int
+	// TTL is the lease TTL of its cells; every other timing of a recipe is
+	// a multiple of it.
+	TTL time.Duration
+	// Fencing says whether its leases carry fencing tokens (stale writes are
+	// then stopped by the resource, and counted apart).
+	Fencing bool
+	// Absent, when set, says why the lock has no cells yet (it is not on
+	// main); its column is kept so that the matrix shows where it goes.
+	Absent string
+}
+
+// Locks returns every lock that renews, in column order: lockbench's own,
+// the peer libraries, then the other backends, and the places of the locks
+// still to come.
+func Locks() []Lock {
+	const redisTTL, pgTTL = 300 * time.Millisecond, 500 * time.Millisecond
+	// etcd raises a shorter lease to ⌈1.5 × election timeout⌉: 2 s locally.
+	const etcdTTL = 2 * time.Second
+	const issue33 = "not on main yet: arrives with issue 33 (zk and nats-kv backends)"
+	return []Lock{
+		{Name: "single", Topology: "single", Nodes: 1, TTL: redisTTL},
+		{Name: "fenced", Topology: "single", Nodes: 1, TTL: redisTTL, Fencing: true},
+		{Name: "redlock", Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
+		{Name: lockimpl.LockRedsync, Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
+		{Name: lockimpl.LockRedislock, Topology: "single", Nodes: 1, TTL: redisTTL},
+		{Name: lockimpl.LockEtcd, Topology: "etcd:1", Nodes: 1, TTL: etcdTTL, Fencing: true},
+		{Name: lockimpl.LockPgLease, Topology: "postgres", Nodes: 1, TTL: pgTTL, Fencing: true},
+		{Name: "zk", Absent: issue33},
+		{Name: "nats-kv", Absent: issue33},
+	}
+}
+
+// Loss says when a lease is lost in a case, which decides what its holder
+// had to notice.
+type Loss uint8
+
+const (
+	// LossAtExpiry: the lease ends at its own validity (it was not renewed
+	// in time); a write after it is an overrun.
+	LossAtExpiry Loss = iota + 1
+	// LossAtFault: the server forgets the lease when the fault fires (a
+	// restart without persistence); where the lock keeps it anyway (a
+	// quorum, a database) the lease survives.
+	LossAtFault
+	// LossResurrect: a renewal that reaches the server after the lease
+	// expired must fail; one that succeeds brought the lease back.
+	LossResurrect
+)
+
+// Case is one row of the matrix: a way renewal fails that users of the
+// libraries reported, and the run that reproduces it.
+type Case struct {
+	// Name is what --cases takes.
+	Name string
+	// Title is the row's one-line description.
+	Title string
+	// Reproduces names the public reports the case comes from.
+	Reproduces string
+	// Advice is what a user should do about a failing cell.
+	Advice string
+	// NotMeasured, when set, says why the case has no run yet: its cells
+	// read "not measured", never a pass.
+	NotMeasured string
+	// NotApplicable, when set, says why no lock on main can show the
+	// hazard: its cells read "n/a".
+	NotApplicable string
+	// Loss is when the lease is lost, for the classification.
+	Loss Loss
+	// Faults are the fault firings of one run; each is a trial (see
+	// trials). Zero: every lease lost on its own is a trial (a holder's
+	// own stall).
+	Faults int
+	// recipe builds the run flags of one run on l.
+	recipe func(l Lock) plan.Values
+	// probe, when set, is one trial of a case that calls the lock
+	// directly (no workload run): it has trials, but no runs.
+	probe probeFunc
+	// Words name the outcomes where the case's own words say them better
+	// (a probe's correct answer is not a holder being told).
+	Words map[Outcome]string
+}
+
+// word names outcome o in c's cells.
+func (c Case) word(o Outcome) string {
+	if w, ok := c.Words[o]; ok {
+		return w
+	}
+	return o.String()
+}
+
+// Applies says whether c has runs on l, and if not, why.
+func (c Case) Applies(l Lock) (ok bool, why string) {
+	switch {
+	case l.Absent != "":
+		return false, l.Absent
+	case c.NotApplicable != "":
+		return false, c.NotApplicable
+	case c.NotMeasured != "":
+		return false, c.NotMeasured
+	}
+	return true, ""
+}
+
+// Flags are the run flags of one run of c on l.
+func (c Case) Flags(l Lock) plan.Values { return c.recipe(l) }
+
+// ms renders a multiple of the TTL as a duration flag value.
+func ms(ttl time.Duration, num, den int) string {
+	return fmt.Sprintf("%dms", (ttl * time.Duration(num) / time.Duration(den)).Milliseconds())
+}
+
+// base are the flags every recipe shares: four workers on four keys, so
+// that a lost key is taken by someone, renewal every third of the TTL, and
+// acquisitions retried for a TTL.
+func base(l Lock) plan.Values {
+	return plan.Values{"topology": {l.Topology}, "lock": {l.Name}, "ttl": {ms(l.TTL, 1, 1)}, "renew-every": {"ttl/3"},
+		"keys": {"uniform:4"}, "concurrency": {"4"}, "retry": {"fixed:10ms"}, "warmup": {"0"}}
+}
+
+// faultTimes are the firings of a fault recipe: the first after a TTL
+// (every key held by then), then every spacing, so that holders are back
+// inside before the next; the window ends a spacing after the last.
+func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
+	spacing := 4 * l.TTL
+	for i := range n {
+		at = append(at, l.TTL+time.Duration(i)*spacing)
+	}
+	return at, l.TTL + time.Duration(n)*spacing
+}
+
+// everyNode is one fault spec per node of l at each firing, so a cut path
+// reaches the lease wherever it lives (Redlock's quorum too).
+func everyNode(l Lock, n int, kind, forDur string) plan.Values {
+	v := base(l)
+	at, window := faultTimes(l, n)
+	for _, t := range at {
+		for node := range l.Nodes {
+			v["fault"] = append(v["fault"], fmt.Sprintf("at=%dms %s node=%d for=%s", t.Milliseconds(), kind, node, forDur))
+		}
+	}
+	v.Set("hold", workHold(l))
+	v.Set("duration", fmt.Sprintf("%dms", window.Milliseconds()))
+	return v
+}
+
+// workHold is the work time of the fault recipes: several renewals long,
+// and spread, so that some holders finish between a renewal and the next
+// (the window where only a check before the write would notice).
+func workHold(l Lock) string { return "uniform:" + ms(l.TTL, 3, 1) + "," + ms(l.TTL, 5, 1) }
+
+// faultsPerRun is how many firings one run of a fault case makes.
+const faultsPerRun = 3
+
+// All returns the cases in row order.
+func All() []Case {
+	return []Case{
+		{
+			Name: "starved-renewer", Title: "the renewal goroutine starved by a CPU-bound burst while the holder works",
+			Reproduces: "redisson #5697, #5698 (watchdog starved: two holders)",
+			Advice:     "renew from a goroutine that is not starved (GOMAXPROCS headroom), a TTL well above the longest burst, fencing",
+			NotMeasured: "lockbench's holder renews in its own goroutine between sleeps; a separate renewal goroutine " +
+				"starved by CPU work (a watchdog) is not modelled yet",
+		},
+		{
+			Name: "process-paused", Title: "the whole holder paused past its TTL (GC, SIGSTOP) after renewing, before its write",
+			Reproduces: "redisson #5697 (pause longer than the lease); Kleppmann's GC-pause argument",
+			Advice: "no renewal survives a paused process: use a fenced lock (fenced, etcd, pg-lease) and a resource that " +
+				"checks the token, or a TTL above the longest pause",
+			Loss: LossAtExpiry,
+			recipe: func(l Lock) plan.Values {
+				v := base(l)
+				v.Set("hold", "const:"+ms(l.TTL, 1, 2))
+				// Two keys for four workers: a stalled holder's key is taken
+				// and written by the next, so the fence has a newer token
+				// to reject the stale write by.
+				v.Set("keys", "uniform:2")
+				v.Set("pause-prob", "0.5")
+				v.Set("pause", "const:"+ms(l.TTL, 2, 1))
+				v.Set("duration", ms(l.TTL, 8, 1))
+				return v
+			},
+		},
+		{
+			Name: "release-race", Title: "a renewal in flight while the holder releases",
+			Reproduces: "redis-semaphore PR #206 (refresh racing release)",
+			Advice:     "stop the renewer and wait for it before releasing; release and renew by the same token, atomically",
+			NotMeasured: "lockbench's holder renews and releases from one goroutine, in turn; a renewal racing release " +
+				"needs a concurrent renewer, not modelled yet",
+		},
+		{
+			Name: "restart-empty", Title: "extension after a master restarted empty (no persistence)",
+			Reproduces: "redsync PR #147, #149 (extend after a node restart)",
+			Advice: "persistence (AOF fsync always) or a restart delay of a TTL, a quorum (redlock) or a store that keeps " +
+				"leases (etcd, PostgreSQL); fencing for the writes between the restart and the next renewal",
+			Loss: LossAtFault, Faults: faultsPerRun,
+			recipe: func(l Lock) plan.Values {
+				// Master 0 only: the hazard is one server forgetting.
+				v := base(l)
+				at, window := faultTimes(l, faultsPerRun)
+				for _, t := range at {
+					v["fault"] = append(v["fault"], fmt.Sprintf("at=%dms restart node=0", t.Milliseconds()))
+				}
+				v.Set("hold", workHold(l))
+				v.Set("duration", fmt.Sprintf("%dms", window.Milliseconds()))
+				return v
+			},
+		},
+		{
+			Name: "expired-extend", Title: "extending a lease that already expired: must fail, not resurrect it",
+			Reproduces: "node-redlock PR #167, #273, #283 (extension timed from the acquisition's start)",
+			Advice: "a lock whose extend resurrects an expired key must not be renewed late: renew well inside the TTL, " +
+				"and treat a late extension as lost",
+			Loss: LossResurrect, Faults: faultsPerRun,
+			// The path is cut for one TTL: every lease expires on the server
+			// meanwhile, and the holder's next renewal arrives after.
+			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, "partition", ms(l.TTL, 1, 1)) },
+		},
+		{
+			Name: "adds-or-resets", Title: "whether extend adds to the remaining time or resets it to the TTL",
+			Reproduces: "redis-py #629 (extend adds instead of resetting)",
+			Advice:     "where extend adds, a crashed holder blocks the key for every extension it made: reset instead",
+			probe:      addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
+		},
+		{
+			Name: "renew-after-unlock", Title: "a renewal after unlock must not recreate the key",
+			Reproduces: "redisson #7272 (renewal going on after unlock)",
+			Advice:     "cancel the renewer before unlock; a renew script must check the token, never SET",
+			probe:      renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
+		},
+		{
+			Name: "waiter-expired", Title: "a waiter whose own session or lease expired while it waited",
+			Reproduces: "etcd #19597, PR #22387 (Lock returns after its session expired)",
+			Advice:     "check the session is alive after a blocking lock returns (etcd: session.Done())",
+			NotApplicable: "every lock on main acquires in one attempt and retries: a waiter holds no session or lease " +
+				"while it waits (zk and a blocking etcd mutex would)",
+		},
+		{
+			Name: "renewal-failing", Title: "renewal failing while the holder works (the path cut for two TTLs)",
+			Reproduces: "redisson #4698, PR #7254 (tell me when renewal fails)",
+			Advice: "stop work when the lease's validity passes without a renewal, check it right before each write, " +
+				"and fence the writes; a renewal interval of TTL/3 leaves two tries",
+			Loss: LossAtExpiry, Faults: faultsPerRun,
+			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, "partition", ms(l.TTL, 2, 1)) },
+		},
+	}
+}

@@ -1,0 +1,187 @@
+package renewal
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/history"
+)
+
+const milli = int64(time.Millisecond)
+
+// ev is a history event in milliseconds, on key 0.
+func ev(token string, op history.Op, out history.Outcome, call, ret, valid int64) history.Event {
+	return history.Event{Token: token, Op: op, Out: out, Call: call * milli, Return: ret * milli, Valid: valid * milli, Window: true}
+}
+
+// acquired is a lease of token granted at t with a 300 ms validity.
+func acquired(token string, t int64) history.Event {
+	return ev(token, history.OpAcquire, history.OutOK, t, t, t+300)
+}
+
+func hist(faults []history.Fault, events ...history.Event) *history.History {
+	return &history.History{Header: history.Header{TTLNS: int64(300 * time.Millisecond), DriftNS: 5 * milli}, Events: events, Faults: faults}
+}
+
+// at is one fault firing from start to end, in milliseconds.
+func at(start, end int64) []history.Fault {
+	return []history.Fault{{Spec: "fault", StartNS: start * milli, EndNS: end * milli}}
+}
+
+func caseNamed(t *testing.T, name string) Case {
+	t.Helper()
+	i := slices.IndexFunc(All(), func(c Case) bool { return c.Name == name })
+	if i < 0 {
+		t.Fatalf("no case %s", name)
+	}
+	return All()[i]
+}
+
+// TestClassify plants each outcome in a history whose answer follows from
+// the definitions: a write after the lease's validity overran (fenced if the
+// resource rejected it), a holder that left after a lost or failed renewal
+// past its validity was caught, a renewal that succeeded though called
+// after the lease expired resurrected it, and a fault that hit no held
+// lease is inconclusive.
+func TestClassify(t *testing.T) {
+	const A, B = "aaaa", "bbbb"
+	for _, tc := range []struct {
+		name    string
+		kase    string
+		h       *history.History
+		want    []Outcome
+		exposed int
+		delayMS []int64
+	}{
+		{"renewals fail, holder leaves without writing: caught at the next renewal", "renewal-failing", hist(at(50, 650),
+			acquired(A, 0), ev(A, history.OpEnter, history.OutOK, 0, 0, 300),
+			ev(A, history.OpRenew, history.OutFailed, 100, 101, 300), ev(A, history.OpRenew, history.OutFailed, 200, 201, 300),
+			ev(A, history.OpRenew, history.OutFailed, 320, 330, 300), ev(A, history.OpExit, history.OutOK, 331, 331, 0)),
+			[]Outcome{Caught}, 1, []int64{30}},
+		{"renewals fail, holder writes after its validity: overran", "renewal-failing", hist(at(50, 650),
+			acquired(A, 0), ev(A, history.OpRenew, history.OutFailed, 100, 101, 300),
+			ev(A, history.OpWrite, history.OutOK, 310, 310, 300), ev(A, history.OpExit, history.OutOK, 311, 311, 0)),
+			[]Outcome{Overran}, 1, nil},
+		{"the late write rejected by the fence: fenced", "renewal-failing", hist(at(50, 650),
+			acquired(A, 0), ev(A, history.OpWrite, history.OutFencingRejected, 310, 310, 300), ev(A, history.OpExit, history.OutOK, 311, 311, 0)),
+			[]Outcome{Fenced}, 1, nil},
+		{"work done within the validity: no exposure", "renewal-failing", hist(at(50, 650),
+			acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 200, 200, 300), ev(A, history.OpExit, history.OutOK, 201, 201, 0)),
+			[]Outcome{Inconclusive}, 0, nil},
+		{"nobody holds when the fault fires: inconclusive", "renewal-failing", hist(at(500, 900),
+			acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 100, 100, 300), ev(A, history.OpExit, history.OutOK, 101, 101, 0)),
+			[]Outcome{Inconclusive}, 0, nil},
+		{"extend called after expiry succeeds: resurrected, overran", "expired-extend", hist(at(50, 350),
+			acquired(A, 0), ev(A, history.OpRenew, history.OutFailed, 100, 101, 300), ev(A, history.OpRenew, history.OutOK, 400, 401, 700)),
+			[]Outcome{Overran}, 1, nil},
+		{"extend answered after expiry says lost: caught", "expired-extend", hist(at(50, 350),
+			acquired(A, 0), ev(A, history.OpRenew, history.OutLost, 100, 360, 300), ev(A, history.OpExit, history.OutOK, 361, 361, 0)),
+			[]Outcome{Caught}, 1, []int64{60}},
+		{"extend never answered after expiry: not asked, inconclusive", "expired-extend", hist(at(50, 350),
+			acquired(A, 0), ev(A, history.OpRenew, history.OutFailed, 310, 311, 300), ev(A, history.OpExit, history.OutOK, 312, 312, 0)),
+			[]Outcome{Inconclusive}, 0, nil},
+		{"server restarted empty, next renewal lost: caught", "restart-empty", hist(at(100, 150),
+			acquired(A, 0), ev(A, history.OpRenew, history.OutLost, 200, 201, 300), ev(A, history.OpExit, history.OutOK, 202, 202, 0)),
+			[]Outcome{Caught}, 1, []int64{101}},
+		{"server restarted, a renewal after it succeeds: kept", "restart-empty", hist(at(100, 150),
+			acquired(A, 0), ev(A, history.OpRenew, history.OutOK, 200, 201, 500),
+			ev(A, history.OpWrite, history.OutOK, 250, 250, 500), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
+			[]Outcome{Kept}, 1, nil},
+		{"server restarted, another holder enters, the first writes: overran", "restart-empty", hist(at(100, 150),
+			acquired(A, 0), acquired(B, 160), ev(A, history.OpWrite, history.OutOK, 200, 200, 300), ev(A, history.OpExit, history.OutOK, 201, 201, 0),
+			ev(A, history.OpRelease, history.OutLost, 202, 203, 0)),
+			[]Outcome{Overran}, 1, nil},
+		{"a paused holder writes past its validity: one trial, overran", "process-paused", hist(nil,
+			acquired(A, 0), ev(A, history.OpRenew, history.OutOK, 100, 101, 400),
+			ev(A, history.OpWrite, history.OutOK, 750, 750, 400), ev(A, history.OpExit, history.OutOK, 751, 751, 0),
+			acquired(B, 0), ev(B, history.OpWrite, history.OutOK, 150, 150, 300), ev(B, history.OpExit, history.OutOK, 151, 151, 0)),
+			[]Outcome{Overran}, 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			trials := Classify(caseNamed(t, tc.kase), "run", tc.h)
+			var got []Outcome
+			exposed := 0
+			var delays []int64
+			for _, tr := range trials {
+				got = append(got, tr.Outcome)
+				exposed += tr.Exposure
+				for _, d := range tr.DelaysNS {
+					delays = append(delays, d/milli)
+				}
+			}
+			if !slices.Equal(got, tc.want) || exposed != tc.exposed || !slices.Equal(delays, tc.delayMS) {
+				t.Errorf("outcomes %v, exposure %d, delays %v ms; want %v, %d, %v", got, exposed, delays, tc.want, tc.exposed, tc.delayMS)
+			}
+		})
+	}
+}
+
+// TestJudge: a cell is as bad as its worst conclusive trial, trials
+// without exposure do not count, and a cell of none is inconclusive with
+// no bounds (not a pass).
+func TestJudge(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		words      map[Outcome]string
+		trials     []Trial
+		verdict    string
+		conclusive int
+		bounded    bool
+	}{
+		{"one overran among caught", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Overran}, {Exposure: 0}}, "overran", 2, true},
+		{"caught and kept", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Kept}}, "caught", 2, true},
+		{"fenced beats caught", nil, []Trial{{Exposure: 2, Outcome: Fenced}, {Exposure: 1, Outcome: Caught}}, "fenced", 2, true},
+		{"no exposure anywhere", nil, []Trial{{Exposure: 0}, {Exposure: 0}}, "inconclusive", 0, false},
+		{"a probe's words: one adds", map[Outcome]string{Caught: "resets", Overran: "adds"},
+			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Overran}}, "adds", 2, true},
+		{"a probe's words: all refused", map[Outcome]string{Caught: "refused", Overran: "recreated"},
+			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Caught}}, "refused", 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Cell{Trials: tc.trials, Outcomes: map[string]int{}}
+			c.judge(Case{Words: tc.words})
+			if n := c.Outcomes[tc.verdict]; tc.conclusive > 0 && n == 0 {
+				t.Errorf("verdict %s counted %d times in %v", tc.verdict, n, c.Outcomes)
+			}
+			if c.Verdict != tc.verdict || c.Conclusive != tc.conclusive || (c.OverranUpper != nil) != tc.bounded {
+				t.Errorf("verdict %s, %d conclusive, bounded %v; want %s, %d, %v", c.Verdict, c.Conclusive, c.OverranUpper != nil, tc.verdict, tc.conclusive, tc.bounded)
+			}
+			if c.OverranUpper != nil && (*c.OverranLower > *c.OverranUpper || *c.OverranUpper > 1 || *c.OverranLower < 0) {
+				t.Errorf("bounds %v–%v out of order", *c.OverranLower, *c.OverranUpper)
+			}
+		})
+	}
+}
+
+// FuzzSelect: any --cases/--locks value is either accepted, giving only
+// known names, or refused with an input error; never a panic.
+func FuzzSelect(f *testing.F) {
+	for _, s := range []string{"", "all", "restart-empty", "single,etcd", " single , fenced ", "gc-pause", ",", "all,single"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, cases, locks string) {
+		cs, ls, err := Select(cases, locks)
+		if err != nil {
+			return
+		}
+		if len(cs) == 0 || len(ls) == 0 {
+			t.Fatalf("Select(%q, %q) accepted with nothing selected", cases, locks)
+		}
+	})
+}
+
+// TestFirings: faults a recipe scheduled at one instant (one per node) are
+// one firing, even applied far apart on a loaded machine; others are not.
+func TestFirings(t *testing.T) {
+	h := hist([]history.Fault{
+		{Spec: "at=300ms partition node=0 for=300ms", StartNS: 301 * milli, EndNS: 601 * milli},
+		{Spec: "at=300ms partition node=1 for=300ms", StartNS: 390 * milli, EndNS: 690 * milli},
+		{Spec: "at=1500ms partition node=0 for=300ms", StartNS: 1502 * milli, EndNS: 1802 * milli},
+	})
+	got := firings(h)
+	want := []firing{{301 * milli, 690 * milli}, {1502 * milli, 1802 * milli}}
+	if !slices.Equal(got, want) {
+		t.Errorf("firings %v; want %v", got, want)
+	}
+}

@@ -1,0 +1,89 @@
+package renewal
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/results/resultstest"
+)
+
+// fixtureMatrix is the whole matrix with five measured cells planted by
+// hand (overran with fencing apart, caught with delays, kept, and two
+// probes: one resets, one recreated) and every
+// other cell as Run leaves a cell without runs.
+func fixtureMatrix() Matrix {
+	m := Matrix{Cases: All(), Locks: Locks()}
+	planted := map[string][]Trial{
+		"process-paused/fenced": {{Run: "r1", Exposure: 1, Outcome: Overran, Leases: map[string]int{"overran": 1}, OverrunNS: []int64{4e8}},
+			{Run: "r1", Exposure: 1, Outcome: Fenced, Leases: map[string]int{"fenced": 1}, OverrunNS: []int64{3e8}}},
+		"renewal-failing/single": {{Run: "r2", Exposure: 3, Outcome: Caught, Leases: map[string]int{"caught": 3}, DelaysNS: []int64{2e8, 2.1e8, 3e8}},
+			{Run: "r2", Exposure: 0}},
+		"restart-empty/redlock": {{Run: "r3", Exposure: 2, Outcome: Kept, Leases: map[string]int{"kept": 2}}},
+		"adds-or-resets/single": {{Exposure: 1, Outcome: Caught, Observed: "300ms left after a renewal at TTL/2"},
+			{Exposure: 1, Outcome: Caught, Observed: "299ms left after a renewal at TTL/2"}},
+		"renew-after-unlock/redsync": {{Exposure: 1, Outcome: Overran, Observed: "renewal ok, key present"},
+			{Observed: "release failed"}},
+	}
+	for _, c := range m.Cases {
+		var row []Cell
+		for _, l := range m.Locks {
+			cell := Cell{Case: c.Name, Lock: l.Name, Runs: []RunRef{}, Trials: []Trial{}, Outcomes: map[string]int{}}
+			if trials, ok := planted[c.Name+"/"+l.Name]; ok {
+				cell.Trials = trials
+				if c.probe == nil {
+					cell.Runs = []RunRef{{ID: trials[0].Run, History: "runs/" + trials[0].Run + ".history.jsonl.gz"}}
+					cell.Check = "agrees"
+				}
+				if l.Fencing {
+					cell.FencingRejected = 1
+				}
+				cell.judge(c)
+			} else if ok, why := c.Applies(l); !ok {
+				cell.Verdict, cell.Why = emptyVerdict(c, l), why
+			} else {
+				cell.Verdict = Inconclusive.String()
+			}
+			row = append(row, cell)
+		}
+		m.Cells = append(m.Cells, row)
+	}
+	return m
+}
+
+// TestMatrixGolden renders the matrix as text, JSON and HTML against golden
+// files; every text line is within the table width, and every measured
+// cell of the page links to its run and history.
+func TestMatrixGolden(t *testing.T) {
+	m := fixtureMatrix()
+	var text, js, page bytes.Buffer
+	if err := WriteMatrix(&text, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMatrixJSON(&js, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMatrixHTML(&page, m, "runs", "."); err != nil {
+		t.Fatal(err)
+	}
+	resultstest.Golden(t, "matrix.txt", text.Bytes())
+	resultstest.Golden(t, "matrix.json", js.Bytes())
+	resultstest.Golden(t, "matrix.html", page.Bytes())
+	for _, line := range strings.Split(text.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > results.MaxTableWidth {
+			t.Errorf("line of %d columns: %s", n, line)
+		}
+	}
+	for _, want := range []string{`href="runs/r1.json"`, `href="runs/r2.history.jsonl.gz"`, `href="#renewal-failing--single"`} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	for _, want := range []string{"overran 1/2", "caught 1/1", "kept 1/1", "unmeasured", "absent"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("matrix lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package renewal
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lockbench/lockbench/bench/plan"
+)
+
+// Select picks the cases and locks named in comma lists ("" or "all":
+// every one), in matrix order. A name not known is bad input naming the
+// flag and the accepted names.
+func Select(cases, locks string) ([]Case, []Lock, error) {
+	cs, err := pick("cases", cases, All(), func(c Case) string { return c.Name })
+	if err != nil {
+		return nil, nil, err
+	}
+	ls, err := pick("locks", locks, Locks(), func(l Lock) string { return l.Name })
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, ls, nil
+}
+
+// pick keeps the items named in spec, in their own order.
+func pick[T any](flag, spec string, all []T, name func(T) string) ([]T, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" || spec == "all" {
+		return all, nil
+	}
+	var names []string
+	for _, it := range all {
+		names = append(names, name(it))
+	}
+	want := map[string]bool{}
+	for _, s := range strings.Split(spec, ",") {
+		s = strings.TrimSpace(s)
+		found := false
+		for _, n := range names {
+			found = found || n == s
+		}
+		if !found {
+			return nil, &plan.InputError{Flag: flag, Msg: fmt.Sprintf("%q: unknown; want all or a comma list of %s", s, strings.Join(names, ", "))}
+		}
+		want[s] = true
+	}
+	var out []T
+	for _, it := range all {
+		if want[name(it)] {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
