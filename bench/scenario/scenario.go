@@ -7,10 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // Variant is one way of running a scenario: with or without a mitigation.
@@ -77,7 +77,7 @@ func Lookup(name string) (Scenario, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Scenario{}, fmt.Errorf("scenario %q: unknown; want one of %s", name, strings.Join(names, ", "))
+	return Scenario{}, fmt.Errorf("scenario %q: unknown; %s", name, suggest.Unknown(name, names))
 }
 
 // Runner executes one run of the given flags and returns its stored result.

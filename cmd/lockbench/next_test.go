@@ -21,9 +21,10 @@ func TestRunAndExportSayWhatNext(t *testing.T) {
 		t.Fatalf("run does not say where its result went: %q", errs)
 	}
 	id := m[2]
-	want := "next: lockbench results show --out " + out + " " + id + "   or   lockbench results report --out " + out + " -o report.html " + id + "\n"
-	if !strings.HasSuffix(errs, want) {
-		t.Fatalf("run's last line is not what next:\n%s\nwant %q", errs, want)
+	var want strings.Builder
+	writeNext(&want, "lockbench results show --out "+out+" "+id, "lockbench results report --out "+out+" -o report.html "+id)
+	if !strings.HasSuffix(errs, want.String()) {
+		t.Fatalf("run's last line is not what next:\n%s\nwant %q", errs, want.String())
 	}
 	if code, stdout, errs := lockbench(t, strings.Fields("results show --out "+out+" "+id)...); code != exitOK || !strings.Contains(stdout, "acquire") {
 		t.Errorf("the suggested results show fails: exit %d, %s", code, errs)
