@@ -131,6 +131,9 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 			for k, val := range variant.Flags {
 				flags[k] = append([]string(nil), val...)
 			}
+			// Each trial's stored result is named by what it is, so a listing
+			// tells the trials of a scenario apart without their ids.
+			flags.Set("label", fmt.Sprintf("%s / %s / trial %d", s.Name, variant.Name, i+1))
 			r, err := run(ctx, flags)
 			if err != nil {
 				return v, fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, i+1, err)
