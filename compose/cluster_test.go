@@ -34,11 +34,12 @@ func TestParseClusterSpec(t *testing.T) {
 		{in: "cluster:3,4", bad: "replica count"},
 		{in: "cluster:3,-1", bad: "replica count"},
 		{in: "cluster:3,1,1", bad: "replica count"},
-		{in: "clusters", bad: "unknown"},
+		{in: "clusters", bad: "did you mean cluster?"},
+		{in: "tree", bad: "unknown kind"},
 	} {
 		got, err := compose.ParseSpec(tc.in)
 		if tc.bad != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), "cluster:M[,R]") {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), "cluster:M[,R]") && !strings.Contains(err.Error(), "did you mean") {
 				t.Errorf("ParseSpec(%q) = %+v, %v; want an error about %s that lists the specs", tc.in, got, err, tc.bad)
 			}
 			continue

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // FaultKind names what a fault does to its target.
@@ -74,6 +76,10 @@ const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pau
 	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S · terminate holder; " +
 	"TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
 
+// faultFormHint ends a refusal of a fault spec: FaultHelp, every form, is
+// too long for one line after the spec and the reason.
+const faultFormHint = "see the forms in lockbench run --help"
+
 // Bounds that keep a spec sensible and its arithmetic far from overflow.
 const (
 	maxFaultTime  = 24 * time.Hour
@@ -111,7 +117,7 @@ type FaultSpec struct {
 // spec and what is accepted.
 func ParseFault(spec string) (FaultSpec, error) {
 	bad := func(format string, args ...any) (FaultSpec, error) {
-		return FaultSpec{}, fmt.Errorf("fault %q: %s; want %s", spec, fmt.Sprintf(format, args...), FaultHelp)
+		return FaultSpec{}, fmt.Errorf("fault %q: %s; %s", spec, fmt.Sprintf(format, args...), faultFormHint)
 	}
 	var f FaultSpec
 	var haveAt, haveFor bool
@@ -176,7 +182,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 			f.Target = FaultTarget(tok)
 		case f.Kind == "":
 			if !knownFaultKind(FaultKind(tok)) {
-				return bad("unknown fault %q", tok)
+				return FaultSpec{}, fmt.Errorf("unknown fault %q; %s", tok, suggest.Unknown(tok, faultKindNames()))
 			}
 			f.Kind = FaultKind(tok)
 		default:
@@ -260,6 +266,16 @@ func ParseFault(spec string) (FaultSpec, error) {
 		f.Speed = s
 	}
 	return f, nil
+}
+
+// faultKindNames lists the fault kinds, for suggestions.
+func faultKindNames() []string {
+	var out []string
+	for _, k := range []FaultKind{FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump,
+		FaultClockSpeed, FaultLagReplica, FaultFailover, FaultTerminate} {
+		out = append(out, string(k))
+	}
+	return out
 }
 
 func knownFaultKind(k FaultKind) bool {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // Kind names a topology's shape: the word before the colon in --topology.
@@ -145,13 +147,40 @@ func SpecHelp() string {
 	return strings.Join(parts[:len(parts)-1], ", ") + ", or " + parts[len(parts)-1]
 }
 
+// SpecForms lists each kind's form without its bounds (single, redlock:N,
+// cluster:M[,R], …), short enough for a refusal line.
+func SpecForms() []string {
+	var out []string
+	for _, sh := range shapes() {
+		form, _, _ := strings.Cut(sh.Info().Syntax, " with ")
+		out = append(out, form)
+	}
+	return out
+}
+
+// unknownKind refuses a topology whose kind is not registered: the nearest
+// kind with the arguments given ("did you mean redlock:5?"), else the forms.
+func unknownKind(in, name, arg string, hasArg bool) error {
+	var kinds []string
+	for _, sh := range shapes() {
+		kinds = append(kinds, string(sh.Info().Kind))
+	}
+	if near, ok := suggest.Nearest(name, kinds); ok {
+		if hasArg {
+			near += ":" + arg
+		}
+		return fmt.Errorf("topology %q: unknown kind %q; did you mean %s?", in, name, near)
+	}
+	return fmt.Errorf("topology %q: unknown kind %q; want %s", in, name, strings.Join(SpecForms(), ", "))
+}
+
 // ParseSpec parses a --topology value: the kind's name, then its own
 // arguments after a colon (redlock:5, cluster:3,1, etcd:3).
 func ParseSpec(s string) (Spec, error) {
 	name, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
 	sh, ok := LookupShape(Kind(name))
 	if !ok {
-		return Spec{}, fmt.Errorf("topology %q: unknown; want %s", s, SpecHelp())
+		return Spec{}, unknownKind(s, name, arg, hasArg)
 	}
 	return sh.Parse(s, arg, hasArg)
 }
@@ -253,9 +282,9 @@ func FitFault(f FaultSpec, s Spec, provider string) error {
 	sh := s.Shape()
 	info := sh.Info()
 	if !slices.Contains(info.Targets, f.Target) {
-		msg := fmt.Sprintf("%s has no %s; its fault targets are %s", s, targetForm(f.Target), targetForms(info.Targets))
+		msg := fmt.Sprintf("%s has no %s; it has %s", s, targetForm(f.Target), targetForms(info.Targets))
 		if on := kindsWithTarget(f.Target); len(on) > 0 {
-			msg += fmt.Sprintf("; %s needs --topology %s", targetForm(f.Target), strings.Join(on, " or "))
+			msg += fmt.Sprintf("; %s is on %s", targetForm(f.Target), strings.Join(on, " or "))
 		}
 		return fmt.Errorf("%s", msg)
 	}
@@ -358,7 +387,8 @@ type unknownShape struct{ kind Kind }
 
 func (u unknownShape) Info() KindInfo { return KindInfo{Kind: u.kind, Example: string(u.kind)} }
 func (u unknownShape) Parse(in, _ string, _ bool) (Spec, error) {
-	return Spec{}, fmt.Errorf("topology %q: unknown; want %s", in, SpecHelp())
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(in), ":")
+	return Spec{}, unknownKind(in, name, arg, hasArg)
 }
 func (u unknownShape) Format(Spec) string { return string(u.kind) }
 func (u unknownShape) DataNodes(Spec) int { return 0 }

@@ -93,7 +93,7 @@ func parseClusterSpec(s, arg string, hasArg bool) (Spec, error) {
 		return Spec{Kind: KindCluster, Replicas: 1}, nil
 	}
 	bad := func(why string) (Spec, error) {
-		return Spec{}, fmt.Errorf("topology %q: %s; want %s", s, why, SpecHelp())
+		return Spec{}, fmt.Errorf("topology %q: %s; want cluster:M[,R]", s, why)
 	}
 	ms, rs, hasR := strings.Cut(arg, ",")
 	m, err := strconv.Atoi(ms)

@@ -67,11 +67,11 @@ func (etcdShape) up(ctx context.Context, t *Topology, provider string) error {
 // parseEtcdSpec reads the N of etcd:N.
 func parseEtcdSpec(s, arg string, hasArg bool) (Spec, error) {
 	if !hasArg {
-		return Spec{}, fmt.Errorf("topology %q: etcd needs its member count; want %s", s, SpecHelp())
+		return Spec{}, fmt.Errorf("topology %q: etcd needs its member count; want etcd:1, etcd:3 or etcd:5", s)
 	}
 	n, err := strconv.Atoi(arg)
 	if err != nil || !slices.Contains(EtcdSizes(), n) {
-		return Spec{}, fmt.Errorf("topology %q: etcd member count must be 1, 3 or 5; want %s", s, SpecHelp())
+		return Spec{}, fmt.Errorf("topology %q: etcd member count must be 1, 3 or 5; want etcd:1, etcd:3 or etcd:5", s)
 	}
 	return Spec{Kind: KindEtcd, Masters: n}, nil
 }

@@ -49,7 +49,7 @@ func (postgresShape) Info() KindInfo {
 // Parse reads postgres, which takes no count.
 func (postgresShape) Parse(in, _ string, hasArg bool) (Spec, error) {
 	if hasArg {
-		return Spec{}, fmt.Errorf("topology %q: postgres takes no count; want %s", in, SpecHelp())
+		return Spec{}, fmt.Errorf("topology %q: postgres takes no count; want postgres", in)
 	}
 	return Spec{Kind: KindPostgres, Masters: 1}, nil
 }

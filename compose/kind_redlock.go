@@ -22,7 +22,7 @@ type redlockShape struct{}
 
 // Info describes redlock:N.
 func (redlockShape) Info() KindInfo {
-	single := "is a single-instance lock, and redlock:N is N independent masters; use --lock redlock or --lock redsync, or --topology single"
+	single := "needs one server; use --lock redlock or redsync, or --topology single"
 	return KindInfo{
 		Kind: KindRedlock, Syntax: fmt.Sprintf("redlock:N with 1 ≤ N ≤ %d", MaxMasters), Example: "redlock:N", Sample: "redlock:3",
 		Backend: BackendRedis, Program: "redis-server", Node: "master",
@@ -48,7 +48,7 @@ func (redlockShape) Parse(in, arg string, hasArg bool) (Spec, error) {
 	}
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 1 || n > MaxMasters {
-		return Spec{}, fmt.Errorf("topology %q: master count must be a whole number from 1 to %d; want %s", in, MaxMasters, SpecHelp())
+		return Spec{}, fmt.Errorf("topology %q: master count must be a whole number from 1 to %d; want redlock:N", in, MaxMasters)
 	}
 	return Spec{Kind: KindRedlock, Masters: n}, nil
 }

@@ -34,7 +34,7 @@ func (singleShape) Info() KindInfo {
 // Parse reads single, which takes no count.
 func (singleShape) Parse(in, _ string, hasArg bool) (Spec, error) {
 	if hasArg {
-		return Spec{}, fmt.Errorf("topology %q: single takes no count; want %s", in, SpecHelp())
+		return Spec{}, fmt.Errorf("topology %q: single takes no count; want single", in)
 	}
 	return Spec{Kind: KindSingle, Masters: 1}, nil
 }

@@ -58,7 +58,7 @@ func TestFitFault(t *testing.T) {
 		{"redlock:3", compose.ProviderExternal, "at=1s kill node=0", "external"},
 		{"redlock:3", compose.ProviderExternal, "at=1s latency node=0 5ms for=1s", ""},
 		{"redlock:3", compose.ProviderDocker, "at=1s clock-jump node=0 +1s", "docker"},
-		{"single", compose.ProviderLocal, "at=1s failover shard=0", "needs --topology cluster"},
+		{"single", compose.ProviderLocal, "at=1s failover shard=0", "shard=S is on cluster:M"},
 		{"replicated", compose.ProviderLocal, "at=1s lag-replica for=1s", ""},
 		{"cluster:3", compose.ProviderLocal, "at=1s kill primary", "no primary"},
 		{"cluster:3", compose.ProviderLocal, "at=1s kill master=3", "shards 0 to 2"},
@@ -66,7 +66,7 @@ func TestFitFault(t *testing.T) {
 		{"cluster:3", compose.ProviderExternal, "at=1s failover shard=0", ""},
 		{"etcd:3", compose.ProviderLocal, "at=1s kill leader", ""},
 		{"etcd:3", compose.ProviderLocal, "at=1s clock-jump node=0 +1s", "Go reads the time"},
-		{"single", compose.ProviderLocal, "at=1s kill leader", "needs --topology etcd:N"},
+		{"single", compose.ProviderLocal, "at=1s kill leader", "leader is on etcd:N"},
 		{"postgres", compose.ProviderLocal, "at=1s terminate holder", ""},
 		{"postgres", compose.ProviderExternal, "at=1s terminate holder", ""},
 		{"postgres", compose.ProviderLocal, "at=1s restart node=0", ""},
@@ -74,7 +74,7 @@ func TestFitFault(t *testing.T) {
 		{"postgres", compose.ProviderLocal, "at=1s kill holder", "target of terminate"},
 		{"postgres", compose.ProviderLocal, "at=1s clock-jump node=0 +1s", "clock"},
 		{"postgres", compose.ProviderLocal, "at=1s kill primary", "no primary"},
-		{"single", compose.ProviderLocal, "at=1s terminate holder", "needs --topology postgres"},
+		{"single", compose.ProviderLocal, "at=1s terminate holder", "holder is on postgres"},
 	} {
 		spec, err := compose.ParseSpec(tc.topo)
 		if err != nil {

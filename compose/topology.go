@@ -240,7 +240,7 @@ func (t *Topology) upExternal() error {
 // its errors never repeat the password.
 func ParseRedisURL(raw string) (*redis.Options, error) {
 	bad := func(why string) error {
-		return badRequest("--redis %q: %s; want redis://[user:password@]host:port[/db] or rediss://…", RedactURL(raw), why)
+		return badRequest("--redis %q: %s; want redis://host:port[/db]", RedactURL(raw), why)
 	}
 	o, err := redis.ParseURL(raw)
 	if err != nil {
@@ -263,6 +263,10 @@ func ParseRedisURL(raw string) (*redis.Options, error) {
 
 func redactErr(err error, raw string) string {
 	msg := err.Error()
+	// url.Parse's errors quote the URL again: once in a line is enough.
+	if _, after, ok := strings.Cut(msg, `parse "`+raw+`": `); ok {
+		msg = after
+	}
 	if p := urlPassword(raw); p != "" {
 		msg = strings.ReplaceAll(msg, p, "xxxxx")
 	}

@@ -2,10 +2,11 @@ package lockimpl
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // Names lists the locks New builds, in the order help text shows them.
@@ -88,7 +89,7 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	case LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC:
 		return nil, fmt.Errorf("lock %s needs a PostgreSQL topology (--topology postgres), not Redis servers; see NewPg", name)
 	}
-	return nil, fmt.Errorf("lock %q: unknown; want one of %s", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("lock %q: unknown; %s", name, suggest.Unknown(name, names))
 }
 
 // newPipelined builds single or fenced over a pipe to c's server.

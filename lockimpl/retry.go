@@ -34,7 +34,7 @@ type RetryPolicy struct {
 }
 
 // RetrySpecHelp lists the accepted forms of a retry spec.
-const RetrySpecHelp = "none, fixed:DELAY (e.g. fixed:5ms) or exp:BASE,CAP (e.g. exp:1ms,100ms)"
+const RetrySpecHelp = "none, fixed:DELAY or exp:BASE,CAP (e.g. exp:1ms,100ms)"
 
 // ParseRetry parses a retry spec: none, fixed:D or exp:BASE,CAP.
 func ParseRetry(spec string) (RetryPolicy, error) {

@@ -93,7 +93,25 @@ func Compare(runs []*Result) Comparison {
 	for i, r := range runs {
 		groups[i] = Group{Key: r.ID, Runs: []*Result{r}}
 	}
-	return CompareGroups(groups)
+	return CompareGroups(NameGroups(groups))
+}
+
+// NameGroups keys each group of one run by the run's name instead of its id,
+// where no other group has that name; groups of repeats keep their key.
+func NameGroups(groups []Group) []Group {
+	count := map[string]int{}
+	for _, g := range groups {
+		if len(g.Runs) == 1 {
+			count[RunName(g.Runs[0])]++
+		}
+	}
+	out := append([]Group(nil), groups...)
+	for i, g := range out {
+		if len(g.Runs) == 1 && count[RunName(g.Runs[0])] == 1 {
+			out[i].Key = RunName(g.Runs[0])
+		}
+	}
+	return out
 }
 
 // CompareGroups puts groups of repeats side by side, one column per group
@@ -218,6 +236,9 @@ func (c Comparison) writeTableText(w io.Writer) error {
 		runs := ""
 		if len(col.Runs) > 1 {
 			runs = fmt.Sprintf(" (%d runs: median ±spread)", len(col.Runs))
+		}
+		if len(col.Runs) == 1 && col.Runs[0] != col.Key {
+			runs = " (" + col.Runs[0] + ")"
 		}
 		fmt.Fprintf(w, "%s%s: %s\n", col.Key, runs, col.Label)
 	}

@@ -299,22 +299,31 @@ func formatErrors(m map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// listLabelWidth is the most of a label the listing shows; a longer one is
-// cut with "…" (results ls --format json|csv gives it whole).
-const listLabelWidth = 14
-
 // WriteList renders runs as `results ls` prints them, one line a run, as a
-// plain listing to read and grep: id, label, topology, lock, workload, load
-// (concurrency, or rate in open loop), number of faults, acquisitions/s,
-// acquire p99, incidents and group. A
-// group is shown by a short number, named in full under the listing, so
-// the listing fits a terminal; results show takes the full name. JSON and
-// CSV (results ls --format) carry every field in full.
+// plain listing to read and grep: name (the label, in full), id, topology,
+// lock, workload (a preset whose flags were changed named with them, as
+// long-work+hold), load (concurrency, or rate in open loop), number of
+// faults, acquisitions/s, acquire p99, incidents and group. A group of
+// several runs listed is shown by a short number, named in full under the
+// listing, so the listing fits a terminal; results show takes the full
+// name. A group of one run listed is that run, already named. JSON and CSV
+// (results ls --format) carry every field in full.
 func WriteList(w io.Writer, runs []*Result) error {
 	// Label, faults and group only where some run has one.
 	labels := slices.ContainsFunc(runs, func(r *Result) bool { return r.Label != "" })
 	faults := slices.ContainsFunc(runs, func(r *Result) bool { return len(r.Faults) > 0 })
 	groups := listGroups(runs)
+	// Repeats are shown as groups; a group with one run here adds nothing
+	// to the run's own name.
+	groups = slices.DeleteFunc(groups, func(g string) bool {
+		n := 0
+		for _, r := range runs {
+			if k, _ := r.Config["group"].(string); k == g {
+				n++
+			}
+		}
+		return n < 2
+	})
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(cells ...string) {
 		if len(groups) == 0 {
@@ -324,11 +333,12 @@ func WriteList(w io.Writer, runs []*Result) error {
 			cells = append(cells[:6], cells[7:]...)
 		}
 		if !labels {
-			cells = append(cells[:1], cells[2:]...)
+			cells = cells[1:]
 		}
 		_, _ = io.WriteString(tw, strings.Join(cells, "\t")+"\n")
 	}
-	row("id", "label", "topology", "lock", "workload", "load", "faults", "acq/s", "p99", "incidents", "group")
+	changed := map[string]map[string]bool{}
+	row("name", "id", "topology", "lock", "workload", "load", "faults", "acq/s", "p99", "incidents", "group")
 	for _, r := range runs {
 		p99 := "n/a"
 		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
@@ -339,10 +349,10 @@ func WriteList(w io.Writer, runs []*Result) error {
 			id += " (partial)"
 		}
 		group := "-"
-		if g, _ := r.Config["group"].(string); g != "" {
+		if g, _ := r.Config["group"].(string); slices.Contains(groups, g) {
 			group = fmt.Sprintf("g%d", slices.Index(groups, g)+1)
 		}
-		row(id, clip(orDash(r.Label), listLabelWidth), r.Topology.Spec, r.Lock.Name, orDash(configText(r, "workload")), loadOf(r),
+		row(orDash(r.Label), id, r.Topology.Spec, r.Lock.Name, workloadCell(r, changed), loadOf(r),
 			strconv.Itoa(len(r.Faults)), fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, strconv.FormatInt(r.Incidents.Total(), 10), group)
 	}
 	if err := tw.Flush(); err != nil {
@@ -351,16 +361,49 @@ func WriteList(w io.Writer, runs []*Result) error {
 	for i, g := range groups {
 		fmt.Fprintf(w, "g%d: group %s\n", i+1, g)
 	}
+	for _, name := range sortedKeys(changed) {
+		fmt.Fprintf(w, "%s*: %s with its %s changed\n", name, name, strings.Join(sortedKeys(changed[name]), ", "))
+	}
 	return nil
 }
 
-// clip cuts s to n runes, the last one "…" when it was longer.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// PresetChanges are the flags of the run's --workload preset that the run
+// set otherwise: a run whose hold was not long-work's is not long-work. Flags
+// a listing shows in their own columns (lock, load) are left to them.
+func PresetChanges(r *Result) []string {
+	p, err := workloads.LookupPreset(configText(r, "workload"))
+	if err != nil {
+		return nil
 	}
-	return string(r[:n-1]) + "…"
+	var out []string
+	for _, k := range sortedKeys(p.Flags) {
+		switch k {
+		case "lock", "concurrency", "rate":
+			continue
+		}
+		if got := configText(r, k); got != "" && got != p.Flags[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// workloadCell is the listing's workload: the preset, marked * where the run
+// changed some of its flags, which a note under the listing names (changed
+// collects them by preset).
+func workloadCell(r *Result, changed map[string]map[string]bool) string {
+	name := configText(r, "workload")
+	flags := PresetChanges(r)
+	if len(flags) == 0 {
+		return orDash(name)
+	}
+	if changed[name] == nil {
+		changed[name] = map[string]bool{}
+	}
+	for _, f := range flags {
+		changed[name][f] = true
+	}
+	return name + "*"
 }
 
 // listGroups are the groups of runs, in the order the listing meets them.

@@ -6,11 +6,33 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // DistHelp lists the accepted forms of a duration distribution spec
 // (--hold, --think, --pause), for help text and errors.
 const DistHelp = "a duration (e.g. 10ms), const:D, uniform:A,B, exp:MEAN, lognormal:MEDIAN,SIGMA or pareto:MIN,ALPHA"
+
+// distKinds are the distribution kinds in DistHelp's order, for suggestions.
+func distKinds() []string { return []string{"const", "uniform", "exp", "lognormal", "pareto"} }
+
+// distForm is kind's form, for a refusal of its arguments ("" for no kind).
+func distForm(kind string) string {
+	switch strings.ToLower(strings.TrimSpace(kind)) {
+	case "const":
+		return "const:D"
+	case "uniform":
+		return "uniform:A,B"
+	case "exp":
+		return "exp:MEAN"
+	case "lognormal":
+		return "lognormal:MEDIAN,SIGMA"
+	case "pareto":
+		return "pareto:MIN,ALPHA"
+	}
+	return ""
+}
 
 // MaxSample caps every sampled duration. Heavy tails (lognormal, pareto)
 // would otherwise overflow time.Duration or park a worker for days; an hour
@@ -35,14 +57,20 @@ func Const(d time.Duration) Dist {
 //
 // Durations must lie in [0, MaxSample]; samples are capped at MaxSample.
 func ParseDist(spec string) (Dist, error) {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("distribution %q: %s; want %s", spec, fmt.Sprintf(format, a...), DistHelp)
-	}
 	s := strings.TrimSpace(spec)
+	kind, args, hasArgs := strings.Cut(s, ":")
+	// A refusal names the form of the kind given, or every form when the
+	// kind is not one: the whole list would not fit one line after a why.
+	bad := func(format string, a ...any) error {
+		want := DistHelp
+		if form := distForm(kind); form != "" && hasArgs {
+			want = form
+		}
+		return fmt.Errorf("distribution %q: %s; want %s", spec, fmt.Sprintf(format, a...), want)
+	}
 	if s == "" {
 		return nil, bad("empty")
 	}
-	kind, args, hasArgs := strings.Cut(s, ":")
 	if !hasArgs {
 		d, err := parseDistDuration(s, "")
 		if err != nil {
@@ -131,7 +159,7 @@ func ParseDist(spec string) (Dist, error) {
 		}
 		return paretoDist{min: m, alpha: alpha}, nil
 	}
-	return nil, bad("unknown distribution %q", kind)
+	return nil, fmt.Errorf("distribution %q: unknown kind %q; %s", spec, kind, suggest.Unknown(kind, distKinds()))
 }
 
 func parseDistDuration(s, what string) (time.Duration, error) {

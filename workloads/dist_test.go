@@ -68,7 +68,8 @@ func TestParseDist(t *testing.T) {
 		{"pareto:1ms,0", "ALPHA must be > 0"},
 		{"pareto:1ms,-2", "ALPHA must be > 0"},
 		{"pareto:1ms,+Inf", "not a number"},
-		{"weibull:1ms,2", "unknown distribution"},
+		{"weibull:1ms,2", `unknown kind "weibull"; want one of const, uniform, exp, lognormal, pareto`},
+		{"expo:1ms", `unknown kind "expo"; did you mean exp?`},
 	}
 	for _, tc := range bad {
 		_, err := ParseDist(tc.spec)
@@ -78,7 +79,7 @@ func TestParseDist(t *testing.T) {
 		}
 		msg := err.Error()
 		if !strings.Contains(msg, tc.why) || !strings.HasPrefix(msg, "distribution ") ||
-			!strings.HasSuffix(msg, "want "+DistHelp) || strings.Contains(msg, "\n") {
+			!strings.Contains(msg, "; want ") && !strings.Contains(msg, "; did you mean ") || strings.Contains(msg, "\n") {
 			t.Errorf("ParseDist(%q) error = %q, want one line with %q and the accepted forms", tc.spec, msg, tc.why)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // Preset is a named set of run-flag values that sets up one of the questions
@@ -114,7 +116,7 @@ func LookupPreset(name string) (Preset, error) {
 		}
 		names[i] = p.Name
 	}
-	return Preset{}, fmt.Errorf("workload %q: unknown preset; want one of %s", name, strings.Join(names, ", "))
+	return Preset{}, fmt.Errorf("unknown preset %q; %s", name, suggest.Unknown(name, names))
 }
 
 // Args renders the preset as command-line flags in name order, for help

@@ -137,10 +137,13 @@ func TestLookupPreset(t *testing.T) {
 			t.Errorf("LookupPreset(%q) = %v, %v", p.Name, got.Name, err)
 		}
 	}
-	_, err := LookupPreset("hotkey")
-	want := `workload "hotkey": unknown preset; want one of uncontended, hot-key, zipf, long-work, gc-pause, crash-holders, naive-release-race`
-	if err == nil || err.Error() != want {
-		t.Errorf("LookupPreset(hotkey) error = %v, want %s", err, want)
+	for name, want := range map[string]string{
+		"hotkey":  `unknown preset "hotkey"; did you mean hot-key?`,
+		"nothing": `unknown preset "nothing"; want one of uncontended, hot-key, zipf, long-work, gc-pause, …`,
+	} {
+		if _, err := LookupPreset(name); err == nil || err.Error() != want {
+			t.Errorf("LookupPreset(%s) error = %v, want %s", name, err, want)
+		}
 	}
 }
 

@@ -76,7 +76,8 @@ func (r Rate) String() string {
 func ParseRate(name, s string) (Rate, error) {
 	r, err := parseRate(s)
 	if err != nil {
-		return Rate{}, fmt.Errorf("%s %q: %v; want %s", flagName(name), s, err, RateHelp)
+		// RateHelp is too long for one line after the reason; an example of each form is not.
+		return Rate{}, fmt.Errorf("%s %q: %v; want e.g. 500, 50/100ms or 100,2000:30s", flagName(name), s, err)
 	}
 	return r, nil
 }
@@ -106,7 +107,7 @@ func parseRate(s string) (Rate, error) {
 		}
 	}
 	if r.Staged() && r.Start == 0 && !anyTarget(r.Stages) {
-		return Rate{}, errors.New("every rate is 0, so no request would be sent (for closed loop give 0 alone)")
+		return Rate{}, errors.New("every rate is 0 (closed loop is 0 alone)")
 	}
 	return r, nil
 }
@@ -124,7 +125,7 @@ func anyTarget(stages []RateStage) bool {
 func parseStage(piece string) (RateStage, error) {
 	i := strings.LastIndex(piece, ":")
 	if i < 0 {
-		return RateStage{}, errors.New("want TARGET:DURATION, e.g. 2000:30s")
+		return RateStage{}, errors.New("a stage is TARGET:DURATION")
 	}
 	target, err := parseOneRate(piece[:i])
 	if err != nil {

@@ -54,8 +54,8 @@ func TestParseRateRefuses(t *testing.T) {
 		{"5/0s", "positive duration"}, {"5/-1s", "positive duration"}, {"5/x", "positive duration"},
 		{"2e9", "more than 1e9"}, {"2/1ns", "more than 1e9"},
 		{"x,100:1s", "start rate: not a number"},
-		{"100,", `stage 1 "": want TARGET:DURATION`},
-		{"100,200", `stage 1 "200": want TARGET:DURATION`},
+		{"100,", `stage 1 "": a stage is TARGET:DURATION`},
+		{"100,200", `stage 1 "200": a stage is TARGET:DURATION`},
 		{"100,200:0s", "positive duration such as 30s"},
 		{"100,200:-1s", "positive duration"},
 		{"100,200:soon", "positive duration"},
@@ -72,7 +72,7 @@ func TestParseRateRefuses(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.HasPrefix(msg, `--rate "`+tc.s+`": `) || !strings.Contains(msg, tc.why) || !strings.HasSuffix(msg, RateHelp) || strings.Contains(msg, "\n") {
+		if !strings.HasPrefix(msg, `--rate "`+tc.s+`": `) || !strings.Contains(msg, tc.why) || !strings.HasSuffix(msg, "want e.g. 500, 50/100ms or 100,2000:30s") || strings.Contains(msg, "\n") {
 			t.Errorf("ParseRate(%q) error = %q, want one line naming --rate, %q and the accepted forms", tc.s, msg, tc.why)
 		}
 	}

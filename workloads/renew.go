@@ -8,7 +8,7 @@ import (
 )
 
 // RenewHelp lists the accepted forms of --renew-every, for help text and errors.
-const RenewHelp = "0 or off (no renewal), a duration shorter than --ttl (e.g. 300ms) or ttl/N with N >= 2"
+const RenewHelp = "0, off, a duration below --ttl or ttl/N"
 
 // ParseRenewEvery parses --renew-every against the lease TTL and returns the
 // renewal interval, 0 meaning no renewal. ttl/N is offered because the sound

@@ -610,7 +610,8 @@ func WritePlan(w io.Writer, p Plan) error {
 	}
 	fmt.Fprintf(w, "total: about %s of %s (servers' start-up included)\n", p.Total.Round(time.Second), p.Budget)
 	if p.TTLCapped {
-		fmt.Fprintf(w, "note: your pauses (p99 %s) outlast the longest TTL a %s budget can judge (%s); a longer --budget tries longer TTLs\n",
+		// Two lines: one would pass 120 columns with long durations.
+		fmt.Fprintf(w, "note: your pauses (p99 %s) outlast the longest TTL a %s budget can judge (%s);\n      a longer --budget tries longer TTLs\n",
 			pr.Pause99, p.Budget, p.TTLs[len(p.TTLs)-1])
 	}
 	for _, l := range p.Left {

@@ -26,8 +26,8 @@ func TestClusterBadInput(t *testing.T) {
 		{[]string{"topology", "cluster:3", "fault", "at=1s kill master=3"}, "fault", "shards 0 to 2"},
 		{[]string{"topology", "cluster:3", "fault", "at=1s kill node=6"}, "fault", "data nodes 0 to 5"},
 		{[]string{"topology", "cluster:3,0", "fault", "at=1s failover shard=0"}, "fault", "no replicas"},
-		{[]string{"topology", "single", "fault", "at=1s failover shard=0"}, "fault", "needs --topology cluster"},
-		{[]string{"topology", "redlock:3", "fault", "at=1s kill master=0"}, "fault", "needs --topology cluster"},
+		{[]string{"topology", "single", "fault", "at=1s failover shard=0"}, "fault", "is on cluster:M"},
+		{[]string{"topology", "redlock:3", "fault", "at=1s kill master=0"}, "fault", "is on cluster:M"},
 		{[]string{"topology", "single", "wait-replicas", "1"}, "wait-replicas", "replicated, cluster:M"},
 	} {
 		v := Values{}

@@ -11,6 +11,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/suggest"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -290,7 +291,7 @@ func (p *parser) oneOf(flag string, allowed ...string) string {
 			return s
 		}
 	}
-	p.fail(flag, "%q: want one of %s", s, strings.Join(allowed, ", "))
+	p.fail(flag, "%q: %s", s, suggest.Unknown(s, allowed))
 	return ""
 }
 
@@ -377,7 +378,7 @@ func Parse(v Values) (Plan, error) {
 	pl.Workload = p.workload()
 	pl.Bench = p.benchOptions(pl.Workload.TTL)
 	if r := pl.Workload.Rate; r.Staged() && pl.Bench.Duration != r.Window() && p.err == nil {
-		p.fail("duration", "%v, but the stages of --rate %s last %v, and with stages they are the window; drop --duration or give %v", pl.Bench.Duration, v.Get("rate"), r.Window(), r.Window())
+		p.fail("duration", "%v, but --rate %s lasts %v (its stages are the window); drop -d or give %v", pl.Bench.Duration, v.Get("rate"), r.Window(), r.Window())
 	}
 	for _, f := range pl.Faults {
 		if p.err == nil && f.At >= pl.Bench.Duration {
@@ -460,7 +461,7 @@ func (p *parser) lockFor(topo compose.Spec) string {
 	}
 	switch {
 	case !slices.Contains(lockimpl.Names(), lock):
-		p.fail("lock", "%q: want one of %s", lock, strings.Join(lockimpl.Names(), ", "))
+		p.fail("lock", "%q: unknown; %s", lock, suggest.Unknown(lock, lockimpl.Names()))
 	case topo.LockMisfit(lock) != "":
 		p.fail("lock", "%s", topo.LockMisfit(lock))
 	}

@@ -24,7 +24,7 @@ func TestPostgresRefusals(t *testing.T) {
 		{Values{"topology": {"postgres"}, "lock": {"occ"}, "resource": {"redis://h:1"}}, "resource", "drop --resource"},
 		{Values{"topology": {"postgres"}, "resource": {"postgres://u:secretpw@h"}}, "resource", "no database"},
 		{Values{"topology": {"postgres"}, "fault": {"at=1s kill holder"}}, "fault", "target of terminate"},
-		{Values{"topology": {"single"}, "fault": {"at=1s terminate holder"}}, "fault", "needs --topology postgres"},
+		{Values{"topology": {"single"}, "fault": {"at=1s terminate holder"}}, "fault", "holder is on postgres"},
 		{Values{"topology": {"postgres"}, "postgres": {"postgres://h/db"}, "fault": {"at=1s kill node=0"}}, "fault", "external"},
 	} {
 		_, err := Expand(tc.v)

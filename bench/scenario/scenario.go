@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // Variant is one way of running a scenario: with or without a mitigation.
@@ -83,7 +84,7 @@ func Lookup(name string) (Scenario, error) {
 		}
 		names = append(names, s.Name)
 	}
-	return Scenario{}, fmt.Errorf("scenario %q: unknown; want one of %s", name, strings.Join(names, ", "))
+	return Scenario{}, fmt.Errorf("scenario %q: unknown; %s", name, suggest.Unknown(name, names))
 }
 
 // Runner executes one run of the given flags and returns its stored result.
@@ -154,6 +155,9 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 			for k, val := range variant.Flags {
 				flags[k] = append([]string(nil), val...)
 			}
+			// Each trial's stored result is named by what it is, so a listing
+			// tells the trials of a scenario apart without their ids.
+			flags.Set("label", fmt.Sprintf("%s / %s / trial %d", s.Name, variant.Name, i+1))
 			r, err := run(ctx, flags)
 			if err != nil {
 				return v, fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, i+1, err)

@@ -50,7 +50,7 @@ func CapacityRamp(given plan.Values, ramp Ramp, startSet, maxSet bool) (Ramp, st
 		case err != nil:
 			return ramp, "", err
 		case rate.Staged():
-			return ramp, "", fmt.Errorf("--rate %q: capacity ramps the rate itself, step by step; give one constant rate to start from (e.g. --rate %s)", given.Get("rate"), formatLoad(max(rate.Start, 1)))
+			return ramp, "", fmt.Errorf("--rate %q: capacity ramps the rate itself; give one constant rate to start from (e.g. --rate %s)", given.Get("rate"), formatLoad(max(rate.Start, 1)))
 		case rate.Start <= 0:
 			return ramp, "", fmt.Errorf("--rate %q: want a positive number of requests per second", given.Get("rate"))
 		}

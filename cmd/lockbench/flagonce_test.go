@@ -121,11 +121,35 @@ func TestErrorsReadAsOneLine(t *testing.T) {
 		{[]string{"tune-ttl", "--topology", "redlock:3", "--redis", "redis://127.0.0.1:1"}, "--redis: redlock:3 needs 3 --redis URLs", "sweep cell"},
 		{[]string{"capacity", "--topology", "single", "--topology", "single"}, "single given twice", ""},
 		{[]string{"lock-cost", "--lock", "single", "--lock", "single@single"}, "single@single given twice", ""},
+		// Mistyped names get the nearest; lists are cut to what fits.
+		{[]string{"run", "--topology", "redlok:5"}, `unknown kind "redlok"; did you mean redlock:5?`, "cluster"},
+		{[]string{"run", "--topology", "cluster:2"}, "from 3 to 9; want cluster:M[,R]", "etcd"},
+		{[]string{"run", "--lock", "redsyn"}, "did you mean redsync?", ""},
+		{[]string{"run", "--lock", "zookeeper"}, "want one of single, fenced", ""},
+		{[]string{"run", "--workload", "long-wrk"}, "did you mean long-work?", ""},
+		{[]string{"run", "--hold", "gauss:1ms"}, `unknown kind "gauss"; want one of const`, ""},
+		{[]string{"run", "--fault", "at=1s explode node=0"}, `unknown fault "explode"; want one of kill`, "TARGET"},
+		{[]string{"run", "--fault", "at=1s kil node=0"}, "did you mean kill?", ""},
+		{[]string{"run", "--retry", "sometimes"}, "--retry", ""},
+		{[]string{"run", "--topology", "redlock:3", "--lock", "single"}, "single cannot run on redlock:3", ""},
+		{[]string{"scenario", "gc-pause", "--lock", "redsyn"}, "did you mean redsync?", ""},
+		{[]string{"scenario", "failovr"}, "scenario failovr: no such command; did you mean failover? see lockbench scenario list", ""},
+		{[]string{"results", "shw"}, "did you mean show?", ""},
+		{[]string{"runn"}, `unknown command "runn"; did you mean run?`, ""},
+		// A command without what it needs is bad input that names it.
+		{[]string{"scenario"}, "scenario needs a name: gc-pause, failover, ", "list,"},
+		{[]string{"results"}, "results needs a command: ls, show", ""},
+		{[]string{"k8s"}, "k8s needs a command: job", ""},
+		{[]string{"swarm"}, "swarm needs a command: job", ""},
+		{[]string{"image"}, "image needs a command: build", ""},
 	} {
 		code, out, errs := lockbench(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(errs, tc.says) || (tc.never != "" && strings.Contains(errs, tc.never)) ||
 			strings.Count(strings.TrimSpace(errs), "\n") > 0 || out != "" {
 			t.Errorf("lockbench %s: exit %d, %q; want exit 2 and one line saying %q", strings.Join(tc.args, " "), code, errs, tc.says)
+		}
+		if w, _ := widest(errs); w > helpWidth {
+			t.Errorf("lockbench %s: a line of %d columns: %s", strings.Join(tc.args, " "), w, errs)
 		}
 	}
 	if _, err := os.Stat("runs-never"); err == nil {

@@ -1,4 +1,5 @@
-// Command lockbench benchmarks and load-tests Redis distributed locks.
+// Command lockbench benchmarks and load-tests distributed locks on Redis,
+// etcd and PostgreSQL.
 // It only wires flags; the work is done by the bench, lockimpl, compose,
 // workloads and results packages.
 package main
@@ -134,7 +135,7 @@ func exitCode(err error) int {
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:      "lockbench",
-		Usage:     "benchmark and load-test Redis distributed locks",
+		Usage:     "benchmark and load-test distributed locks on Redis, etcd and PostgreSQL",
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Metadata:  map[string]interface{}{storedKey: &storedRuns{}},
@@ -145,7 +146,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		Action: unknownCommand,
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(c.App.ErrWriter, "lockbench: unknown command %q; see lockbench help\n", name)
+			fmt.Fprintf(c.App.ErrWriter, "lockbench: %s\n", unknownCommandMessage(c.App, name))
 			os.Exit(exitBadInput)
 		},
 		// Before any command runs: a single-valued flag given twice is

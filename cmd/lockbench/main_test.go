@@ -230,6 +230,9 @@ func TestBadInput(t *testing.T) {
 			if n := strings.Count(strings.TrimSpace(errs), "\n"); n > 0 {
 				t.Fatalf("want one line, got %d:\n%s", n+1, errs)
 			}
+			if w, _ := widest(errs); w > helpWidth {
+				t.Fatalf("a line of %d columns: %s", w, errs)
+			}
 		})
 	}
 }

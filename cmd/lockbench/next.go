@@ -16,10 +16,19 @@ import (
 const defaultOut = "./runs"
 
 // writeNext ends a command's output with the one or two commands a user
-// usually runs next, ready to paste.
+// usually runs next, ready to paste: on one line where they fit helpWidth,
+// else one a line.
 func writeNext(w io.Writer, commands ...string) {
-	if len(commands) > 0 {
-		fmt.Fprintf(w, "next: %s\n", strings.Join(commands, "   or   "))
+	if len(commands) == 0 {
+		return
+	}
+	if line := "next: " + strings.Join(commands, "   or   "); len(line) <= helpWidth {
+		fmt.Fprintln(w, line)
+		return
+	}
+	fmt.Fprintf(w, "next: %s\n", commands[0])
+	for _, c := range commands[1:] {
+		fmt.Fprintf(w, "  or: %s\n", c)
 	}
 }
 

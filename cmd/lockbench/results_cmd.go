@@ -195,6 +195,7 @@ func resultsCompare(c *cli.Context) error {
 		}
 		gs[i] = results.Group{Key: key, Runs: rs}
 	}
+	gs = results.NameGroups(gs)
 	cmp := results.CompareGroups(gs)
 	if len(columns) > 0 {
 		figs, _ := results.CompareView().Figures(columns)

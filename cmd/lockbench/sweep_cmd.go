@@ -70,7 +70,7 @@ func sweepCommand() *cli.Command {
 				return err
 			}
 			if len(g.Axes) == 0 {
-				return usageError{msg: "sweep: no axis to vary; give a run flag as a list (e.g. --concurrency 1,8,32) or axes: in -f; for one run use lockbench run"}
+				return usageError{msg: "sweep: no axis to vary; give a run flag as a list (e.g. -c 1,8,32) or axes: in -f; for one run: lockbench run"}
 			}
 			cells, err := g.Cells()
 			if err != nil {
@@ -265,7 +265,7 @@ func capacityCommand() *cli.Command {
 				return usageError{msg: err.Error()}
 			}
 			if loadFlag == sweep.LoadConcurrency {
-				if err := refuseSet(c, map[string]string{"concurrency": "ramps concurrency itself; use --start and --max (or --rate to ramp the request rate, where -c bounds requests in flight)"}); err != nil {
+				if err := refuseSet(c, map[string]string{"concurrency": "ramps concurrency itself; use --start and --max (or --rate to ramp the request rate)"}); err != nil {
 					return err
 				}
 			}

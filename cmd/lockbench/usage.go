@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/suggest"
 )
 
 // commandPath is the command as typed: "lockbench results report".
@@ -51,7 +52,7 @@ func unknownFlagMessage(path, name string) string {
 		return fmt.Sprintf("%s: %s; see %s --help", dashed(name), why, path)
 	}
 	if isRunFlagName(name) {
-		return fmt.Sprintf("%s: %s decides it itself and does not take it; see %s --help for the flags it takes", dashed(name), command, path)
+		return fmt.Sprintf("%s: %s decides it itself; see %s --help for its flags", dashed(name), command, path)
 	}
 	return fmt.Sprintf("unknown flag %s for %s; see %s --help", dashed(name), path, path)
 }
@@ -65,7 +66,7 @@ func setByCommand(command, name string) string {
 			"fault":    "lock-cost puts each topology's canonical fault in itself with --with-fault",
 		},
 		"redlock-cost": {
-			"topology": "redlock-cost runs single and redlock:N itself; choose N with --masters 3,5,7, or give the masters as --redis URLs",
+			"topology": "redlock-cost runs single and redlock:N itself; choose N with --masters 3,5,7 or give --redis URLs",
 			"lock":     "redlock-cost compares single and redlock; for other locks use lockbench lock-cost --lock NAME[@TOPOLOGY]",
 			"fault":    "redlock-cost kills one master itself; for other faults use lockbench run --fault",
 		},
@@ -104,27 +105,57 @@ func invalidValueMessage(c *cli.Context, rest, whole string) string {
 }
 
 // unknownSubcommand is the action of a command that only groups others
-// (results, scenario, k8s, image): with no argument it shows its help; with
-// one it is not a command it has, it says so and where the names are.
+// (results, scenario, k8s, image): without a name it is bad input that says
+// what it needs (help is --help's), and a name it does not have is refused
+// with the nearest it has.
 func unknownSubcommand(c *cli.Context) error {
-	if c.NArg() == 0 {
-		return cli.ShowSubcommandHelp(c)
-	}
 	path := commandPath(c)
+	short := strings.TrimPrefix(path, c.App.Name+" ")
 	where := path + " --help"
+	what := "a command"
 	if c.Command.Command("list") != nil {
-		where = path + " list"
+		where, what = path+" list", "a name"
 	}
-	return usageError{msg: fmt.Sprintf("%s %s: no such command; see %s", strings.TrimPrefix(path, c.App.Name+" "), c.Args().First(), where)}
+	names := commandNames(c.Command.Subcommands)
+	if c.NArg() == 0 {
+		// A list command is where the names are, not one of them.
+		listed := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "list" })
+		return usageError{msg: fmt.Sprintf("%s needs %s: %s; see %s", short, what, suggest.List(listed), where)}
+	}
+	name := c.Args().First()
+	hint := ""
+	if near, ok := suggest.Nearest(name, names); ok {
+		hint = "did you mean " + near + "? "
+	}
+	return usageError{msg: fmt.Sprintf("%s %s: no such command; %ssee %s", short, name, hint, where)}
 }
 
 // unknownCommand is the top level's action: help without arguments, one line
-// for a command that does not exist.
+// for a command that does not exist, with the nearest that does.
 func unknownCommand(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return cli.ShowAppHelp(c)
 	}
-	return usageError{msg: fmt.Sprintf("unknown command %q; see %s help", c.Args().First(), c.App.Name)}
+	return usageError{msg: unknownCommandMessage(c.App, c.Args().First())}
+}
+
+// unknownCommandMessage refuses a top-level command name.
+func unknownCommandMessage(app *cli.App, name string) string {
+	if near, ok := suggest.Nearest(name, commandNames(app.Commands)); ok {
+		return fmt.Sprintf("unknown command %q; did you mean %s? see %s help", name, near, app.Name)
+	}
+	return fmt.Sprintf("unknown command %q; see %s help", name, app.Name)
+}
+
+// commandNames are the names a user may type among cmds, help left out.
+func commandNames(cmds []*cli.Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if !c.Hidden && c.Name != "help" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // isRunFlagName says whether name (or alias, as -c) is one of run's flags.
