@@ -23,7 +23,7 @@ install:
 # vet first (cheap), then every test under the race detector, packages in
 # parallel. The long suites (every scenario's trials, the Docker engine's
 # container and Swarm tests) skip here: they take minutes by design.
-# test-long runs them too (LOCKBENCH_LONG_TESTS=1, read by internal/longtest).
+# test-long runs them too (LOCKBENCH_LONG_TESTS=1, read by compose/longtest).
 test: redis etcd postgres
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...

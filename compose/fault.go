@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockbench/lockbench/suggest"
+	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // FaultKind names what a fault does to its target.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockbench/lockbench/suggest"
+	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // Names lists the locks New builds, in the order help text shows them.

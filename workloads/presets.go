@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockbench/lockbench/suggest"
+	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // Preset is a named set of run-flag values that sets up one of the questions

@@ -81,7 +81,6 @@ func (c Cell) whyInconclusive() string {
 	return "nobody was inside when the fault fired"
 }
 
-
 // CellOf reads an outcome's result into a cell, judging it against the
 // SLO at its load.
 func CellOf(o Outcome, req Requirements, prof Profile) Cell {

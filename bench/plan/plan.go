@@ -11,7 +11,7 @@ import (
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
-	"github.com/lockbench/lockbench/suggest"
+	"github.com/lockbench/lockbench/results/suggest"
 	"github.com/lockbench/lockbench/workloads"
 )
 

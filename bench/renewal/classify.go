@@ -142,9 +142,9 @@ func (l *lease) validAt(t int64) int64 {
 	return valid
 }
 
-// verdict is one lease's outcome: delay is the detection delay of a caught
+// leaseVerdict is one lease's outcome: delay is the detection delay of a caught
 // lease, or the lateness of a write after the loss.
-type verdict struct {
+type leaseVerdict struct {
 	out   Outcome
 	delay int64
 }
@@ -161,29 +161,29 @@ func (l *lease) lastRenewBefore(t int64) *history.Event {
 }
 
 // written is a late write's outcome: fenced when the resource rejected it.
-func written(e *history.Event, late int64) verdict {
+func written(e *history.Event, late int64) leaseVerdict {
 	if e.Out == history.OutFencingRejected {
-		return verdict{out: Fenced, delay: late}
+		return leaseVerdict{out: Fenced, delay: late}
 	}
-	return verdict{out: Overran, delay: late}
+	return leaseVerdict{out: Overran, delay: late}
 }
 
 // aborted is the verdict of a holder that left without writing: caught if
 // its last renewal told it the lease was lost or could not be renewed,
 // inconclusive otherwise (the run ended under it).
-func (l *lease) aborted(exit, lostAt int64) verdict {
+func (l *lease) aborted(exit, lostAt int64) leaseVerdict {
 	r := l.lastRenewBefore(exit + 1)
 	if r == nil || (r.Out != history.OutLost && r.Out != history.OutFailed) {
-		return verdict{}
+		return leaseVerdict{}
 	}
-	return verdict{out: Caught, delay: max(0, r.Return-lostAt)}
+	return leaseVerdict{out: Caught, delay: max(0, r.Return-lostAt)}
 }
 
 // atExpiry judges a lease held from `from` whose renewals may stop: it is
 // lost at its validity; a write after that overran, a holder that left
 // without writing was caught, and a renewal that succeeded though called
 // past the validity (by more than margin) brought an expired lease back.
-func (l *lease) atExpiry(from, margin int64) verdict { return l.pastValidity(from, margin, false) }
+func (l *lease) atExpiry(from, margin int64) leaseVerdict { return l.pastValidity(from, margin, false) }
 
 // resurrected judges a lease held at from for expired-extend: the first
 // renewal the server answered after the lease's validity decides. Lost,
@@ -193,12 +193,14 @@ func (l *lease) atExpiry(from, margin int64) verdict { return l.pastValidity(fro
 // server may have run it in time. A holder that gave up on a failed
 // renewal never asked the question (inconclusive); one that wrote after
 // its validity without asking overran.
-func (l *lease) resurrected(from, margin int64) verdict { return l.pastValidity(from, margin, true) }
+func (l *lease) resurrected(from, margin int64) leaseVerdict {
+	return l.pastValidity(from, margin, true)
+}
 
 // pastValidity walks the lease's events from `from`, its validity moving
 // with each renewal, for atExpiry and resurrected (asked: only a renewal
 // answered past the validity decides, not a holder leaving).
-func (l *lease) pastValidity(from, margin int64, asked bool) verdict {
+func (l *lease) pastValidity(from, margin int64, asked bool) leaseVerdict {
 	valid := l.validAt(from)
 	for _, e := range l.events {
 		if e.Call < from {
@@ -208,9 +210,9 @@ func (l *lease) pastValidity(from, margin int64, asked bool) verdict {
 		case history.OpRenew:
 			switch {
 			case asked && e.Out == history.OutLost && e.Return > valid:
-				return verdict{out: Caught, delay: e.Return - valid}
+				return leaseVerdict{out: Caught, delay: e.Return - valid}
 			case e.Out == history.OutOK && e.Call > valid+margin:
-				return verdict{out: Overran, delay: e.Call - valid}
+				return leaseVerdict{out: Overran, delay: e.Call - valid}
 			case e.Out == history.OutOK:
 				valid = e.Valid
 			}
@@ -218,15 +220,15 @@ func (l *lease) pastValidity(from, margin int64, asked bool) verdict {
 			if e.Call >= valid {
 				return written(e, e.Call-valid)
 			}
-			return verdict{}
+			return leaseVerdict{}
 		case history.OpExit:
 			if asked || e.Return < valid {
-				return verdict{}
+				return leaseVerdict{}
 			}
 			return l.aborted(e.Return, valid)
 		}
 	}
-	return verdict{}
+	return leaseVerdict{}
 }
 
 // atFault judges a lease held when a server that forgets fired at from and
@@ -235,7 +237,7 @@ func (l *lease) pastValidity(from, margin int64, asked bool) verdict {
 // inside; it survived when a renewal after the server came back succeeded
 // and nobody else entered. A write after the loss overran; a holder told
 // before writing was caught.
-func (l *lease) atFault(from, back int64, others []*lease) verdict {
+func (l *lease) atFault(from, back int64, others []*lease) leaseVerdict {
 	end := l.ended()
 	intruded := int64(-1)
 	for _, o := range others {
@@ -268,17 +270,17 @@ func (l *lease) atFault(from, back int64, others []*lease) verdict {
 				return written(e, e.Call-from)
 			}
 			if confirmed {
-				return verdict{out: Kept}
+				return leaseVerdict{out: Kept}
 			}
-			return verdict{}
+			return leaseVerdict{}
 		case history.OpExit:
 			if told >= 0 {
-				return verdict{out: Caught, delay: told - from}
+				return leaseVerdict{out: Caught, delay: told - from}
 			}
 			return l.aborted(e.Return, from)
 		}
 	}
-	return verdict{}
+	return leaseVerdict{}
 }
 
 // lostLater says whether a call of the holder after t found the lease gone.
@@ -326,19 +328,19 @@ func Classify(c Case, run string, h *history.History) []Trial {
 		var out []Trial
 		for _, l := range ls {
 			if v := l.atExpiry(l.gotAt, margin); v.out != Inconclusive {
-				out = append(out, trialOf(run, l.gotAt, []verdict{v}))
+				out = append(out, trialOf(run, l.gotAt, []leaseVerdict{v}))
 			}
 		}
 		return out
 	}
 	var out []Trial
 	for _, f := range firings(h) {
-		var vs []verdict
+		var vs []leaseVerdict
 		for _, l := range ls {
 			if !l.heldAt(f.start) {
 				continue
 			}
-			var v verdict
+			var v leaseVerdict
 			switch c.Loss {
 			case LossAtFault:
 				v = l.atFault(f.start, f.end, ls)
@@ -357,7 +359,7 @@ func Classify(c Case, run string, h *history.History) []Trial {
 }
 
 // trialOf sums a trial's lease verdicts.
-func trialOf(run string, at int64, vs []verdict) Trial {
+func trialOf(run string, at int64, vs []leaseVerdict) Trial {
 	t := Trial{Run: run, AtNS: at, Exposure: len(vs), Leases: map[string]int{}}
 	for _, v := range vs {
 		t.Outcome = max(t.Outcome, v.out)

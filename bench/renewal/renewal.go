@@ -14,7 +14,7 @@ import (
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -239,7 +239,7 @@ func (c *Cell) judge(cs Case) {
 	}
 	n := int64(c.Conclusive)
 	over := int64(c.Outcomes[cs.word(Overran)])
-	lower, upper := 1-sweep.UpperBound(n-over, n), sweep.UpperBound(over, n)
+	lower, upper := 1-verdict.UpperBound(n-over, n), verdict.UpperBound(over, n)
 	c.OverranLower, c.OverranUpper = &lower, &upper
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbench/lockbench/internal/longtest"
+	"github.com/lockbench/lockbench/compose/longtest"
 )
 
 // etcdChildren are this test's etcd members.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/internal/longtest"
+	"github.com/lockbench/lockbench/compose/longtest"
 )
 
 func mustLookup(t *testing.T, name string) Scenario {

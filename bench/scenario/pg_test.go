@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/internal/longtest"
+	"github.com/lockbench/lockbench/compose/longtest"
 )
 
 // TestPgSessionLoss runs pg-session-loss once: terminated sessions make

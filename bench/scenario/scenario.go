@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/results"
-	"github.com/lockbench/lockbench/suggest"
+	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // Variant is one way of running a scenario: with or without a mitigation.

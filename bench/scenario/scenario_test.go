@@ -13,7 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/internal/longtest"
+	"github.com/lockbench/lockbench/compose/longtest"
 	"github.com/lockbench/lockbench/results"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/internal/longtest"
+	"github.com/lockbench/lockbench/compose/longtest"
 )
 
 var dockerImage struct {

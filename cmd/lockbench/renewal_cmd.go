@@ -60,7 +60,7 @@ func renewalCheckCommand() *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "renewal-check: run %d/%d, %s\n", done+1, total, label)
 				}
 			}
-			store := storeRunner()
+			store := storeRunner(c)
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
 				v.Set("out", out)
 				v.Set("history", filepath.Clean(out)+"/")

@@ -20,7 +20,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/swarm"
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/internal/longtest"
+	"github.com/lockbench/lockbench/compose/longtest"
 	"github.com/lockbench/lockbench/results"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/suggest"
+	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // commandPath is the command as typed: "lockbench results report".
