@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,6 +37,10 @@ type CostSummary struct {
 	Figures  map[string]figure `json:"figures"`
 	Ratios   map[string]string `json:"ratios_to_first"`
 	Fault    *FaultSummary     `json:"fault,omitempty"`
+	// Limit is what bounded the lock's healthy runs, by the rulebook's one
+	// rule (verdict.LimitOf) applied to its median-throughput run; absent
+	// without runs.
+	Limit *verdict.Limit `json:"limit,omitempty"`
 }
 
 // FaultSummary is a lock's figures under its canonical fault.
@@ -118,7 +123,8 @@ func SummarizeCost(rows []CostRuns) []CostSummary {
 	cmp := results.CompareFigures(costGroups(rows), results.FiguresFor(allRuns(rows, false)))
 	out := make([]CostSummary, len(rows))
 	for i, row := range rows {
-		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: figuresOf(cmp, i), Ratios: map[string]string{}}
+		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: figuresOf(cmp, i), Ratios: map[string]string{},
+			Limit: medianLimit(row.Runs)}
 		for _, r := range cmp.Rows {
 			s.Ratios[r.Figure().Name] = ratioText(r.Cells[i])
 			if c := r.Cells[i]; i == 0 && c.Present && r.Figure().Shown(c.Value) != 0 {
@@ -342,11 +348,29 @@ func distinctFaults(rows []CostRuns, idx []int) []string {
 	return out
 }
 
-// writeCostNotes names each lock's fault and the machine sharing that
-// colours local latency ratios.
+// medianLimit is what bounded a lock's healthy runs: the rulebook's rule on
+// the run of median throughput (the row's figures are medians), nil
+// without runs.
+func medianLimit(runs []*results.Result) *verdict.Limit {
+	if len(runs) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, func(a, b *results.Result) int {
+		return cmp.Compare(a.Throughput.AcquiredPerS, b.Throughput.AcquiredPerS)
+	})
+	l := verdict.LimitOf(sorted[len(sorted)/2])
+	return &l
+}
+
+// writeCostNotes names each lock's fault, what bounded each lock's healthy
+// runs, and the machine sharing that colours local latency ratios.
 func writeCostNotes(w io.Writer, rows []CostRuns) {
 	var firsts []*results.Result
 	for _, row := range rows {
+		if l := medianLimit(row.Runs); l != nil {
+			fmt.Fprintf(w, "%s@%s %s\n", row.Spec.Lock, row.Spec.Topology, l.Text())
+		}
 		if row.Fault != "" {
 			window := "-"
 			if len(row.Faulted) > 0 {
