@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/lockbench/lockbench/results"
+	"github.com/lockbench/lockbench/bench/verdict"
 )
 
 // verdictJSON is a verdict as --format json gives it: every variant's sums
@@ -76,7 +76,7 @@ func WriteVerdictJSON(w io.Writer, v Verdict) error {
 			j.Conclusive, j.IdleAfterFault, j.Statement = &n, vv.IdleAfterFault, v.Scenario.Statement(vv)
 			j.Rate = &rateJSON{Low: vv.Rate.Low, High: vv.Rate.High}
 			if vv.Violated == 0 {
-				j.Rate.TrialsToBound10 = results.TrialsToBound(boundTarget)
+				j.Rate.TrialsToBound10 = verdict.TrialsToBound(boundTarget)
 			}
 		}
 		for _, t := range vv.Trials {

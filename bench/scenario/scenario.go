@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/results/suggest"
 )
@@ -113,7 +114,7 @@ type VariantVerdict struct {
 	// Conclusive counts the trials that could have shown the violation;
 	// Rate is the violation rate over them, with its 95% interval.
 	Conclusive int
-	Rate       results.TrialRate
+	Rate       verdict.TrialRate
 	// IdleAfterFault says that no conclusive trial granted anything after
 	// its fault fired: a mitigation that avoided violations that way was
 	// safe by being unavailable.
@@ -200,7 +201,7 @@ func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progr
 // estimate sets the variant's rate over its conclusive trials and whether
 // it granted anything after its faults.
 func (s Scenario) estimate(vv *VariantVerdict) {
-	vv.Rate = results.RateOver(vv.Violated, vv.Conclusive)
+	vv.Rate = verdict.RateOver(vv.Violated, vv.Conclusive)
 	vv.IdleAfterFault = vv.Violated == 0 && vv.Conclusive > 0
 	for _, t := range vv.Trials {
 		if t.Conclusive && s.grantedAfter(t.Result) {
@@ -231,7 +232,7 @@ func (s Scenario) Statement(vv VariantVerdict) string {
 	}
 	st := vv.Variant.Name + ": violated in " + vv.Rate.String(s.per())
 	if vv.Violated == 0 && vv.Rate.High >= boundTarget {
-		st += fmt.Sprintf("; %d conclusive trials would bound it under %.0f%%", results.TrialsToBound(boundTarget), 100*boundTarget)
+		st += fmt.Sprintf("; %d conclusive trials would bound it under %.0f%%", verdict.TrialsToBound(boundTarget), 100*boundTarget)
 	}
 	if n := len(vv.Trials) - vv.Conclusive; n > 0 {
 		st += fmt.Sprintf("; %d inconclusive (%s)", n, whyInconclusive(vv.Trials))

@@ -1,6 +1,6 @@
 // Package verdict is lockbench's rulebook: every word that decides —
 // meets, misses, recommended, available, safe, fails, too thin, not
-// measured — is earned here and nowhere else. run, capacity, lock-cost,
+// measured, inconclusive, k of n — is earned here and nowhere else. run, capacity, lock-cost,
 // redlock-cost, tune-ttl, sweep, scenario and advise call these rules, and
 // the README's list of them is generated from Rules (see Markdown).
 package verdict
@@ -25,6 +25,10 @@ const (
 	Recommended Word = "recommended"
 	Available   Word = "available"
 	Bottleneck  Word = "limit"
+	// Inconclusive marks a trial that could not have failed.
+	Inconclusive Word = "inconclusive"
+	// KOfN is a count of trials that violated, stated with what it bounds.
+	KOfN Word = "k of n"
 )
 
 // Rule is one word and the rule that earns it.
@@ -67,6 +71,12 @@ func Rules() []Rule {
 			"servers or Cluster); generator-bound (the generator over " + busy + " of its CPUs; next: more generators or " +
 			"`--pipeline auto`); host-bound (the generator's host over " + busy + " busy, or with the servers it shares it; " +
 			"next: move the generator); else none."},
+		{Inconclusive, "a trial that acquired nothing in its window, or whose decisive fault fired with nobody at risk " +
+			"(no holder inside, exposure recorded as the fault fired), or whose exposure was not recorded: it could not " +
+			"have failed, so it is never counted as a pass. A trial that violated is conclusive whatever its exposure."},
+		{KOfN, "violations over the conclusive trials, always with the exact (Clopper–Pearson) 95% interval on the rate per " +
+			"trial, one-sided when none or all violated, and with none the conclusive trials that would bound it under 10%; a " +
+			"mitigated variant that granted nothing after its fault says it was safe only by being unavailable."},
 	}
 }
 
