@@ -404,12 +404,19 @@ func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
 // createNetwork creates the run's bridge network.
 func (d *dockerRun) createNetwork(ctx context.Context) error {
 	d.net = "lockbench-" + d.id
-	res, err := d.cli.NetworkCreate(ctx, d.net, client.NetworkCreateOptions{Driver: "bridge", Labels: d.labels})
+	// Not cancelled with the run: a create the client gave up on is still
+	// carried out by the engine, after close had listed the run's networks
+	// and found none (Ctrl-C during start-up left a network behind). The
+	// call waits for the engine's answer; the run's cancellation is then
+	// reported.
+	wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	res, err := d.cli.NetworkCreate(wait, d.net, client.NetworkCreateOptions{Driver: "bridge", Labels: d.labels})
 	if err != nil {
 		return fmt.Errorf("create docker network %s: %w", d.net, err)
 	}
 	d.netID = res.ID
-	return nil
+	return ctx.Err()
 }
 
 // gateway is the IPv4 gateway of the run's network: this machine's address

@@ -77,7 +77,7 @@ func (s Spec) Validate() error {
 	}
 	for _, f := range s.RunFlags {
 		if hasPassword(f) {
-			return fmt.Errorf("run flag %q has a password the job's spec would show; give it with --env-secret NAME", redactAll(f))
+			return fmt.Errorf("run flag %q carries a password the job's spec would show; give it with --env-secret NAME", redactAll(f))
 		}
 		for _, own := range ownFlags {
 			if f == own || strings.HasPrefix(f, own+"=") {

@@ -12,9 +12,20 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// lastLine is the last line of s.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+// nextBlock is the next step that ends s: its last line, or from its last
+// "next: " line on where the commands did not fit one line (writeNext puts
+// each on a line of its own, "  or: " before the second).
+func nextBlock(s string) string {
+	s = strings.TrimRight(s, "\n")
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "next: ") {
+			return strings.Join(lines[i:], "\n")
+		}
+		if !strings.HasPrefix(lines[i], "  or: ") {
+			break
+		}
+	}
 	return lines[len(lines)-1]
 }
 
@@ -33,7 +44,7 @@ func TestStoringCommandsEndWithNextStep(t *testing.T) {
 		t.Fatalf("sweep stored %d results (%v %v), want 2", len(rs), err, skipped)
 	}
 	want := "next: lockbench results compare --out " + dir + " "
-	if got := lastLine(errs); !strings.HasPrefix(got, want) || !strings.Contains(got, "results report --out "+dir) {
+	if got := nextBlock(errs); !strings.HasPrefix(got, want) || !strings.Contains(got, "results report --out "+dir) {
 		t.Errorf("sweep ends with %q, want %q… and the report", got, want)
 	}
 
@@ -50,7 +61,7 @@ func TestStoringCommandsEndWithNextStep(t *testing.T) {
 	}
 	collected := t.TempDir()
 	code, _, errs = lockbench(t, "results", "collect", "--logs", logFile, "--out", collected)
-	if code != 0 || !strings.HasPrefix(lastLine(errs), "next: lockbench results compare --out "+collected) {
+	if code != 0 || !strings.HasPrefix(nextBlock(errs), "next: lockbench results compare --out "+collected) {
 		t.Errorf("collect: exit %d, stderr %q: want it to end with the next step", code, errs)
 	}
 
