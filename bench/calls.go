@@ -38,7 +38,7 @@ const startingAcquire = -1 << 63
 
 // pruneAbove is how many leases a key keeps before released ones are
 // forgotten.
-const pruneAbove = 64
+const pruneAbove = 16
 
 // sweepEvery is how many releases a shard sees between sweeps that forget
 // released leases of every key and the keys left empty: with a key per

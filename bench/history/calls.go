@@ -89,15 +89,18 @@ func NewCallLedger(drift int64) *CallLedger {
 func (c *CallLedger) Acquired(token string, call, ret, valid int64) CallVerdict {
 	var v CallVerdict
 	for _, a := range c.leases {
-		if a.token == token {
+		// Both cases need a lease not yet released when this one returned;
+		// most of a key's leases were, and the field test is far cheaper
+		// than comparing tokens (it was a twelfth of a pipelined run's CPU).
+		if !a.unreleasedAt(ret) || a.token == token {
 			continue
 		}
 		switch {
-		case a.ret <= call && a.unreleasedAt(ret) && ret < a.validBy(call)-c.drift:
+		case a.ret <= call && ret < a.validBy(call)-c.drift:
 			if !v.Certain {
 				v = CallVerdict{Certain: true, Against: a.token}
 			}
-		case a.ret > call && a.unreleasedAt(ret) && ret < a.validBy(ret)-c.drift && ret < valid-c.drift:
+		case a.ret > call && ret < a.validBy(ret)-c.drift && ret < valid-c.drift:
 			if !v.Certain && !v.Possible {
 				v = CallVerdict{Possible: true, Against: a.token}
 			}
