@@ -56,8 +56,8 @@ func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns 
 		return stepColumns{
 			before:     []any{"acq/s", op + "\np99"},
 			beforeCell: func(s Step) []any { return []any{thr.Format(s.Throughput), results.FormatUS(s.P99US)} },
-			after:      []any{"cpu %\ngen/srv"},
-			afterCell:  func(s Step) []any { return []any{s.CPU.Cell()} },
+			after:      []any{"failed/\ngave up", "cpu %\ngen/srv"},
+			afterCell:  func(s Step) []any { return []any{failuresCell(s), s.CPU.Cell()} },
 		}
 	}
 	sc := stepColumns{beforeCell: func(s Step) []any { return figureCells(cols.figs, cols.runs[s.RunID]) }, afterCell: func(Step) []any { return nil }}
@@ -65,6 +65,25 @@ func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns 
 		sc.before = append(sc.before, results.Header(f))
 	}
 	return sc
+}
+
+// lateCell is how many served requests of an open-loop step started late;
+// n/a for a step stored before steps recorded it.
+func lateCell(s Step) string {
+	if s.Failures == nil {
+		return "n/a"
+	}
+	return fmt.Sprint(s.Failures.Late)
+}
+
+// failuresCell is a step's failures beside its rate (the rulebook's
+// verdict.Failures): acquire tries that failed, then acquisitions that gave
+// up; n/a for a step stored before steps recorded them.
+func failuresCell(s Step) string {
+	if s.Failures == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%d/%d", s.Failures.FailedAttempts, s.Failures.GaveUp)
 }
 
 // figureCells are a step's cells for figs, read from its run (n/a without one).
@@ -96,7 +115,7 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 		openLoop := openLoopOf(c)
 		header := append([]any{loadName}, sc.before...)
 		if openLoop {
-			header = append(header, "served", "dropped")
+			header = append(header, "served", "dropped/\nlate")
 		}
 		header = append(header, sc.after...)
 		t := results.NewTable(w, append(header, "SLO", "run")...)
@@ -113,7 +132,7 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 			}
 			row := append([]any{formatLoad(s.Load) + mark}, sc.beforeCell(s)...)
 			if openLoop {
-				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), s.Dropped)
+				row = append(row, fmt.Sprintf("%d/%d", s.Served, s.Offered), fmt.Sprintf("%d/%s", s.Dropped, lateCell(s)))
 			}
 			row = append(row, sc.afterCell(s)...)
 			_ = t.Append(append(row, verdict, s.RunID)...)

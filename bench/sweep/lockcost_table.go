@@ -41,6 +41,9 @@ type CostSummary struct {
 	// rule (verdict.LimitOf) applied to its median-throughput run; absent
 	// without runs.
 	Limit *verdict.Limit `json:"limit,omitempty"`
+	// Failures are the lock's healthy runs' failures summed (tries failed
+	// by kind, give-ups; open loop: served, late, dropped), beside its rate.
+	Failures *verdict.Failures `json:"failures,omitempty"`
 }
 
 // FaultSummary is a lock's figures under its canonical fault.
@@ -124,7 +127,7 @@ func SummarizeCost(rows []CostRuns) []CostSummary {
 	out := make([]CostSummary, len(rows))
 	for i, row := range rows {
 		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: figuresOf(cmp, i), Ratios: map[string]string{},
-			Limit: medianLimit(row.Runs)}
+			Limit: medianLimit(row.Runs), Failures: failuresOf(row.Runs)}
 		for _, r := range cmp.Rows {
 			s.Ratios[r.Figure().Name] = ratioText(r.Cells[i])
 			if c := r.Cells[i]; i == 0 && c.Present && r.Figure().Shown(c.Value) != 0 {
@@ -363,13 +366,26 @@ func medianLimit(runs []*results.Result) *verdict.Limit {
 	return &l
 }
 
-// writeCostNotes names each lock's fault, what bounded each lock's healthy
-// runs, and the machine sharing that colours local latency ratios.
+// failuresOf sums a lock's runs' failures, nil without runs.
+func failuresOf(runs []*results.Result) *verdict.Failures {
+	if len(runs) == 0 {
+		return nil
+	}
+	var sum verdict.Failures
+	for _, r := range runs {
+		sum.Add(verdict.FailuresOf(r, r.Counters.Scheduled > 0))
+	}
+	return &sum
+}
+
+// writeCostNotes names each lock's fault, the failures of each lock's
+// healthy runs and what bounded them, and the machine sharing that colours local latency ratios.
 func writeCostNotes(w io.Writer, rows []CostRuns) {
 	var firsts []*results.Result
 	for _, row := range rows {
 		if l := medianLimit(row.Runs); l != nil {
-			fmt.Fprintf(w, "%s@%s %s\n", row.Spec.Lock, row.Spec.Topology, l.Text())
+			// No rate without its failures: they stand beside the lock's limit.
+			fmt.Fprintf(w, "%s@%s: %s; %s\n", row.Spec.Lock, row.Spec.Topology, failuresOf(row.Runs).Text(), l.Text())
 		}
 		if row.Fault != "" {
 			window := "-"

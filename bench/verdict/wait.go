@@ -65,6 +65,25 @@ func FailuresOf(r *results.Result, openLoop bool) Failures {
 	return f
 }
 
+// Add sums g into f: the failures of several runs of one configuration.
+func (f *Failures) Add(g Failures) {
+	f.Attempts += g.Attempts
+	f.FailedAttempts += g.FailedAttempts
+	f.Acquired += g.Acquired
+	f.GaveUp += g.GaveUp
+	f.OpenLoop = f.OpenLoop || g.OpenLoop
+	f.Scheduled += g.Scheduled
+	f.Served += g.Served
+	f.Dropped += g.Dropped
+	f.Late += g.Late
+	for kind, n := range g.ErrorsByKind {
+		if f.ErrorsByKind == nil {
+			f.ErrorsByKind = map[string]int64{}
+		}
+		f.ErrorsByKind[kind] += n
+	}
+}
+
 // MostlyFailed is the rule "a run whose tries mostly failed, or whose
 // acquisitions mostly gave up, meets nothing": its reason, or "".
 func (f Failures) MostlyFailed() string {
