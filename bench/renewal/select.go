@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // Select picks the cases and locks named in comma lists ("" or "all":
@@ -40,7 +41,8 @@ func pick[T any](flag, spec string, all []T, name func(T) string) ([]T, error) {
 			found = found || n == s
 		}
 		if !found {
-			return nil, &plan.InputError{Flag: flag, Msg: fmt.Sprintf("%q: unknown; want all or a comma list of %s", s, strings.Join(names, ", "))}
+			// The nearest name, or the list cut to fit a line (120 columns).
+			return nil, &plan.InputError{Flag: flag, Msg: fmt.Sprintf("%q: unknown; %s; or all", s, suggest.Unknown(s, names))}
 		}
 		want[s] = true
 	}

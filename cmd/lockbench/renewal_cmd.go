@@ -47,7 +47,7 @@ func renewalCheckCommand() *cli.Command {
 			}
 			if page := c.String("html"); page != "" {
 				if st, err := os.Stat(filepath.Dir(page)); err != nil || !st.IsDir() {
-					return usageError{msg: fmt.Sprintf("--html %s: directory %s does not exist; want a FILE in an existing directory", page, filepath.Dir(page))}
+					return usageError{msg: fmt.Sprintf("--html %s: no directory %s; want a file in one that exists", page, filepath.Dir(page))}
 				}
 			}
 			out := c.String("out")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestRenewalCheckBadInput: every refusal is one line naming the flag,
@@ -16,6 +17,7 @@ func TestRenewalCheckBadInput(t *testing.T) {
 		says string
 	}{
 		{[]string{"renewal-check", "--cases", "gc-pause"}, "--cases"},
+		{[]string{"renewal-check", "--cases", "proces-paused"}, "did you mean process-paused?"},
 		{[]string{"renewal-check", "--locks", "single,naive"}, "--locks"},
 		{[]string{"renewal-check", "--trials", "0"}, "--trials"},
 		{[]string{"renewal-check", "--trials", "31"}, "--trials"},
@@ -26,6 +28,9 @@ func TestRenewalCheckBadInput(t *testing.T) {
 		code, _, errs := lockbench(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(errs, tc.says) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%q: exit %d, %q; want exit 2 and one line saying %q", tc.args, code, errs, tc.says)
+		}
+		if n := utf8.RuneCountInString(strings.TrimSpace(errs)); n > helpWidth {
+			t.Errorf("%q: its error is %d columns, over %d: %q", tc.args, n, helpWidth, errs)
 		}
 	}
 }
