@@ -167,3 +167,42 @@ func TestPlantedOneKeyHeldLong(t *testing.T) {
 		}
 	}
 }
+
+// TestPlantedBudgetMeasuresOnlySome: a budget that the first candidate's
+// experiments fill leaves the others unmeasured (windows cannot run faster
+// than their length, so some must be left whatever the machine): each of
+// those is "not measured", none is judged, and the page counts only the
+// candidates measured.
+func TestPlantedBudgetMeasuresOnlySome(t *testing.T) {
+	req := Requirements{SLO: sloOf(t, "p99<1s"), MaxIncidentRate: 1e-2, Correctness: Strict}
+	work := plan.Values{"hold": {"1ms"}, "concurrency": {"4"}}
+	pg, _ := planted(t, 5*time.Second, req, work, "single@single", "fenced@single", "redlock@redlock:5", "etcd@etcd:3")
+	measured, unmeasured := 0, []string{}
+	for _, j := range pg.Judgements {
+		if j.Measured() {
+			measured++
+			continue
+		}
+		unmeasured = append(unmeasured, j.Candidate)
+		if j.Correctness != verdict.NotMeasured || j.SLO == verdict.Meets {
+			t.Errorf("%s was not measured, yet judged: correctness %s, SLO %s", j.Candidate, j.Correctness, j.SLO)
+		}
+	}
+	t.Logf("%d measured; not measured: %v", measured, unmeasured)
+	if measured == 0 || len(unmeasured) == 0 {
+		t.Fatalf("%d measured, unmeasured %v: a 5s budget should measure the first candidate and not all four", measured, unmeasured)
+	}
+	text := new(strings.Builder)
+	if err := WriteText(text, pg); err != nil {
+		t.Fatal(err)
+	}
+	page := strings.Join(strings.Fields(text.String()), " ")
+	for _, c := range unmeasured {
+		if !strings.Contains(page, c) || strings.Contains(page, "too thin: "+c) {
+			t.Errorf("page does not list %s as not measured (or calls it too thin):\n%s", c, text)
+		}
+	}
+	if strings.Contains(page, "of the 4 candidates") {
+		t.Errorf("page counts the unmeasured among the candidates judged:\n%s", text)
+	}
+}
