@@ -197,8 +197,14 @@ func TestPlantedBudgetMeasuresOnlySome(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := strings.Join(strings.Fields(text.String()), " ")
+	// The candidates' names appear in the plan's lines too: the page must
+	// say they were not measured, and list each there.
+	notMeasured := page[max(0, strings.Index(page, "not measured")):]
+	if !strings.Contains(page, "not measured") {
+		t.Errorf("page never says a candidate was not measured:\n%s", text)
+	}
 	for _, c := range unmeasured {
-		if !strings.Contains(page, c) || strings.Contains(page, "too thin: "+c) {
+		if !strings.Contains(notMeasured, c) || strings.Contains(page, "too thin: "+c) {
 			t.Errorf("page does not list %s as not measured (or calls it too thin):\n%s", c, text)
 		}
 	}

@@ -248,8 +248,9 @@ func writeLockCostText(w io.Writer, rows []CostRuns, columns []string) error {
 	if err := writeFaultView(w, rows, cmp); err != nil {
 		return err
 	}
-	writeCostNotes(w, rows)
-	if bought := redlockBought(SummarizeCost(rows)); bought != "" {
+	sums := SummarizeCost(rows)
+	writeCostNotes(w, rows, sums)
+	if bought := redlockBought(sums); bought != "" {
 		fmt.Fprintln(w, bought)
 	}
 	return nil
@@ -373,19 +374,19 @@ func failuresOf(runs []*results.Result) *verdict.Failures {
 	}
 	var sum verdict.Failures
 	for _, r := range runs {
-		sum.Add(verdict.FailuresOf(r, r.Counters.Scheduled > 0))
+		sum.Add(verdict.FailuresOf(r, r.OpenLoop()))
 	}
 	return &sum
 }
 
 // writeCostNotes names each lock's fault, the failures of each lock's
-// healthy runs and what bounded them, and the machine sharing that colours local latency ratios.
-func writeCostNotes(w io.Writer, rows []CostRuns) {
+// healthy runs and what bounded them (from its summary), and the machine sharing that colours local latency ratios.
+func writeCostNotes(w io.Writer, rows []CostRuns, sums []CostSummary) {
 	var firsts []*results.Result
-	for _, row := range rows {
-		if l := medianLimit(row.Runs); l != nil {
+	for i, row := range rows {
+		if s := sums[i]; s.Limit != nil && s.Failures != nil {
 			// No rate without its failures: they stand beside the lock's limit.
-			fmt.Fprintf(w, "%s@%s: %s; %s\n", row.Spec.Lock, row.Spec.Topology, failuresOf(row.Runs).Text(), l.Text())
+			fmt.Fprintf(w, "%s@%s: %s; %s\n", row.Spec.Lock, row.Spec.Topology, s.Failures.Text(), s.Limit.Text())
 		}
 		if row.Fault != "" {
 			window := "-"
