@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,10 +90,7 @@ func RemoveStaleDirs() ([]string, error) {
 		}
 		removed = append(removed, dir)
 	}
-	if len(errs) > 0 {
-		return removed, errs[0]
-	}
-	return removed, nil
+	return removed, errors.Join(errs...)
 }
 
 // ownDir reports whether dir is a directory this user may clean up: its
