@@ -182,7 +182,10 @@ func TestGeneratorsAreOneRun(t *testing.T) {
 		t.Fatalf("check of the merged history %q: %d %v %s", merged.History, code, err, errOut)
 	}
 	inc := merged.Incidents
-	if rep.Window.DoubleGrants != inc.DoubleGrants || rep.Window.Overruns != inc.Overruns || code != 4 || rep.Keys != 1 {
+	// Each generator judges only its own lock calls; check of the merged
+	// history reads every generator's, so it may find a double grant that
+	// only calls of two generators show, and never fewer than the run.
+	if rep.Window.DoubleGrants < inc.DoubleGrants || rep.Window.Overruns != inc.Overruns || code != 4 || rep.Keys != 1 {
 		t.Errorf("check of the merged history: exit %d, double grants %d, overruns %d, %d key(s); the run: %d, %d on 1 key",
 			code, rep.Window.DoubleGrants, rep.Window.Overruns, rep.Keys, inc.DoubleGrants, inc.Overruns)
 	}
