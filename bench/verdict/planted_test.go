@@ -94,11 +94,14 @@ func TestPlantedHostBoundRun(t *testing.T) {
 }
 
 // TestPlantedServerPausedMostOfTheWindow: the only server paused from 0.5s
-// to 3s of a 3s window answers nothing in at least the last two seconds:
-// availability in time is at most a third of the window, with a gap of at
-// least 2s, however few attempts failed outright.
+// to past the end of a 3s window answers nothing in at least the last two
+// seconds: availability in time is at most a third of the window, with a
+// gap of at least 2s, however few attempts failed outright. The pause
+// outlasts the window: one that ended with it released the answers queued
+// behind it as the window closed, and on a loaded machine, where the window
+// closes a little late, they fell in its last second (CI saw 67%, a 1s gap).
 func TestPlantedServerPausedMostOfTheWindow(t *testing.T) {
-	r := runOn(t, plan.Values{"duration": {"3s"}, "concurrency": {"4"}, "fault": {"at=500ms pause node=0 for=2500ms"}})
+	r := runOn(t, plan.Values{"duration": {"3s"}, "concurrency": {"4"}, "fault": {"at=500ms pause node=0 for=4s"}})
 	a, ok := verdict.AvailabilityOf(r)
 	if !ok || a.FaultShare == nil {
 		t.Fatalf("availability %+v (ok %v): want it judged over the fault's span", a, ok)
