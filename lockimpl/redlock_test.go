@@ -369,15 +369,15 @@ func TestRedlockSettlesASETHeldInTheNetwork(t *testing.T) {
 func TestRedlockSettlingASlowMasterEnds(t *testing.T) {
 	servers := composetest.Servers(t, 3)
 	clients := throughProxy(t, servers, []int{2}, func(addr string) string {
-		return composetest.DelayProxy(t, addr, 1200*time.Millisecond)
+		return composetest.DelayProxy(t, addr, 2000*time.Millisecond)
 	})
-	// 600 ms: half the slow master's 1.2 s, and room enough for the fast
-	// ones to answer on a loaded machine (at 300 ms, under CI's parallel
-	// scenario runs, both fast masters once missed it and the release
-	// failed for a reason this test is not about).
-	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 600 * time.Millisecond})
+	// 1.2 s: under the slow master's 2 s, and room enough for the
+	// fast ones to answer on a loaded machine (at 300 ms and again at 600 ms,
+	// under CI's parallel scenario runs, both fast masters once missed it and
+	// the release failed for a reason this test is not about).
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: 1200 * time.Millisecond})
 	ctx := context.Background()
-	const ttl = 60 * time.Second // settling takes several of the slow master's round trips: ttl/3 stays far above them
+	const ttl = 90 * time.Second // settling takes several of the slow master's round trips: ttl/3 stays far above them
 	lease, out, err := rl.Acquire(ctx, "k", ttl)
 	if out != lockimpl.OK {
 		t.Fatalf("acquire on 2 of 3: %v %v", out, err)
