@@ -97,21 +97,54 @@ func Compare(runs []*Result) Comparison {
 }
 
 // NameGroups keys each group of one run by the run's name instead of its id,
-// where no other group has that name; groups of repeats keep their key.
+// where no other group has that name; groups of repeats keep their key. Runs
+// nobody named are called by the settings that set them apart
+// ("concurrency=16, keys=uniform:4"), where those tell them apart: a column
+// of ids says nothing about what was compared.
 func NameGroups(groups []Group) []Group {
+	names := make([]string, len(groups))
 	count := map[string]int{}
-	for _, g := range groups {
+	for i, g := range groups {
 		if len(g.Runs) == 1 {
-			count[RunName(g.Runs[0])]++
+			names[i] = RunName(g.Runs[0])
+			count[names[i]]++
 		}
 	}
+	nameUnlabelled(groups, names, count)
 	out := append([]Group(nil), groups...)
 	for i, g := range out {
-		if len(g.Runs) == 1 && count[RunName(g.Runs[0])] == 1 {
-			out[i].Key = RunName(g.Runs[0])
+		if len(g.Runs) == 1 && count[names[i]] == 1 {
+			out[i].Key = names[i]
 		}
 	}
 	return out
+}
+
+// nameUnlabelled renames, in names, the single runs that have no label by
+// the settings in which they differ, when every such name is one no other
+// group has and cites a setting (not only the end of an id).
+func nameUnlabelled(groups []Group, names []string, count map[string]int) {
+	var idx []int
+	var set []*Result
+	for i, g := range groups {
+		if len(g.Runs) == 1 && g.Runs[0].Label == "" && names[i] == g.Runs[0].ID {
+			idx, set = append(idx, i), append(set, g.Runs[0])
+		}
+	}
+	if len(set) < 2 {
+		return
+	}
+	parts := distinguishing(set)
+	for k, part := range parts {
+		if part == shortID(set[k].ID) || count[part] > 0 {
+			return
+		}
+	}
+	for k, i := range idx {
+		count[names[i]]--
+		names[i] = parts[k]
+		count[names[i]]++
+	}
 }
 
 // CompareGroups puts groups of repeats side by side, one column per group
@@ -249,7 +282,12 @@ func (c Comparison) writeTableText(w io.Writer) error {
 		header = append(header, col.Key)
 	}
 	t := labelsLeft(NewTable(w, header...))
+	var zeros []string
 	for _, row := range c.Rows {
+		if zeroEverywhere(row) {
+			zeros = append(zeros, row.Metric)
+			continue
+		}
 		line := []any{row.Metric}
 		for i, cell := range row.Cells {
 			line = append(line, cellWithRatio(row.figure, cell, len(c.Columns[i].Runs), i > 0))
@@ -261,7 +299,23 @@ func (c Comparison) writeTableText(w io.Writer) error {
 	if err := t.Render(); err != nil {
 		return fmt.Errorf("render compare table: %w", err)
 	}
+	if len(zeros) > 0 {
+		// One line instead of a row each: a table of zeros hides the rows
+		// that differ. The JSON and CSV formats keep every row.
+		fmt.Fprintf(w, "0 in every column: %s\n", strings.Join(zeros, ", "))
+	}
 	return nil
+}
+
+// zeroEverywhere reports whether row was measured in every column and every
+// run in it showed 0: nothing to compare.
+func zeroEverywhere(row Row) bool {
+	for _, c := range row.Cells {
+		if !c.Present || row.figure.Format(c.Min) != "0" || row.figure.Format(c.Max) != "0" {
+			return false
+		}
+	}
+	return len(row.Cells) > 0
 }
 
 // RatioLegend is the line under a table of ratios saying what they are.

@@ -84,3 +84,35 @@ func cloneConfig(c map[string]any) map[string]any {
 	}
 	return out
 }
+
+// TestCompareNamesUnlabelledRunsBySettings: runs nobody named are headed by
+// the settings that set them apart, and keep their ids when their settings
+// do not (repeats); rows that are 0 in every column fold into one line.
+func TestCompareNamesUnlabelledRunsBySettings(t *testing.T) {
+	runs := groupsFixture(t)[0].Runs
+	a, b := *runs[0], *runs[1]
+	a.ID, a.Label, a.Config = "20260101-000000-aaaaaa", "", cloneConfig(runs[0].Config)
+	b.ID, b.Label, b.Config = "20260101-000001-bbbbbb", "", cloneConfig(runs[0].Config)
+	b.Config["concurrency"] = 64
+	cols := Compare([]*Result{&a, &b}).Columns
+	if cols[0].Key != "concurrency=8" || cols[1].Key != "concurrency=64" {
+		t.Errorf("unlabelled runs differing in concurrency headed %q, %q; want concurrency=8, concurrency=64", cols[0].Key, cols[1].Key)
+	}
+	b.Config = cloneConfig(a.Config)
+	cols = Compare([]*Result{&a, &b}).Columns
+	if cols[0].Key != a.ID || cols[1].Key != b.ID {
+		t.Errorf("repeats headed %q, %q; want their ids", cols[0].Key, cols[1].Key)
+	}
+	var buf bytes.Buffer
+	if err := Compare([]*Result{&a, &b}).Write(&buf, "table"); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, "| double_grants ") {
+		t.Errorf("a row of zeros is still a row:\n%s", out)
+	}
+	_, zeros, _ := strings.Cut(out, "0 in every column: ")
+	if !strings.Contains(zeros, "double_grants") {
+		t.Errorf("the zero rows are not named under the table:\n%s", buf.String())
+	}
+}
