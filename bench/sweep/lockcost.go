@@ -74,6 +74,9 @@ func (cp CostPlan) values(spec LockSpec, faulted bool) (plan.Values, error) {
 	v := cp.Base.Clone()
 	v.Set("lock", spec.Lock)
 	v.Set("topology", spec.Topology)
+	// Each run is named by the lock it measured, after the comparison's own
+	// --label, as a sweep's cells are: lists tell them apart without ids.
+	v.Set("label", costLabel(cp.Base.Get("label"), spec, ""))
 	external := len(cp.Base["redis"]) > 0
 	for name := range cp.Base {
 		if plan.Scoped(name) && !plan.AppliesTo(name, spec.Lock, spec.Topology, external) {
@@ -98,7 +101,21 @@ func (cp CostPlan) values(spec LockSpec, faulted bool) (plan.Values, error) {
 	}
 	v.Set("fault", fault.String())
 	v.Set("duration", window.String())
+	v.Set("label", costLabel(cp.Base.Get("label"), spec, fault.String()))
 	return v, nil
+}
+
+// costLabel names one lock's runs in a comparison: "lock-cost fenced@single",
+// and "with FAULT" for the runs under the topology's canonical fault.
+func costLabel(base string, spec LockSpec, fault string) string {
+	if base == "" {
+		base = "lock-cost"
+	}
+	label := base + " " + spec.String()
+	if fault != "" {
+		label += " with " + fault
+	}
+	return label
 }
 
 // useURLs points a lock at the external servers it needs: as many as its

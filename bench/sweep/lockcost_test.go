@@ -84,6 +84,13 @@ func TestCostPlanValues(t *testing.T) {
 	if err != nil || peer.Has("fail-fast") || peer.Get("peer-option") != "tries=2" || peer.Get("fault") != "at=0s kill node=0" {
 		t.Fatalf("redsync's faulted flags %v (%v)", peer, err)
 	}
+	if own.Get("label") != "lock-cost redlock@redlock:3" || peer.Get("label") != "lock-cost redsync@redlock:3 with at=0s kill node=0" {
+		t.Errorf("runs named %q and %q; want the lock, and its fault where it has one", own.Get("label"), peer.Get("label"))
+	}
+	labelled := CostPlan{Locks: cp.Locks, Base: plan.Values{"label": {"before-upgrade"}}}
+	if v, _ := labelled.values(cp.Locks[0], false); v.Get("label") != "before-upgrade redlock@redlock:3" {
+		t.Errorf("with --label before-upgrade a run is named %q; want the label first", v.Get("label"))
+	}
 	if err := cp.Check(); err != nil {
 		t.Fatalf("check: %v", err)
 	}
