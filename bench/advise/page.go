@@ -412,8 +412,14 @@ func redlockVerdict(js []Judgement, best int) Verdict {
 			v.Answer = append(v.Answer, txt("and "), num(fmt.Sprintf("%.1f×", *rc.CommandsX), runs...), txt(" the server commands "))
 		}
 		v.Answer = append(v.Answer, txt("of %s; at your work it had ", rc.Against), num(fmt.Sprintf("%.3g", rc.RedlockPer10k), j.Cell.RunID),
-			txt(" incidents per 10,000 against "), num(fmt.Sprintf("%.3g", rc.AgainstPer10k), against.Cell.RunID), txt(", so it prevented "),
+			txt(" incidents (stale writes accepted, unfenced double grants) per 10,000 against "), num(fmt.Sprintf("%.3g", rc.AgainstPer10k), against.Cell.RunID), txt(", so it prevented "),
 			num(fmt.Sprintf("%.3g", rc.PreventedPer10k), runs...), txt(" per 10,000"))
+		if j.Cell.Expired > 0 || against.Cell.Expired > 0 {
+			// Strict correctness counts these too: without a fence each is a
+			// stale write waiting for another holder's write.
+			v.Answer = append(v.Answer, txt("; "), num(fmt.Sprint(j.Cell.Expired), j.Cell.RunID), txt(" of its holders outlived their lease against "),
+				num(fmt.Sprint(against.Cell.Expired), against.Cell.RunID))
+		}
 		if against.Cell.Fenced {
 			v.Answer = append(v.Answer, txt(", while %s's fence refused ", rc.Against), num(fmt.Sprint(rc.FencePrevented), against.Cell.RunID), txt(" stale writes that Redlock has no fence to refuse"))
 		}

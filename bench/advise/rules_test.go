@@ -233,3 +233,25 @@ func TestLockVerdictCountsOnlyMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestRedlockVerdictNamesOutlivedLeases: a Redlock whose holder outlived its
+// lease while the single instance's did not must not read as "prevented 0"
+// alone: strict correctness counts an outlived unfenced lease, so the
+// sentence says how many each had.
+func TestRedlockVerdictNamesOutlivedLeases(t *testing.T) {
+	js := []Judgement{
+		{Candidate: "single@single", Cell: &Cell{Candidate: "single@single", Acquired: 20000, RunID: "s"}},
+		{Candidate: "redlock@redlock:5", Cell: &Cell{Candidate: "redlock@redlock:5", Acquired: 10000, Expired: 1, RunID: "r"}},
+	}
+	var text strings.Builder
+	for _, p := range redlockVerdict(js, 0).Answer {
+		text.WriteString(p.Text)
+	}
+	got := text.String()
+	for _, want := range []string{"0 incidents (stale writes accepted, unfenced double grants) per 10,000 against 0",
+		"1 of its holders outlived their lease against 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("redlock's sentence lacks %q: %q", want, got)
+		}
+	}
+}
