@@ -2,6 +2,7 @@ package renewal
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,10 +95,16 @@ func TestPlantedProbes(t *testing.T) {
 		t.Skip("starts Redis; run without -short")
 	}
 	m, text := runOnSingle(t, []Case{caseNamed(t, "adds-or-resets"), caseNamed(t, "renew-after-unlock")}, nil)
-	for i, want := range []string{"resets 3/3", "refused 3/3"} {
+	// Every trial with exposure must give the planted answer; a trial the
+	// loaded machine made inconclusive (a renewal that slept past the
+	// lease's validity has no lease to probe) is left out of k/n, not
+	// failed, but at least one of the three must have probed.
+	for i, want := range []string{"resets", "refused"} {
 		cell := m.Cell(i, 0)
-		if got := cell.Short(); got != want {
-			t.Errorf("%s on single: %s (%+v); want %s", cell.Case, got, cell.Trials, want)
+		var k, n int
+		var word string
+		if _, err := fmt.Sscanf(cell.Short(), "%s %d/%d", &word, &k, &n); err != nil || word != want || k != n || n < 1 {
+			t.Errorf("%s on single: %s (%+v); want %s k/k, k ≥ 1", cell.Case, cell.Short(), cell.Trials, want)
 		}
 		if len(cell.Runs) != 0 || cell.OverranUpper == nil {
 			t.Errorf("%s on single: %d runs, bounds %v; want a probe's (no run, bounded)", cell.Case, len(cell.Runs), cell.OverranUpper)
