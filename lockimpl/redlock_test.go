@@ -382,8 +382,15 @@ func TestRedlockSettlingASlowMasterEnds(t *testing.T) {
 	if out != lockimpl.OK {
 		t.Fatalf("acquire on 2 of 3: %v %v", out, err)
 	}
+	// The release's own outcome is not what this test judges: on a loaded
+	// machine a fast master can miss even a 1.2 s node timeout (CI did, at
+	// 600 ms and again at 1.2 s), and the release is then undecided. What
+	// must hold either way is that the slow master is settled, in time.
 	if out, err := rl.Release(ctx, lease); out != lockimpl.OK {
-		t.Fatalf("release: %v %v", out, err)
+		if out != lockimpl.Failed {
+			t.Fatalf("release: %v %v", out, err)
+		}
+		t.Logf("release undecided on this loaded machine (%v); judging the settling alone", err)
 	}
 	start := time.Now()
 	rl.Wait()
