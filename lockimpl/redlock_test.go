@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -441,40 +442,59 @@ func TestRedlockReleaseDoesNotWaitForAPausedMaster(t *testing.T) {
 		{"undecided at the node timeout", []int{1, 2}, lockimpl.Failed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			servers := composetest.Servers(t, 3)
-			clients := composetest.Clients(t, servers)
-			// 250 ms, not 100: the masters that answer must do so within it
-			// on a loaded machine too (at 100 ms, under load, two did not).
-			rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: nodeTimeout})
-			ctx := context.Background()
-			lease, out, err := rl.Acquire(ctx, "k", time.Minute)
-			if out != lockimpl.OK {
-				t.Fatalf("acquire: %v %v", out, err)
-			}
-			var resumes []func()
-			for _, i := range tc.paused {
-				resumes = append(resumes, pausedMaster(t, servers[i]))
-			}
-			start := time.Now()
-			out, err = rl.Release(ctx, lease)
-			took := time.Since(start)
-			if out != tc.want {
-				t.Fatalf("release: %v %v, want %v", out, err, tc.want)
-			}
-			// Returned before the 500 ms release timeout, which a paused
-			// master would have made it wait.
-			if took >= releaseTimeout {
-				t.Fatalf("release took %v with masters %v paused; want about the node timeout", took, tc.paused)
-			}
-			for _, resume := range resumes {
-				resume()
-			}
-			rl.Wait()
-			for i, c := range clients {
-				if n := c.Exists(ctx, "k").Val(); n != 0 {
-					t.Errorf("master %d still holds the key after it resumed", i)
+			// Up to three tries: on a loaded machine a master that is not
+			// paused can miss the 250 ms node timeout (CI saw it), which
+			// says nothing about the release. A release that waited for the
+			// paused master fails every try.
+			var failures []string
+			for try := 1; try <= 3; try++ {
+				why := releaseAroundPausedMasters(t, tc.paused, tc.want, nodeTimeout, releaseTimeout)
+				if why == "" {
+					return
 				}
+				failures = append(failures, fmt.Sprintf("try %d: %s", try, why))
 			}
+			t.Fatal(strings.Join(failures, "; "))
 		})
 	}
+}
+
+// releaseAroundPausedMasters acquires on three masters, pauses those given,
+// releases, and says what went wrong ("" if nothing): an outcome other than
+// want, or a release that took the release timeout. Whatever the release
+// said, the paused masters must lose the key once they resume.
+func releaseAroundPausedMasters(t *testing.T, paused []int, want lockimpl.Outcome, nodeTimeout, releaseTimeout time.Duration) string {
+	t.Helper()
+	servers := composetest.Servers(t, 3)
+	clients := composetest.Clients(t, servers)
+	rl := newRedlock(t, clients, lockimpl.RedlockOptions{NodeTimeout: nodeTimeout})
+	ctx := context.Background()
+	lease, out, err := rl.Acquire(ctx, "k", time.Minute)
+	if out != lockimpl.OK {
+		return fmt.Sprintf("acquire: %v %v", out, err)
+	}
+	var resumes []func()
+	for _, i := range paused {
+		resumes = append(resumes, pausedMaster(t, servers[i]))
+	}
+	start := time.Now()
+	out, err = rl.Release(ctx, lease)
+	took := time.Since(start)
+	for _, resume := range resumes {
+		resume()
+	}
+	rl.Wait()
+	for i, c := range clients {
+		if n := c.Exists(ctx, "k").Val(); n != 0 {
+			t.Errorf("master %d still holds the key after it resumed", i)
+		}
+	}
+	switch {
+	case out != want:
+		return fmt.Sprintf("release: %v %v, want %v", out, err, want)
+	case took >= releaseTimeout:
+		// A paused master would have made it wait the release timeout.
+		return fmt.Sprintf("release took %v with masters %v paused; want about the node timeout", took, paused)
+	}
+	return ""
 }
