@@ -114,7 +114,9 @@ func TestEtcdPausedMemberTimesOutAndRestartRejoins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	undo, err := topo.Apply(ctx, compose.FaultSpec{Kind: compose.FaultPause, Target: compose.TargetNode, Node: 2, For: time.Second})
+	// For far longer than the test needs (undo resumes it): a 1 s pause on
+	// a loaded machine had ended before the Get below was sent (CI).
+	undo, err := topo.Apply(ctx, compose.FaultSpec{Kind: compose.FaultPause, Target: compose.TargetNode, Node: 2, For: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
