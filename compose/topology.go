@@ -65,8 +65,9 @@ type Node struct {
 	proxy  *nodeProxy
 	clock  *clockState
 	ctr    *dockerNode // the docker provider's container
-	member *etcdMember // etcd members only
-	pg     *pgNode     // the postgres topology's server only
+	// payload is what the node's backend keeps of it (an etcd member, the
+	// PostgreSQL server); nil for Redis.
+	payload nodePayload
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.

@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,17 +14,10 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// txLocks are the PostgreSQL locks whose protected write is part of the
-// lock itself (in its transaction, or as its compare-and-set): their
-// resource must be the topology's own database.
-var txLocks = []string{lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
-
-// noTTLLocks are the locks without a lease to renew.
-var noTTLLocks = []string{lockimpl.LockPgAdvisory, lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
-
 // Renewable reports whether lock has a lease with a TTL to renew: the
-// session and transaction locks of PostgreSQL (and occ) have none.
-func Renewable(lock string) bool { return !slices.Contains(noTTLLocks, lock) }
+// session and transaction locks of PostgreSQL (and occ) have none. The
+// lock registry says so (lockimpl.Descriptor.Renewable).
+func Renewable(lock string) bool { return lockimpl.IsRenewable(lock) }
 
 // pgChecks refuses what the PostgreSQL locks cannot do: renew a lock that
 // has no TTL, or write their transaction's protected write elsewhere.
@@ -34,9 +26,9 @@ func (p *parser) pgChecks(pl *Plan) {
 		return
 	}
 	switch {
-	case slices.Contains(noTTLLocks, pl.Lock) && pl.Workload.RenewEvery > 0:
+	case !lockimpl.IsRenewable(pl.Lock) && pl.Workload.RenewEvery > 0:
 		p.fail("renew-every", "%s has no TTL to renew: it lasts as long as its session (or transaction); drop --renew-every, or use --lock pg-lease", pl.Lock)
-	case slices.Contains(txLocks, pl.Lock) && pl.Resource != "":
+	case lockimpl.IsInTransaction(pl.Lock) && pl.Resource != "":
 		p.fail("resource", "%s makes its protected write as part of the lock (in its transaction, or as its compare-and-set), on the topology's database; drop --resource", pl.Lock)
 	}
 }
