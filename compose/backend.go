@@ -34,6 +34,9 @@ type BackendInfo struct {
 	// Targets are the fault targets only its topologies have (etcd's
 	// leader), each with what a topology without it lacks, for a refusal.
 	Targets map[FaultTarget]string
+	// Schemes are the URL schemes of its servers, the first the usual one
+	// (plan picks the backend of a --resource URL by them).
+	Schemes []string
 	// SampleURL is a value of its URL flag that CheckURL accepts, for help
 	// and for the test that walks the registry.
 	SampleURL string

@@ -14,7 +14,7 @@ type etcdBackend struct{}
 
 // Info describes the etcd backend.
 func (etcdBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendEtcd, URLFlag: "etcd", SampleURL: "http://127.0.0.1:2379",
+	return BackendInfo{Name: lockimpl.BackendEtcd, URLFlag: "etcd", Schemes: []string{"http", "https"}, SampleURL: "http://127.0.0.1:2379",
 		Targets: map[FaultTarget]string{TargetLeader: "it has no leader"}}
 }
 

@@ -13,7 +13,7 @@ type postgresBackend struct{}
 
 // Info describes the PostgreSQL backend.
 func (postgresBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendPostgres, URLFlag: "postgres", SampleURL: "postgres://lockbench@127.0.0.1:5432/lockbench",
+	return BackendInfo{Name: lockimpl.BackendPostgres, URLFlag: "postgres", Schemes: []string{"postgres", "postgresql"}, SampleURL: "postgres://lockbench@127.0.0.1:5432/lockbench",
 		Targets: map[FaultTarget]string{TargetHolder: "it has no lock sessions to terminate"}}
 }
 

@@ -14,7 +14,7 @@ type redisBackend struct{}
 
 // Info describes the Redis backend.
 func (redisBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendRedis, URLFlag: "redis", SampleURL: "redis://127.0.0.1:6379"}
+	return BackendInfo{Name: lockimpl.BackendRedis, URLFlag: "redis", Schemes: []string{"redis", "rediss"}, SampleURL: "redis://127.0.0.1:6379"}
 }
 
 // CheckURL checks a --redis URL.

@@ -35,6 +35,9 @@ func TestEveryBackendIsWhole(t *testing.T) {
 				t.Errorf("no registered lock speaks %s", info.Name)
 			}
 			url := info.SampleURL
+			if scheme, _, _ := strings.Cut(url, "://"); !slices.Contains(info.Schemes, scheme) {
+				t.Errorf("sample URL %q: scheme not among %v", url, info.Schemes)
+			}
 			if err := b.CheckURL(url); err != nil {
 				t.Errorf("CheckURL(%q) = %v", url, err)
 			}

@@ -14,7 +14,8 @@
 //     (backend_redis.go, backend_etcd.go, backend_postgres.go), one line in
 //     backends (backends.go). It owns its URL flag and how a value is
 //     checked (BackendInfo.URLFlag, Backend.CheckURL: plan's URL checks,
-//     every kind's KindInfo.URLFlag), the fault targets only its
+//     every kind's KindInfo.URLFlag), its URL schemes (BackendInfo.Schemes:
+//     plan picks the backend of a --resource URL by them), the fault targets only its
 //     topologies have and how they resolve (BackendInfo.Targets: etcd's
 //     leader, PostgreSQL's holder), and what it keeps on each node (a
 //     nodePayload: its own fault rules, how it applies a fault, whether its
@@ -56,8 +57,8 @@
 //   - its canonical fault for lock-cost --with-fault, as a typed FaultSpec
 //     (Shape.CanonicalFault);
 //   - its backend (KindInfo.Backend, Spec.Backend), which picks how plan
-//     arms the lock (plan's armers, bench/plan/backends.go) and how it
-//     comes up (Shape.up).
+//     arms the lock, checks a plan and keeps a --resource there
+//     (planBackends, bench/plan/backends.go) and how it comes up (Shape.up).
 //
 // # Adding a kind of an existing backend
 //
@@ -78,9 +79,11 @@
 //  3. Add one line to backends in backends.go.
 //  4. In lockimpl: the backend's name constant and its locks' descriptors
 //     (lockimpl/locks.go), the locks in files of their own.
-//  5. In bench/plan: its arm function in a file of its own and one line in
-//     armers (bench/plan/backends.go); its URL flag in plan's flag table,
-//     scoped ByKind.
+//  5. In bench/plan: its arm function (and any checks of a plan its locks
+//     need, and an opener if it keeps the protected resource, whose
+//     implementation goes in bench/resource/NAME.go) in a file of its own,
+//     and one line in planBackends (bench/plan/backends.go); its URL flag
+//     in plan's flag table, scoped ByKind.
 //
 // # Adding a lock
 //

@@ -171,6 +171,12 @@ type etcdMember struct {
 	id atomic.Uint64
 }
 
+// etcdState is the etcd side of the topology, nil on another backend's.
+func (t *Topology) etcdState() *etcdCluster {
+	st, _ := t.backendState.(*etcdCluster)
+	return st
+}
+
 // etcdCluster is the etcd side of a Topology.
 type etcdCluster struct {
 	mu    sync.Mutex
@@ -211,7 +217,7 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
-	t.etcd = &etcdCluster{}
+	t.backendState = &etcdCluster{}
 	for i, srv := range servers {
 		if srv == nil {
 			continue
@@ -258,7 +264,7 @@ func (t *Topology) upEtcdExternal() error {
 		return badRequest("needs %d --etcd URLs, one per member, got %d", t.Spec.Masters, len(t.opts.URLs))
 	}
 	t.Provider = ProviderExternal
-	t.etcd = &etcdCluster{}
+	t.backendState = &etcdCluster{}
 	for i, raw := range t.opts.URLs {
 		u, err := ParseEtcdURL(raw)
 		if err != nil {
@@ -323,7 +329,7 @@ func (t *Topology) etcdConfig(nodes []*Node, direct bool) clientv3.Config {
 // when the topology has them), which Close will close. The client balances
 // requests over the members and moves to another when one fails.
 func (t *Topology) EtcdClient() (*clientv3.Client, error) {
-	if t.etcd == nil {
+	if t.etcdState() == nil {
 		return nil, fmt.Errorf("topology %s is not etcd", t.Spec)
 	}
 	c, err := clientv3.New(t.etcdConfig(t.DataNodes(), false))
@@ -337,7 +343,7 @@ func (t *Topology) EtcdClient() (*clientv3.Client, error) {
 // EtcdMemberClient returns a new client for member i alone, direct (not
 // through its proxy), which Close will close.
 func (t *Topology) EtcdMemberClient(i int) (*clientv3.Client, error) {
-	if t.etcd == nil {
+	if t.etcdState() == nil {
 		return nil, fmt.Errorf("topology %s is not etcd", t.Spec)
 	}
 	c, err := clientv3.New(t.etcdConfig(t.DataNodes()[i:i+1], true))
@@ -349,16 +355,17 @@ func (t *Topology) EtcdMemberClient(i int) (*clientv3.Client, error) {
 }
 
 func (t *Topology) etcdAdmin() (*clientv3.Client, error) {
-	t.etcd.mu.Lock()
-	defer t.etcd.mu.Unlock()
-	if t.etcd.admin != nil {
-		return t.etcd.admin, nil
+	st := t.etcdState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.admin != nil {
+		return st.admin, nil
 	}
 	c, err := clientv3.New(t.etcdConfig(t.DataNodes(), true))
 	if err != nil {
 		return nil, fmt.Errorf("etcd admin client for %s: %w", t.Spec, err)
 	}
-	t.etcd.admin = c
+	st.admin = c
 	t.addCleanup(c.Close)
 	return c, nil
 }
@@ -367,7 +374,7 @@ func (t *Topology) etcdAdmin() (*clientv3.Client, error) {
 // member they name as leader. Members that do not answer (down, paused) are
 // skipped; the answers must agree.
 func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
-	if t.etcd == nil {
+	if t.etcdState() == nil {
 		return nil, fmt.Errorf("topology %s has no leader; only etcd:N does", t.Spec)
 	}
 	admin, err := t.etcdAdmin()

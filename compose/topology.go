@@ -87,7 +87,10 @@ type Topology struct {
 	sentinels []*redis.SentinelClient
 	// cluster knows each cluster node's id and shard (cluster topology only).
 	cluster *clusterInfo
-	etcd    *etcdCluster // etcd:N only
+	// backendState is what the topology's backend keeps of the whole
+	// topology (etcd's admin client), nil when it keeps nothing; each
+	// backend reads its own through an accessor (etcdState).
+	backendState any
 
 	mu      sync.Mutex  // guards the fields below
 	clients []io.Closer // the clients handed out

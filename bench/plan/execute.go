@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/bench/metrics"
@@ -265,31 +262,14 @@ func (s *session) sharedResource(ctx context.Context, opts *bench.Options) (clos
 		return func() {}, nil
 	case s.pl.Resource == "":
 		return func() {}, nil
-	case isPgURL(s.pl.Resource):
-		res, closePool, err := pgResource(ctx, s.pl.Resource, s.pl.PoolSize, s.prefix)
-		if err != nil {
-			return nil, err
-		}
-		opts.Resource, s.r.Resource = res, compose.RedactURL(s.pl.Resource)
-		return func() {
-			if s.pl.RunID == "" {
-				_, _ = res.DeletePrefix(context.WithoutCancel(ctx))
-			}
-			closePool()
-		}, nil
 	}
-	rc, err := resourceClient(ctx, s.pl.Resource, s.pl.PoolSize)
+	_, pb := resourceBackend(s.pl.Resource)
+	res, closeRes, err := pb.resource(ctx, s.pl.Resource, s.pl.PoolSize, s.prefix)
 	if err != nil {
 		return nil, err
 	}
-	opts.Resource = bench.NewSharedResource(rc, s.prefix)
-	s.r.Resource = compose.RedactURL(s.pl.Resource)
-	return func() {
-		if s.pl.RunID == "" {
-			_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, s.prefix+"resource:")
-		}
-		_ = rc.Close()
-	}, nil
+	opts.Resource, s.r.Resource = res, compose.RedactURL(s.pl.Resource)
+	return func() { closeRes(s.pl.RunID == "") }, nil
 }
 
 // nodeErrors counts the per-node errors and timeouts of the window so far,
@@ -405,24 +385,6 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		return nil, fmt.Errorf("bring up %s: %w", pl.Topology, err)
 	}
 	return topo, nil
-}
-
-// resourceClient connects to the Redis of a shared protected resource and
-// checks it answers.
-func resourceClient(ctx context.Context, url string, pool int) (*redis.Client, error) {
-	o, err := compose.ParseRedisURL(url)
-	if err != nil {
-		return nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--redis "))
-	}
-	o.MaxRetries, o.ContextTimeoutEnabled, o.DisableIdentity, o.DialTimeout, o.PoolSize = -1, true, true, time.Second, pool
-	c := redis.NewClient(o)
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := c.Ping(pctx).Err(); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("--resource %s does not answer PING: %w", compose.RedactURL(url), err)
-	}
-	return c, nil
 }
 
 // newResult is a run's result before anything was measured: what ran, on

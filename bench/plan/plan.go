@@ -443,8 +443,7 @@ func Parse(v Values) (Plan, error) {
 			p.fail("metrics-addr", "%q: want HOST:PORT, e.g. :9464 or 127.0.0.1:9464", a)
 		}
 	}
-	p.etcdChecks(&pl)
-	p.pgChecks(&pl)
+	p.backendChecks(&pl)
 	if p.err != nil {
 		return Plan{}, p.err
 	}

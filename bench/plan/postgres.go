@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/resource"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
@@ -33,22 +34,19 @@ func (p *parser) pgChecks(pl *Plan) {
 	}
 }
 
-// checkResourceURL accepts a Redis or a PostgreSQL --resource URL.
-func (p *parser) checkResourceURL(u string) {
-	if isPgURL(u) {
-		if err := compose.ParsePgURL(u); err != nil {
-			p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
+// openPgResource keeps the protected resource in the PostgreSQL at url;
+// its close deletes a lone run's rows and closes the pool.
+func openPgResource(ctx context.Context, url string, pool int, prefix string) (bench.Protected, func(lone bool), error) {
+	res, closePool, err := pgResource(ctx, url, pool, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, func(lone bool) {
+		if lone {
+			_, _ = res.DeletePrefix(context.WithoutCancel(ctx))
 		}
-		return
-	}
-	if _, err := compose.ParseRedisURL(u); err != nil {
-		p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--redis ")+" (or postgres://…)")
-	}
-}
-
-// isPgURL reports whether a URL names a PostgreSQL server.
-func isPgURL(u string) bool {
-	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+		closePool()
+	}, nil
 }
 
 // armPostgres reaches a postgres topology's server and builds the plan's
@@ -72,10 +70,10 @@ func armPostgres(ctx context.Context, pl Plan, env Env, id, prefix string, topo 
 	if err := lockimpl.EnsurePgLeaseSchema(sctx, pool); err != nil {
 		return armed{}, nil, err
 	}
-	if err := bench.EnsurePgResourceSchema(sctx, pool); err != nil {
+	if err := resource.EnsurePgSchema(sctx, pool); err != nil {
 		return armed{}, nil, err
 	}
-	locker, err := lockimpl.NewPg(pl.Lock, pool, bench.PgResourceTable, pl.LockOptions.Redlock.NodeTimeout)
+	locker, err := lockimpl.NewPg(pl.Lock, pool, resource.PgTable, pl.LockOptions.Redlock.NodeTimeout)
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
 	}
@@ -91,7 +89,7 @@ func armPostgres(ctx context.Context, pl Plan, env Env, id, prefix string, topo 
 		if err != nil {
 			return armed{}, nil, err
 		}
-		a.resource = bench.NewPgResource(rpool, prefix)
+		a.resource = resource.NewPostgres(rpool, prefix)
 		a.resourceName = "postgres (the topology's database)"
 	}
 	r := newResult(id, pl, topo, locker, version, env)
@@ -116,7 +114,7 @@ func cleanUpPg(ctx context.Context, pl Plan, locker lockimpl.Locker, pool *pgxpo
 	}
 	if err == nil && pl.Resource == "" {
 		var k int64
-		k, err = bench.NewPgResource(pool, prefix).DeletePrefix(cctx)
+		k, err = resource.NewPostgres(pool, prefix).DeletePrefix(cctx)
 		n += k
 	}
 	if released > 0 {
@@ -126,16 +124,16 @@ func cleanUpPg(ctx context.Context, pl Plan, locker lockimpl.Locker, pool *pgxpo
 }
 
 // pgResource opens the PostgreSQL --resource, with its tables.
-func pgResource(ctx context.Context, url string, pool int, prefix string) (*bench.PgResource, func(), error) {
+func pgResource(ctx context.Context, url string, pool int, prefix string) (*resource.Postgres, func(), error) {
 	p, err := compose.NewPgPool(ctx, url, pool, compose.PgResourceApp)
 	if err != nil {
 		return nil, nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := bench.EnsurePgResourceSchema(sctx, p); err != nil {
+	if err := resource.EnsurePgSchema(sctx, p); err != nil {
 		p.Close()
 		return nil, nil, fmt.Errorf("--resource %s: %w", compose.RedactURL(url), err)
 	}
-	return bench.NewPgResource(p, prefix), p.Close, nil
+	return resource.NewPostgres(p, prefix), p.Close, nil
 }

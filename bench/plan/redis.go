@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/resource"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
@@ -185,4 +187,37 @@ func cleanup(ctx context.Context, clients []*redis.Client, prefix string) (int, 
 		}
 	}
 	return deleted, errors.Join(errs...)
+}
+
+// resourceClient connects to the Redis of a shared protected resource and
+// checks it answers.
+func resourceClient(ctx context.Context, url string, pool int) (*redis.Client, error) {
+	o, err := compose.ParseRedisURL(url)
+	if err != nil {
+		return nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--redis "))
+	}
+	o.MaxRetries, o.ContextTimeoutEnabled, o.DisableIdentity, o.DialTimeout, o.PoolSize = -1, true, true, time.Second, pool
+	c := redis.NewClient(o)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("--resource %s does not answer PING: %w", compose.RedactURL(url), err)
+	}
+	return c, nil
+}
+
+// openRedisResource keeps the protected resource in the Redis at url; its
+// close deletes a lone run's resource keys and closes the client.
+func openRedisResource(ctx context.Context, url string, pool int, prefix string) (bench.Protected, func(lone bool), error) {
+	rc, err := resourceClient(ctx, url, pool)
+	if err != nil {
+		return nil, nil, err
+	}
+	return resource.NewRedis(rc, prefix), func(lone bool) {
+		if lone {
+			_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, prefix+"resource:")
+		}
+		_ = rc.Close()
+	}, nil
 }

@@ -246,3 +246,36 @@ func TestEveryBackendIsArmed(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceBackendByScheme: --resource picks the backend keeping the
+// resource by the URL's scheme, and anything else goes to Redis, whose
+// refusal names the other forms.
+func TestResourceBackendByScheme(t *testing.T) {
+	for _, tc := range []struct{ url, backend string }{
+		{"redis://127.0.0.1:6379", lockimpl.BackendRedis},
+		{"rediss://127.0.0.1:6379", lockimpl.BackendRedis},
+		{"postgres://u@127.0.0.1:5432/db", lockimpl.BackendPostgres},
+		{"postgresql://u@127.0.0.1:5432/db", lockimpl.BackendPostgres},
+		{"http://127.0.0.1:2379", lockimpl.BackendRedis}, // etcd keeps no resource
+		{"ftp://x", lockimpl.BackendRedis},
+	} {
+		if b, pb := resourceBackend(tc.url); b.Info().Name != tc.backend || pb.resource == nil {
+			t.Errorf("%s: backend %s (resource %v), want %s", tc.url, b.Info().Name, pb.resource != nil, tc.backend)
+		}
+	}
+	for _, tc := range []struct{ url, bad string }{
+		{"redis://127.0.0.1:6379", ""},
+		{"postgres://u@127.0.0.1:5432/db", ""},
+		{"ftp://x", "(or postgres://…)"},
+		{"http://127.0.0.1:2379", "(or postgres://…)"},
+	} {
+		p := &parser{}
+		p.checkResourceURL(tc.url)
+		switch {
+		case tc.bad == "" && p.err != nil:
+			t.Errorf("%s: refused: %v", tc.url, p.err)
+		case tc.bad != "" && (p.err == nil || !strings.Contains(p.err.Error(), tc.bad) || !strings.Contains(p.err.Error(), "resource")):
+			t.Errorf("%s: %v, want a --resource refusal naming %q", tc.url, p.err, tc.bad)
+		}
+	}
+}
