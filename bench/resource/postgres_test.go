@@ -126,7 +126,12 @@ func TestPgResourceVerdicts(t *testing.T) {
 func TestRunOCCCountsConflictsAsContention(t *testing.T) {
 	pool, r := pgResourceFixture(t)
 	occ := lockimpl.NewOCC(pool, resource.PgTable, 0)
-	wl := workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "1ms")}
+	keys, kerr := workloads.ParseKeys("uniform:1")
+	hold, herr := workloads.ParseDist("1ms")
+	if kerr != nil || herr != nil {
+		t.Fatal(kerr, herr)
+	}
+	wl := workloads.Workload{Keys: keys, TTL: time.Second, Hold: hold}
 	opts := bench.Options{Concurrency: 8, Duration: 700 * time.Millisecond, KeyPrefix: "lb:t:", Resource: r,
 		Retry: lockimpl.RetryPolicy{Kind: lockimpl.RetryExp, Delay: 100 * time.Microsecond, Cap: 2 * time.Millisecond, Timeout: time.Second}}
 	res := runPg(t, occ, wl, opts)
@@ -165,22 +170,4 @@ func runPg(t *testing.T, l lockimpl.Locker, wl workloads.Workload, opts bench.Op
 		t.Fatal(err)
 	}
 	return r
-}
-
-func mustKeys(t testing.TB, spec string) workloads.KeyChooser {
-	t.Helper()
-	k, err := workloads.ParseKeys(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func mustDist(t testing.TB, spec string) workloads.Dist {
-	t.Helper()
-	d, err := workloads.ParseDist(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
