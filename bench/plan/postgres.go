@@ -2,10 +2,12 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lockbench/lockbench/bench"
@@ -136,4 +138,21 @@ func pgResource(ctx context.Context, url string, pool int, prefix string) (*reso
 		return nil, nil, fmt.Errorf("--resource %s: %w", compose.RedactURL(url), err)
 	}
 	return resource.NewPostgres(p, prefix), p.Close, nil
+}
+
+// pgLeaseRemaining reads the key's expiry column against the server's
+// clock; a row whose expiry passed holds nobody, and is absent.
+func pgLeaseRemaining(pool *pgxpool.Pool) remaining {
+	return remaining{resolution: time.Microsecond, read: func(ctx context.Context, key string) (time.Duration, bool, error) {
+		var us int64
+		err := pool.QueryRow(ctx, `select (extract(epoch from expires - clock_timestamp()) * 1e6)::bigint from `+
+			lockimpl.PgLeaseTable+` where key = $1 and expires > clock_timestamp()`, key).Scan(&us)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return 0, false, nil
+		case err != nil:
+			return 0, false, fmt.Errorf("expiry of %s: %w", key, err)
+		}
+		return time.Duration(us) * time.Microsecond, true, nil
+	}}
 }

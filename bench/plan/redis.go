@@ -221,3 +221,28 @@ func openRedisResource(ctx context.Context, url string, pool int, prefix string)
 		_ = rc.Close()
 	}, nil
 }
+
+// redisRemaining reads PTTL on every node: a key kept anywhere is present
+// (Redlock's masters each keep a copy).
+func redisRemaining(clients []*redis.Client) remaining {
+	return remaining{resolution: time.Millisecond, read: func(ctx context.Context, key string) (time.Duration, bool, error) {
+		var left time.Duration
+		present := false
+		for _, c := range clients {
+			d, err := c.PTTL(ctx, key).Result()
+			if err != nil {
+				return 0, false, fmt.Errorf("PTTL %s on %s: %w", key, c.Options().Addr, err)
+			}
+			// PTTL answers -2 for no key and -1 for a key without expiry
+			// (which a lock must never leave: it counts as present forever).
+			switch {
+			case d == -2*time.Nanosecond || d == -2*time.Millisecond:
+			case d < 0:
+				present, left = true, time.Duration(1<<62)
+			default:
+				present, left = true, max(left, d)
+			}
+		}
+		return left, present, nil
+	}}
+}
