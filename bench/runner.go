@@ -228,7 +228,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		}
 	}
 	_, optimistic := locker.(lockimpl.Optimistic)
-	if _, versioned := resource.(*PgResource); optimistic && !versioned {
+	if _, versioned := resource.(Versioned); optimistic && !versioned {
 		return nil, fmt.Errorf("lock %s takes no lock: its write is a compare-and-set that only the PostgreSQL resource checks", locker.Info().Name)
 	}
 	r := &run{locker: locker, optimistic: optimistic, wl: wl, opts: opts, resource: resource, win: win}

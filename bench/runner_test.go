@@ -574,3 +574,13 @@ func BenchmarkMemoryPerWorker(b *testing.B) {
 		})
 	}
 }
+
+// TestRunRefusesOCCWithoutVersionedResource: occ's conflicts can only be
+// seen by a resource that checks versions.
+func TestRunRefusesOCCWithoutVersionedResource(t *testing.T) {
+	occ := lockimpl.NewOCC(nil, "versions", 0)
+	wl := workloads.Workload{Keys: mustKeys(t, "uniform:1"), TTL: time.Second, Hold: mustDist(t, "1ms")}
+	if _, err := Run(context.Background(), occ, wl, Options{Concurrency: 1, Duration: time.Millisecond}); err == nil {
+		t.Fatal("occ ran with the in-process resource")
+	}
+}

@@ -94,6 +94,16 @@ type Entry struct {
 	epoch uint64
 }
 
+// NewEntry is the entry of key with the epoch a resource kept in a server
+// gave it (bench/resource), 0 for an entry without one.
+func NewEntry(key int, epoch uint64) Entry { return Entry{key: key, epoch: epoch} }
+
+// Key is the entry's key index.
+func (e Entry) Key() int { return e.key }
+
+// Epoch is the entry's number among the key's entries.
+func (e Entry) Epoch() uint64 { return e.epoch }
+
 // Grant is the lease a holder enters with.
 type Grant struct {
 	// At is when the acquisition returned: the latest the lock can have

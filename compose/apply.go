@@ -57,14 +57,10 @@ func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
 			return nil, fmt.Sprintf("it has no %s (its masters are peers); use node=N", f.Target)
 		}
 		return data, ""
-	case TargetLeader:
-		if t.etcd == nil {
-			return nil, "it has no leader"
-		}
-		return data, ""
-	case TargetHolder:
-		if len(data) != 1 || data[0].pg == nil {
-			return nil, "it has no lock sessions to terminate"
+	}
+	if lacks, owned := ownTarget(f.Target); owned {
+		if _, ok := t.Spec.Backend().Info().Targets[f.Target]; !ok {
+			return nil, lacks
 		}
 		return data, ""
 	}
@@ -73,12 +69,14 @@ func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
 
 // faultMisfit says what the live node lacks for a fault of kind k, or "".
 func (n *Node) faultMisfit(k FaultKind) string {
+	if n.payload != nil {
+		if msg, handled := n.payload.faultMisfit(n, k); handled {
+			return msg
+		}
+	}
 	switch k {
 	case FaultKill, FaultRestart, FaultPause:
-		if n.pg != nil && n.pg.server == nil {
-			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
-		}
-		if n.Server == nil && n.pg == nil && !dockerFaultOK(n, k) {
+		if n.Server == nil && !dockerFaultOK(n, k) {
 			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
 		}
 	case FaultClockJump, FaultClockSpeed:
@@ -153,10 +151,9 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 		return t.ShardMaster(ctx, f.Shard)
 	case TargetShard:
 		return t.ShardReplica(ctx, f.Shard)
-	case TargetLeader:
-		return t.settledLeader(ctx)
-	case TargetHolder:
-		return t.pgNodeOf()
+	}
+	if _, owned := ownTarget(f.Target); owned {
+		return t.Spec.Backend().target(ctx, t, f)
 	}
 	return t.DataNodes()[f.Node], nil
 }
@@ -165,8 +162,8 @@ func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() erro
 	if undo, handled, err := t.applyDocker(ctx, f, n); handled {
 		return undo, err
 	}
-	if n.pg != nil {
-		if undo, handled, err := t.applyPg(ctx, f, n); handled {
+	if n.payload != nil {
+		if undo, handled, err := n.payload.apply(ctx, t, f, n); handled {
 			return undo, err
 		}
 	}
@@ -226,7 +223,7 @@ func (t *Topology) restart(ctx context.Context, n *Node) (func() error, error) {
 func (t *Topology) Down() []string {
 	var out []string
 	for _, n := range t.DataNodes() {
-		if n.Server != nil && n.Server.PID() == 0 || n.ctr != nil && n.ctr.isKilled() || n.pg != nil && n.pg.server != nil && n.pg.server.PID() == 0 {
+		if n.Server != nil && n.Server.PID() == 0 || n.ctr != nil && n.ctr.isKilled() || n.payload != nil && n.payload.down() {
 			out = append(out, n.Addr)
 		}
 	}

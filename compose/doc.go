@@ -2,21 +2,49 @@
 // processes, docker containers or external servers) and the fault handles
 // on them.
 //
+// # Backends, kinds and locks: three registries
+//
+// A backend is a server program (redis-server, etcd, postgres); a kind is a
+// shape of topology of one backend (single, redlock:N, replicated,
+// cluster:M[,R] are Redis's; etcd:N; postgres); a lock speaks one backend.
+// Each is registered once, and shared code asks the registries, never a
+// name:
+//
+//   - backends: one type implementing Backend in backend_NAME.go
+//     (backend_redis.go, backend_etcd.go, backend_postgres.go), one line in
+//     backends (backends.go). It owns its URL flag and how a value is
+//     checked (BackendInfo.URLFlag, Backend.CheckURL: plan's URL checks,
+//     every kind's KindInfo.URLFlag), its URL schemes (BackendInfo.Schemes:
+//     plan picks the backend of a --resource URL by them), the fault targets only its
+//     topologies have and how they resolve (BackendInfo.Targets: etcd's
+//     leader, PostgreSQL's holder), and what it keeps on each node (a
+//     nodePayload: its own fault rules, how it applies a fault, whether its
+//     server is down), so apply.go asks the node's payload and never the
+//     backend's fields; a server program other than redis-server runs
+//     through Server with a serverProgram (etcd's members);
+//   - kinds: one type implementing Shape in kind_NAME.go, one line in
+//     shapes (backends.go);
+//   - locks: one Descriptor each in lockimpl's registry (lockimpl/locks.go):
+//     the backend it speaks, lease, renewal, fencing, quorum, pipelining,
+//     the run flags it takes. A kind lists, of its backend's locks, those
+//     that run on it (KindInfo.Locks); TestEveryKindIsWhole holds each to
+//     the lock registry.
+//
 // # Kinds of topology
 //
-// Each kind of topology (single, redlock:N, replicated, cluster:M[,R],
-// etcd:N, postgres) is one type implementing Shape, in a file of its own
-// (kind_single.go, kind_redlock.go, kind_replicated.go, kind_cluster.go,
-// kind_etcd.go, kind_postgres.go), registered by one line in shapes (kind.go). Everything
-// lockbench knows of a kind is asked of its Shape, never by naming the kind
-// elsewhere:
+// Each kind of topology is one type implementing Shape, in a file of its
+// own (kind_single.go, kind_redlock.go, kind_replicated.go,
+// kind_cluster.go, kind_etcd.go, kind_postgres.go), registered by one line
+// in shapes (backends.go). Everything lockbench knows of a kind is asked of
+// its Shape, never by naming the kind elsewhere:
 //
 //   - ParseSpec and Spec.String: its --topology syntax (Shape.Parse,
 //     Shape.Format, KindInfo.Syntax for help);
 //   - the locks that run on it and its default (KindInfo.Locks, the first),
 //     and why another does not (KindInfo.LockNotes): plan's --lock check;
-//   - where its servers come from (KindInfo.Providers) and which run flag
-//     names external ones (KindInfo.URLFlag, Shape.URLs for how many);
+//   - where its servers come from (KindInfo.Providers) and, from its
+//     backend, which run flag names external ones (KindInfo.URLFlag;
+//     Shape.URLs for how many);
 //   - the kind-scoped run flags it takes (KindInfo.RunFlags): plan's flag
 //     table marks a flag ByKind, and the flag then applies only to the kinds
 //     listing it, so help, the README and refusals follow;
@@ -28,19 +56,44 @@
 //     the nodes there are, a missing proxy or clock shim);
 //   - its canonical fault for lock-cost --with-fault, as a typed FaultSpec
 //     (Shape.CanonicalFault);
-//   - its backend (KindInfo.Backend), which picks how plan arms the lock
-//     and reads server cost, and how it comes up (Shape.up).
+//   - its backend (KindInfo.Backend, Spec.Backend), which picks how plan
+//     arms the lock, checks a plan and keeps a --resource there
+//     (planBackends, bench/plan/backends.go) and how it comes up (Shape.up).
 //
-// # Adding a kind
+// # Adding a kind of an existing backend
 //
 //  1. Write kind_NAME.go: the Kind constant, a type implementing Shape
 //     (Info, Parse, Format, DataNodes, Replicas, URLs, CanonicalFault, up)
 //     and whatever bring-up it needs (a Topology method it calls from up).
-//  2. Add one line to shapes in kind.go.
-//  3. If it runs a new backend, add its arm function to plan's armers; if
-//     it takes run flags of its own, add them to plan's flag table with
+//  2. Add one line to shapes in backends.go.
+//  3. If it takes run flags of its own, add them to plan's flag table with
 //     Scope{ByKind: true} and list them in KindInfo.RunFlags.
 //
-// The test that walks plan's flag table then checks every flag against the
-// new kind, and the README's flag tables are regenerated from help.
+// # Adding a backend
+//
+//  1. Write backend_NAME.go: a type implementing Backend (Info with its
+//     name, URL flag and own targets; CheckURL; target) and, if its nodes
+//     need more than an address and a Server, a nodePayload type.
+//  2. Write its kinds (above) with KindInfo.Backend naming it, and its
+//     bring-up (NAME.go).
+//  3. Add one line to backends in backends.go.
+//  4. In lockimpl: the backend's name constant and its locks' descriptors
+//     (lockimpl/locks.go), the locks in files of their own.
+//  5. In bench/plan: its arm function (and any checks of a plan its locks
+//     need, and an opener if it keeps the protected resource, whose
+//     implementation goes in bench/resource/NAME.go) in a file of its own,
+//     and one line in planBackends (bench/plan/backends.go); its URL flag
+//     in plan's flag table, scoped ByKind.
+//
+// # Adding a lock
+//
+// Its code in lockimpl (a file of its own, built by its backend's builder),
+// one Descriptor in lockimpl/locks.go, and its name in KindInfo.Locks of the
+// kinds it runs on. Flags scoped to locks (plan's flag table) read the
+// descriptors, so a lock that takes such a flag lists it in RunFlags.
+//
+// The tests that walk the registries (TestEveryBackendIsWhole,
+// TestEveryKindIsWhole, TestEveryLockIsWhole, TestEveryBackendIsArmed,
+// TestLockScopedFlagsFollowTheRegistry) then check the new entry against
+// the others, and the README's flag tables are regenerated from help.
 package compose

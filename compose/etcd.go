@@ -58,19 +58,11 @@ type memberProcess struct {
 	token    string // --initial-cluster-token
 }
 
-func (o ServerOptions) name() string {
-	if o.etcd != nil {
-		return "etcd"
-	}
-	return "redis-server"
-}
+// command is the program a member runs.
+func (m *memberProcess) command() string { return "etcd" }
 
-func (o ServerOptions) logFile() string {
-	if o.etcd != nil {
-		return "etcd.log"
-	}
-	return "redis.log"
-}
+// logName is the member's log file in its directory.
+func (m *memberProcess) logName() string { return "etcd.log" }
 
 // args is the member's command line. The initial-cluster flags only matter
 // on the first start: a restarted member finds its WAL in the data dir and
@@ -179,6 +171,12 @@ type etcdMember struct {
 	id atomic.Uint64
 }
 
+// etcdState is the etcd side of the topology, nil on another backend's.
+func (t *Topology) etcdState() *etcdCluster {
+	st, _ := t.backendState.(*etcdCluster)
+	return st
+}
+
 // etcdCluster is the etcd side of a Topology.
 type etcdCluster struct {
 	mu    sync.Mutex
@@ -215,17 +213,17 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			servers[i], errs[i] = StartServer(ctx, ServerOptions{Port: ports[i], Binary: "etcd", Env: t.opts.ServerEnv,
-				etcd: &memberProcess{name: fmt.Sprintf("m%d", i), peerPort: ports[n+i], cluster: strings.Join(peers, ","), token: token}})
+				program: &memberProcess{name: fmt.Sprintf("m%d", i), peerPort: ports[n+i], cluster: strings.Join(peers, ","), token: token}})
 		}()
 	}
 	wg.Wait()
-	t.etcd = &etcdCluster{}
+	t.backendState = &etcdCluster{}
 	for i, srv := range servers {
 		if srv == nil {
 			continue
 		}
 		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("member-%d", i), Role: RoleMember, Addr: srv.Addr(), Server: srv,
-			member: &etcdMember{url: EtcdURL{Scheme: "http", Host: srv.Addr()}}})
+			payload: &etcdMember{url: EtcdURL{Scheme: "http", Host: srv.Addr()}}})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("start etcd members of %s: %w", t.Spec, err)
@@ -266,13 +264,13 @@ func (t *Topology) upEtcdExternal() error {
 		return badRequest("needs %d --etcd URLs, one per member, got %d", t.Spec.Masters, len(t.opts.URLs))
 	}
 	t.Provider = ProviderExternal
-	t.etcd = &etcdCluster{}
+	t.backendState = &etcdCluster{}
 	for i, raw := range t.opts.URLs {
 		u, err := ParseEtcdURL(raw)
 		if err != nil {
 			return err
 		}
-		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("member-%d", i), Role: RoleMember, Addr: u.Host, member: &etcdMember{url: u}})
+		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("member-%d", i), Role: RoleMember, Addr: u.Host, payload: &etcdMember{url: u}})
 	}
 	return nil
 }
@@ -306,9 +304,9 @@ func (t *Topology) etcdConfig(nodes []*Node, direct bool) clientv3.Config {
 		if n.ProxyAddr != "" && !direct {
 			addr = n.ProxyAddr
 		}
-		eps = append(eps, n.member.url.Scheme+"://"+addr)
-		if n.member.url.User != "" {
-			cred = n.member.url
+		eps = append(eps, n.etcdMemberOf().url.Scheme+"://"+addr)
+		if n.etcdMemberOf().url.User != "" {
+			cred = n.etcdMemberOf().url
 		}
 	}
 	cfg := clientv3.Config{
@@ -321,7 +319,7 @@ func (t *Topology) etcdConfig(nodes []*Node, direct bool) clientv3.Config {
 		// No AutoSyncInterval: discovering the members' advertised URLs would
 		// bypass the proxies the faults act on.
 	}
-	if len(nodes) > 0 && nodes[0].member.url.Scheme == "https" {
+	if len(nodes) > 0 && nodes[0].etcdMemberOf().url.Scheme == "https" {
 		cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	return cfg
@@ -331,7 +329,7 @@ func (t *Topology) etcdConfig(nodes []*Node, direct bool) clientv3.Config {
 // when the topology has them), which Close will close. The client balances
 // requests over the members and moves to another when one fails.
 func (t *Topology) EtcdClient() (*clientv3.Client, error) {
-	if t.etcd == nil {
+	if t.etcdState() == nil {
 		return nil, fmt.Errorf("topology %s is not etcd", t.Spec)
 	}
 	c, err := clientv3.New(t.etcdConfig(t.DataNodes(), false))
@@ -345,7 +343,7 @@ func (t *Topology) EtcdClient() (*clientv3.Client, error) {
 // EtcdMemberClient returns a new client for member i alone, direct (not
 // through its proxy), which Close will close.
 func (t *Topology) EtcdMemberClient(i int) (*clientv3.Client, error) {
-	if t.etcd == nil {
+	if t.etcdState() == nil {
 		return nil, fmt.Errorf("topology %s is not etcd", t.Spec)
 	}
 	c, err := clientv3.New(t.etcdConfig(t.DataNodes()[i:i+1], true))
@@ -357,16 +355,17 @@ func (t *Topology) EtcdMemberClient(i int) (*clientv3.Client, error) {
 }
 
 func (t *Topology) etcdAdmin() (*clientv3.Client, error) {
-	t.etcd.mu.Lock()
-	defer t.etcd.mu.Unlock()
-	if t.etcd.admin != nil {
-		return t.etcd.admin, nil
+	st := t.etcdState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.admin != nil {
+		return st.admin, nil
 	}
 	c, err := clientv3.New(t.etcdConfig(t.DataNodes(), true))
 	if err != nil {
 		return nil, fmt.Errorf("etcd admin client for %s: %w", t.Spec, err)
 	}
-	t.etcd.admin = c
+	st.admin = c
 	t.addCleanup(c.Close)
 	return c, nil
 }
@@ -375,7 +374,7 @@ func (t *Topology) etcdAdmin() (*clientv3.Client, error) {
 // member they name as leader. Members that do not answer (down, paused) are
 // skipped; the answers must agree.
 func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
-	if t.etcd == nil {
+	if t.etcdState() == nil {
 		return nil, fmt.Errorf("topology %s has no leader; only etcd:N does", t.Spec)
 	}
 	admin, err := t.etcdAdmin()
@@ -408,7 +407,7 @@ func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
 			continue
 		}
 		answered++
-		data[i].member.id.Store(s.id)
+		data[i].etcdMemberOf().id.Store(s.id)
 		switch {
 		case s.leader == 0:
 			return nil, fmt.Errorf("%s sees no leader", data[i].Name)
@@ -421,7 +420,7 @@ func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
 		return nil, errors.New("no member answered Status")
 	}
 	for i, n := range data {
-		if n.member.id.Load() == leader {
+		if n.etcdMemberOf().id.Load() == leader {
 			if got[i] == nil {
 				// The others have not noticed yet that it is gone.
 				return nil, fmt.Errorf("leader %s does not answer", n.Name)
@@ -438,13 +437,13 @@ func (t *Topology) EtcdLeader(ctx context.Context) (*Node, error) {
 func (t *Topology) ReadEtcdStats(ctx context.Context, i int) (ServerStats, error) {
 	n := t.DataNodes()[i]
 	hc := &http.Client{Timeout: 2 * time.Second}
-	if n.member.url.Scheme == "https" {
+	if n.etcdMemberOf().url.Scheme == "https" {
 		tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
 		// Two readings a run: nothing to keep a connection open for.
 		defer tr.CloseIdleConnections()
 		hc.Transport = tr
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.member.url.Endpoint()+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.etcdMemberOf().url.Endpoint()+"/metrics", nil)
 	if err != nil {
 		return ServerStats{}, err
 	}

@@ -7,20 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results/suggest"
 )
 
 // Kind names a topology's shape: the word before the colon in --topology.
 type Kind string
-
-// Backends: the server a topology's nodes run, which decides how a run
-// reaches them, arms its lock and reads their cost.
-const (
-	// BackendRedis is redis-server (single, redlock, replicated, cluster).
-	BackendRedis = "redis"
-	// BackendEtcd is an etcd cluster.
-	BackendEtcd = "etcd"
-)
 
 // Shape is everything lockbench knows of one kind of topology. Each kind is
 // one type in a file of its own (kind_single.go, kind_redlock.go, …) and one
@@ -62,8 +54,9 @@ type KindInfo struct {
 	Example string
 	// Sample is a --topology value of the kind that parses, e.g. "redlock:3".
 	Sample string
-	// Backend is what its servers are: BackendRedis, BackendEtcd or
-	// BackendPostgres.
+	// Backend is what its servers are, as the locks name it
+	// (lockimpl.BackendRedis, BackendEtcd, BackendPostgres): the locks that
+	// run on it speak that backend.
 	Backend string
 	// Program is the server program the local provider starts.
 	Program string
@@ -78,7 +71,8 @@ type KindInfo struct {
 	// Providers are where its servers may come from (ProviderLocal,
 	// ProviderDocker, ProviderExternal).
 	Providers []string
-	// URLFlag is the run flag naming its external servers ("redis", "etcd").
+	// URLFlag is the run flag naming its external servers ("redis", "etcd"):
+	// its backend's (BackendInfo.URLFlag), filled in by Spec.Info.
 	URLFlag string
 	// StartUp is what starting and stopping its local servers adds to a
 	// run's window, as measured on a 2-core machine shared with the load
@@ -98,19 +92,6 @@ type KindInfo struct {
 	// Sharded marks a topology whose keys are spread over shards by a
 	// cluster client (keys then carry a hash tag).
 	Sharded bool
-}
-
-// shapes is the registry: one line per kind, in help order. Adding a kind is
-// a new kind_NAME.go implementing Shape and one line here.
-func shapes() []Shape {
-	return []Shape{
-		singleShape{},
-		redlockShape{},
-		replicatedShape{},
-		clusterShape{},
-		etcdShape{},
-		postgresShape{},
-	}
 }
 
 // Shapes lists every kind's Shape, in help order.
@@ -135,8 +116,18 @@ func (s Spec) Shape() Shape {
 	return unknownShape{kind: s.Kind}
 }
 
-// Info is the spec's kind's KindInfo.
-func (s Spec) Info() KindInfo { return s.Shape().Info() }
+// Info is the spec's kind's KindInfo, with what its backend says of it.
+func (s Spec) Info() KindInfo { return kindInfo(s.Shape()) }
+
+// kindInfo is sh's KindInfo with what its backend says of every kind of it
+// (the URL flag), so that a kind never repeats its backend.
+func kindInfo(sh Shape) KindInfo {
+	info := sh.Info()
+	if b, ok := LookupBackend(info.Backend); ok {
+		info.URLFlag = b.Info().URLFlag
+	}
+	return info
+}
 
 // SpecHelp lists the accepted topology specs, from the registry.
 func SpecHelp() string {
@@ -280,7 +271,7 @@ type faultFitter interface {
 // adds only what needs live servers.
 func FitFault(f FaultSpec, s Spec, provider string) error {
 	sh := s.Shape()
-	info := sh.Info()
+	info := kindInfo(sh)
 	if !slices.Contains(info.Targets, f.Target) {
 		msg := fmt.Sprintf("%s has no %s; it has %s", s, targetForm(f.Target), targetForms(info.Targets))
 		if on := kindsWithTarget(f.Target); len(on) > 0 {
@@ -378,8 +369,10 @@ func redisFlags(extra ...string) []string {
 	return append([]string{"redis", "persistence", "pool-size", "pipeline"}, extra...)
 }
 
-// redisLocks are lockbench's own single-instance locks.
-func singleInstanceLocks() []string { return []string{"single", "fenced", "naive"} }
+// singleInstanceLocks are lockbench's own single-instance locks.
+func singleInstanceLocks() []string {
+	return []string{lockimpl.LockSingle, lockimpl.LockFenced, lockimpl.LockNaive}
+}
 
 // unknownShape is the shape of a Spec whose kind is not registered: it
 // takes nothing, so every check on it fails with its name.

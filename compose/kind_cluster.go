@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // KindCluster is a Redis Cluster: M masters (shards), R replicas each.
@@ -22,11 +24,10 @@ func (clusterShape) Info() KindInfo {
 	return KindInfo{
 		Kind: KindCluster, Example: "cluster:M", Sample: "cluster:3",
 		Syntax:  fmt.Sprintf("cluster:M[,R] with %d ≤ M ≤ %d masters and 0 ≤ R ≤ %d replicas each (default 1)", MinClusterMasters, MaxMasters, MaxClusterReplicas),
-		Backend: BackendRedis, Program: "redis-server", Node: "node",
+		Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "node",
 		Locks:     singleInstanceLocks(),
-		LockNotes: map[string]string{"redlock": quorum, "redsync": quorum, "redislock": unmeasured},
+		LockNotes: map[string]string{lockimpl.LockRedlock: quorum, lockimpl.LockRedsync: quorum, lockimpl.LockRedislock: unmeasured},
 		Providers: []string{ProviderLocal, ProviderExternal},
-		URLFlag:   "redis",
 		StartUp:   3 * time.Second,
 		// No pipeline: go-redis's cluster auto-pipeliner may resend a
 		// command after a network error.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // KindEtcd is an etcd cluster of N members (compose/etcd.go).
@@ -17,10 +19,9 @@ type etcdShape struct{}
 // Info describes etcd:N.
 func (etcdShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindEtcd, Syntax: "etcd:N with N = 1, 3 or 5", Example: "etcd:N", Sample: "etcd:3", Backend: BackendEtcd, Program: "etcd", Node: "member",
-		Locks:     []string{"etcd"},
+		Kind: KindEtcd, Syntax: "etcd:N with N = 1, 3 or 5", Example: "etcd:N", Sample: "etcd:3", Backend: lockimpl.BackendEtcd, Program: "etcd", Node: "member",
+		Locks:     []string{lockimpl.LockEtcd},
 		Providers: []string{ProviderLocal, ProviderExternal},
-		URLFlag:   "etcd",
 		StartUp:   2500 * time.Millisecond,
 		RunFlags:  []string{"etcd"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},

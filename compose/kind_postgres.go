@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // KindPostgres is one PostgreSQL server (compose/postgres.go): advisory
 // locks, a lease table and optimistic concurrency, and the protected
 // resource in the same database.
 const KindPostgres Kind = "postgres"
-
-// BackendPostgres is a PostgreSQL server.
-const BackendPostgres = "postgres"
 
 // RolePostgres is the server of a postgres topology.
 const RolePostgres = "postgres"
@@ -21,17 +20,16 @@ const RolePostgres = "postgres"
 // directory) or external (--postgres URL).
 type postgresShape struct{}
 
-// pgLocks are the locks that run on PostgreSQL, the default first. They are
-// named here, not imported, since compose does not know the locks.
-func pgLocks() []string { return []string{"pg-advisory", "pg-advisory-xact", "pg-lease", "occ"} }
+// pgLocks are the locks that run on PostgreSQL, the default first: every
+// lock the registry has on that backend.
+func pgLocks() []string { return lockimpl.LocksOn(lockimpl.BackendPostgres) }
 
 // Info describes postgres.
 func (postgresShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindPostgres, Syntax: "postgres", Example: "postgres", Sample: "postgres", Backend: BackendPostgres, Program: "postgres",
+		Kind: KindPostgres, Syntax: "postgres", Example: "postgres", Sample: "postgres", Backend: lockimpl.BackendPostgres, Program: "postgres",
 		Locks:     pgLocks(),
 		Providers: []string{ProviderLocal, ProviderExternal},
-		URLFlag:   "postgres",
 		StartUp:   1500 * time.Millisecond,
 		RunFlags:  []string{"postgres", "pool-size"},
 		Targets:   []FaultTarget{TargetNode, TargetHolder},

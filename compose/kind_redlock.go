@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // KindRedlock is N independent masters.
@@ -25,11 +27,10 @@ func (redlockShape) Info() KindInfo {
 	single := "needs one server; use --lock redlock or redsync, or --topology single"
 	return KindInfo{
 		Kind: KindRedlock, Syntax: fmt.Sprintf("redlock:N with 1 ≤ N ≤ %d", MaxMasters), Example: "redlock:N", Sample: "redlock:3",
-		Backend: BackendRedis, Program: "redis-server", Node: "master",
-		Locks:     []string{"redlock", "redsync"},
-		LockNotes: map[string]string{"single": single, "fenced": single, "naive": single, "redislock": single},
+		Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
+		Locks:     []string{lockimpl.LockRedlock, lockimpl.LockRedsync},
+		LockNotes: map[string]string{lockimpl.LockSingle: single, lockimpl.LockFenced: single, lockimpl.LockNaive: single, lockimpl.LockRedislock: single},
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
-		URLFlag:   "redis",
 		StartUp:   500 * time.Millisecond,
 		RunFlags:  redisFlags(),
 		Targets:   []FaultTarget{TargetNode},

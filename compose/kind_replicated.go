@@ -3,6 +3,8 @@ package compose
 import (
 	"context"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // KindReplicated is a primary, one replica and three sentinels that fail
@@ -17,12 +19,11 @@ type replicatedShape struct{}
 func (replicatedShape) Info() KindInfo {
 	quorum := "it needs independent masters, and replicated has one primary; use --topology redlock:N or --lock single"
 	return KindInfo{
-		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", Backend: BackendRedis, Program: "redis-server", Node: "node",
-		Locks:     append(singleInstanceLocks(), "redislock"),
-		LockNotes: map[string]string{"redlock": quorum, "redsync": quorum},
+		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "node",
+		Locks:     append(singleInstanceLocks(), lockimpl.LockRedislock),
+		LockNotes: map[string]string{lockimpl.LockRedlock: quorum, lockimpl.LockRedsync: quorum},
 		// It starts its own servers and sentinels: no --redis URLs.
 		Providers: []string{ProviderLocal, ProviderDocker},
-		URLFlag:   "redis",
 		StartUp:   3500 * time.Millisecond,
 		RunFlags:  []string{"persistence", "pool-size", "pipeline", "wait-replicas"},
 		Targets:   []FaultTarget{TargetNode, TargetPrimary, TargetReplica},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // KindSingle is one master.
@@ -16,10 +18,9 @@ type singleShape struct{}
 // Info describes single.
 func (singleShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", Backend: BackendRedis, Program: "redis-server", Node: "master",
-		Locks:     append(singleInstanceLocks(), "redlock", "redsync", "redislock"),
+		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
+		Locks:     append(singleInstanceLocks(), lockimpl.LockRedlock, lockimpl.LockRedsync, lockimpl.LockRedislock),
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
-		URLFlag:   "redis",
 		StartUp:   300 * time.Millisecond,
 		RunFlags:  redisFlags(),
 		Targets:   []FaultTarget{TargetNode, TargetPrimary},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // TestEveryKindIsWhole checks each registered kind against itself: its
@@ -42,6 +43,26 @@ func TestEveryKindIsWhole(t *testing.T) {
 		}
 		if back, err := compose.ParseFault(f.String()); err != nil || back != f {
 			t.Errorf("%s: canonical fault %q does not read back: %+v %v", info.Kind, f.String(), back, err)
+		}
+		for _, lock := range info.Locks {
+			if !slices.Contains(lockimpl.LocksOn(info.Backend), lock) {
+				t.Errorf("%s: runs lock %q, which the lock registry does not have on backend %s", info.Kind, lock, info.Backend)
+			}
+		}
+		for lock := range info.LockNotes {
+			if _, ok := lockimpl.Describe(lock); !ok || slices.Contains(info.Locks, lock) {
+				t.Errorf("%s: a note on lock %q, which is unregistered or runs on it", info.Kind, lock)
+			}
+		}
+	}
+}
+
+// TestEveryLockRunsSomewhere: each registered lock runs on at least one
+// kind, so --lock help never lists a lock no topology can run.
+func TestEveryLockRunsSomewhere(t *testing.T) {
+	for _, lock := range lockimpl.Names() {
+		if len(compose.KindsWithLock(lock)) == 0 {
+			t.Errorf("lock %s runs on no kind", lock)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func (t *Topology) upPostgres(ctx context.Context) error {
 		return err
 	}
 	t.addCleanup(srv.Stop)
-	t.Nodes = append(t.Nodes, &Node{Name: "postgres-0", Role: RolePostgres, Addr: srv.Addr(), pg: &pgNode{server: srv, url: srv.URL()}})
+	t.Nodes = append(t.Nodes, &Node{Name: "postgres-0", Role: RolePostgres, Addr: srv.Addr(), payload: &pgNode{server: srv, url: srv.URL()}})
 	return nil
 }
 
@@ -64,14 +64,14 @@ func (t *Topology) upPostgresExternal() error {
 		host = net.JoinHostPort(u.Hostname(), "5432")
 	}
 	t.Provider = ProviderExternal
-	t.Nodes = append(t.Nodes, &Node{Name: "postgres-0", Role: RolePostgres, Addr: host, pg: &pgNode{url: raw}})
+	t.Nodes = append(t.Nodes, &Node{Name: "postgres-0", Role: RolePostgres, Addr: host, payload: &pgNode{url: raw}})
 	return nil
 }
 
 // pgNodeOf is the topology's server node.
 func (t *Topology) pgNodeOf() (*Node, error) {
 	for _, n := range t.DataNodes() {
-		if n.pg != nil {
+		if n.pgOf() != nil {
 			return n, nil
 		}
 	}
@@ -87,11 +87,11 @@ func (t *Topology) PgURL() (string, error) {
 		return "", err
 	}
 	if n.ProxyAddr == "" {
-		return n.pg.url, nil
+		return n.pgOf().url, nil
 	}
-	u, err := url.Parse(n.pg.url)
+	u, err := url.Parse(n.pgOf().url)
 	if err != nil {
-		return "", fmt.Errorf("postgres URL %s: %w", RedactURL(n.pg.url), err)
+		return "", fmt.Errorf("postgres URL %s: %w", RedactURL(n.pgOf().url), err)
 	}
 	u.Host = n.ProxyAddr
 	return u.String(), nil
@@ -125,9 +125,9 @@ func (t *Topology) pgAdmin(ctx context.Context, f func(ctx context.Context, c *p
 	if err != nil {
 		return err
 	}
-	cfg, err := pgx.ParseConfig(n.pg.url)
+	cfg, err := pgx.ParseConfig(n.pgOf().url)
 	if err != nil {
-		return fmt.Errorf("postgres URL %s: %s", RedactURL(n.pg.url), redactErr(err, n.pg.url))
+		return fmt.Errorf("postgres URL %s: %s", RedactURL(n.pgOf().url), redactErr(err, n.pgOf().url))
 	}
 	cfg.RuntimeParams["application_name"] = pgAdminApp
 	cfg.ConnectTimeout = 2 * time.Second
@@ -135,7 +135,7 @@ func (t *Topology) pgAdmin(ctx context.Context, f func(ctx context.Context, c *p
 	defer cancel()
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("connect to %s: %s", n.Addr, redactErr(err, n.pg.url))
+		return fmt.Errorf("connect to %s: %s", n.Addr, redactErr(err, n.pgOf().url))
 	}
 	defer c.Close(context.WithoutCancel(ctx))
 	return f(ctx, c)
@@ -199,7 +199,7 @@ func (t *Topology) terminateHolder(ctx context.Context) (string, error) {
 // with it) or ends a holder's session; handled is false for the proxy's
 // faults, which act the same on every kind.
 func (t *Topology) applyPg(ctx context.Context, f FaultSpec, n *Node) (undo func() error, handled bool, err error) {
-	srv := n.pg.server
+	srv := n.pgOf().server
 	switch f.Kind {
 	case FaultTerminate:
 		_, err := t.terminateHolder(ctx)
@@ -228,10 +228,10 @@ func (t *Topology) applyPg(ctx context.Context, f FaultSpec, n *Node) (undo func
 
 // PgServer is the node's local PostgreSQL server, or nil.
 func (n *Node) PgServer() *PgServer {
-	if n.pg == nil {
+	if n.pgOf() == nil {
 		return nil
 	}
-	return n.pg.server
+	return n.pgOf().server
 }
 
 // ReadPgStats reads the server's cost counters: transactions committed and
@@ -254,9 +254,9 @@ func (t *Topology) ReadPgStats(ctx context.Context, _ int) (ServerStats, error) 
 		return ServerStats{}, fmt.Errorf("pg_stat_database: %w", err)
 	}
 	n, _ := t.pgNodeOf()
-	if n == nil || n.pg.server == nil {
+	if n == nil || n.pgOf().server == nil {
 		return ServerStats{}, errors.New("an external server's CPU time cannot be read")
 	}
-	s.CPUSeconds = n.pg.server.cpuSeconds()
+	s.CPUSeconds = n.pgOf().server.cpuSeconds()
 	return s, nil
 }

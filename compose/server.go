@@ -59,9 +59,36 @@ type ServerOptions struct {
 	// sentinels), and a restarted sentinel must keep that.
 	Sentinel []string
 
-	// etcd, when set, starts an etcd member instead of a redis-server
-	// (see compose/etcd.go): its arguments, readiness probe and log file.
-	etcd *memberProcess
+	// program, when set, starts another backend's server instead of a
+	// redis-server (an etcd member, compose/etcd.go): its arguments and
+	// readiness probe.
+	program serverProgram
+}
+
+// serverProgram is a server program other than redis-server that a Server
+// runs: the command line for its port and directory, and the probe that
+// says it serves.
+type serverProgram interface {
+	command() string
+	logName() string
+	args(port int, dir string) []string
+	ready(addr string) error
+}
+
+// name is the program the server runs.
+func (o ServerOptions) name() string {
+	if o.program != nil {
+		return o.program.command()
+	}
+	return "redis-server"
+}
+
+// logFile is the server's log file in its directory.
+func (o ServerOptions) logFile() string {
+	if o.program != nil {
+		return o.program.logName()
+	}
+	return "redis.log"
 }
 
 // Server is one redis-server process that this program started and must stop.
@@ -117,8 +144,8 @@ func (s *Server) Port() int { return s.port }
 func (s *Server) Dir() string { return s.dir }
 
 func (s *Server) args() []string {
-	if s.opts.etcd != nil {
-		return s.opts.etcd.args(s.port, s.dir)
+	if s.opts.program != nil {
+		return s.opts.program.args(s.port, s.dir)
 	}
 	if s.opts.Sentinel != nil {
 		// Persistence and the data options mean nothing to a sentinel.
@@ -240,8 +267,8 @@ func tail(b []byte) string {
 func (s *Server) waitReady(ctx context.Context, done <-chan struct{}) error {
 	deadline := time.Now().Add(10 * time.Second)
 	probe := rawPing
-	if s.opts.etcd != nil {
-		probe = s.opts.etcd.ready
+	if s.opts.program != nil {
+		probe = s.opts.program.ready
 	}
 	for {
 		if err := probe(s.Addr()); err == nil {

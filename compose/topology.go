@@ -65,8 +65,9 @@ type Node struct {
 	proxy  *nodeProxy
 	clock  *clockState
 	ctr    *dockerNode // the docker provider's container
-	member *etcdMember // etcd members only
-	pg     *pgNode     // the postgres topology's server only
+	// payload is what the node's backend keeps of it (an etcd member, the
+	// PostgreSQL server); nil for Redis.
+	payload nodePayload
 }
 
 // Topology is a set of Redis servers brought up (or reached) for a run.
@@ -86,7 +87,10 @@ type Topology struct {
 	sentinels []*redis.SentinelClient
 	// cluster knows each cluster node's id and shard (cluster topology only).
 	cluster *clusterInfo
-	etcd    *etcdCluster // etcd:N only
+	// backendState is what the topology's backend keeps of the whole
+	// topology (etcd's admin client), nil when it keeps nothing; each
+	// backend reads its own through an accessor (etcdState).
+	backendState any
 
 	mu      sync.Mutex  // guards the fields below
 	clients []io.Closer // the clients handed out

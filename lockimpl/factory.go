@@ -5,16 +5,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/lockbench/lockbench/results/suggest"
 )
-
-// Names lists the locks New builds, in the order help text shows them.
-var names = []string{"single", "fenced", "redlock", "naive", LockRedsync, LockRedislock, LockEtcd,
-	LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC}
-
-// Names returns the lock names New accepts.
-func Names() []string { return append([]string(nil), names...) }
 
 // Options configures whichever lock New builds.
 type Options struct {
@@ -48,7 +39,7 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return nodes[0], nil
 	}
 	switch name {
-	case "single", "fenced", "naive":
+	case LockSingle, LockFenced, LockNaive:
 		c, err := single()
 		if err != nil {
 			return nil, err
@@ -57,14 +48,14 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 			return newPipelined(name, c, opts)
 		}
 		switch name {
-		case "single":
+		case LockSingle:
 			l := NewSingle(c)
 			l.wait = opts.Wait
 			if l.wait.Replicas == 0 {
 				l.raw = newRawOne(c, opts.Sent)
 			}
 			return l, nil
-		case "fenced":
+		case LockFenced:
 			if opts.Wait.Replicas > 0 {
 				return nil, fmt.Errorf("lock fenced with --wait-replicas: not supported (the fencing script and WAIT are not combined); use --lock single")
 			}
@@ -75,7 +66,7 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		n := NewNaive(c)
 		n.gap = opts.NaiveGap
 		return n, nil
-	case "redlock":
+	case LockRedlock:
 		r, err := NewRedlock(nodes, opts.Redlock)
 		if err != nil {
 			return nil, err
@@ -89,14 +80,14 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	case LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC:
 		return nil, fmt.Errorf("lock %s needs a PostgreSQL topology (--topology postgres), not Redis servers; see NewPg", name)
 	}
-	return nil, fmt.Errorf("lock %q: unknown; %s", name, suggest.Unknown(name, names))
+	return nil, unknownLock(name)
 }
 
 // newPipelined builds single or fenced over a pipe to c's server.
 func newPipelined(name string, c redis.Cmdable, opts Options) (Locker, error) {
 	client, ok := c.(*redis.Client)
 	switch {
-	case name == "naive":
+	case name == LockNaive:
 		return nil, fmt.Errorf("lock naive cannot be pipelined: its GET and DEL are apart by design; use --lock single or fenced")
 	case opts.Wait.Replicas > 0:
 		return nil, fmt.Errorf("lock %s with --wait-replicas cannot be pipelined: WAIT must follow the SET on its connection", name)
@@ -107,7 +98,7 @@ func newPipelined(name string, c redis.Cmdable, opts Options) (Locker, error) {
 	if po.Sent == nil {
 		po.Sent = opts.Sent
 	}
-	return NewPipelined(client, name == "fenced", po), nil
+	return NewPipelined(client, name == LockFenced, po), nil
 }
 
 // newPeer builds a peer-library lock: redsync over any number of masters,

@@ -24,7 +24,7 @@ func NewNaive(client redis.Cmdable) *Naive {
 }
 
 // Info describes the lock, marked unsafe.
-func (n *Naive) Info() Info { return Info{Name: "naive", Unsafe: true, Nodes: 1} }
+func (n *Naive) Info() Info { return Info{Name: LockNaive, Unsafe: true, Nodes: 1} }
 
 // Acquire is the same SET NX PX as the single lock.
 func (n *Naive) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {

@@ -42,9 +42,6 @@ const (
 	LockRedislock = "redislock"
 )
 
-// IsPeer reports whether lock drives a peer library rather than lockbench's own code.
-func IsPeer(lock string) bool { return lock == LockRedsync || lock == LockRedislock }
-
 // redsync's own defaults in v4 (redsync.go, NewMutex), shown beside the
 // settings a run used. Its default tries (32) is the one lockbench replaces.
 const (

@@ -30,18 +30,12 @@ const (
 // PgModule is the driver the PostgreSQL locks are built on.
 const PgModule = "github.com/jackc/pgx/v5"
 
-// PgLocks lists the locks that run on a PostgreSQL topology.
-func PgLocks() []string { return []string{LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC} }
+// PgLocks lists the locks that run on a PostgreSQL topology, from the
+// registry.
+func PgLocks() []string { return LocksOn(BackendPostgres) }
 
 // IsPgLock reports whether name is one of the PostgreSQL locks.
-func IsPgLock(name string) bool {
-	for _, n := range PgLocks() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func IsPgLock(name string) bool { return mustDescribe(name).Backend == BackendPostgres }
 
 // NoExpiry is the validity of a lease that has no TTL (the advisory locks):
 // its holder owns the key for as long as its session lives, and cannot tell

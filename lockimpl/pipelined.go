@@ -30,9 +30,9 @@ func NewPipelined(c *redis.Client, fenced bool, opts PipeOptions) *Pipelined {
 // Info describes the lock: the same lock as Single's, by the same name.
 func (l *Pipelined) Info() Info {
 	if l.fenced {
-		return Info{Name: "fenced", Fencing: true, Nodes: 1}
+		return Info{Name: LockFenced, Fencing: true, Nodes: 1}
 	}
-	return Info{Name: "single", Nodes: 1}
+	return Info{Name: LockSingle, Nodes: 1}
 }
 
 // Close closes the lock's pipe.

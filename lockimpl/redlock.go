@@ -114,7 +114,7 @@ func (r *Redlock) Close() error {
 }
 
 // Info describes the lock.
-func (r *Redlock) Info() Info { return Info{Name: "redlock", Nodes: len(r.nodes)} }
+func (r *Redlock) Info() Info { return Info{Name: LockRedlock, Nodes: len(r.nodes)} }
 
 // NodeCounts returns each master's outcome counters, in node order.
 func (r *Redlock) NodeCounts() []NodeCounts {

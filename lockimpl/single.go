@@ -95,9 +95,9 @@ func NewFenced(client redis.Cmdable) *Single {
 // Info describes the lock.
 func (s *Single) Info() Info {
 	if s.fenced {
-		return Info{Name: "fenced", Fencing: true, Nodes: 1}
+		return Info{Name: LockFenced, Fencing: true, Nodes: 1}
 	}
-	return Info{Name: "single", Nodes: 1}
+	return Info{Name: LockSingle, Nodes: 1}
 }
 
 // Close closes the connections the lock keeps of its own (the raw path's);

@@ -16,6 +16,7 @@ import (
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -101,7 +102,7 @@ func ParseCandidate(s string) (sweep.LockSpec, error) {
 // locks, local redlock:5 and etcd:3 with their kinds' default locks, and
 // PostgreSQL where it is installed.
 func DefaultCandidates(pgInstalled bool) []sweep.LockSpec {
-	out := []sweep.LockSpec{{Lock: "single", Topology: "single"}, {Lock: "fenced", Topology: "single"}}
+	out := []sweep.LockSpec{{Lock: lockimpl.LockSingle, Topology: "single"}, {Lock: lockimpl.LockFenced, Topology: "single"}}
 	for _, topo := range []string{"redlock:5", "etcd:3"} {
 		out = append(out, sweep.LockSpec{Lock: defaultLock(topo), Topology: topo})
 	}

@@ -419,7 +419,7 @@ func faultsFor(c sweep.LockSpec) []faultPlan {
 	canonical := func(ttl, w time.Duration) (compose.FaultSpec, time.Duration) { return spec.CanonicalFault(ttl, w) }
 	f, _ := canonical(time.Second, minFaultWindow)
 	out := []faultPlan{{name: string(f.Kind) + " " + f.TargetString(), build: canonical}}
-	if c.Lock != "redlock" {
+	if c.Lock != lockimpl.LockRedlock {
 		return out
 	}
 	takes := spec.Info().Faults[compose.ProviderLocal]

@@ -102,3 +102,29 @@ func cleanUpEtcd(ctx context.Context, pl Plan, locker *lockimpl.Etcd, m *bench.M
 	}
 	env.logf("cleanup: released %d lease(s) left by crashed holders", releaseAbandoned(cctx, locker, m))
 }
+
+// etcdRemaining reads the lease attached to the key: its TTL as the
+// leader counts it (whole seconds).
+func etcdRemaining(c *clientv3.Client) remaining {
+	return remaining{resolution: time.Second, read: func(ctx context.Context, key string) (time.Duration, bool, error) {
+		resp, err := c.Get(ctx, key)
+		if err != nil {
+			return 0, false, fmt.Errorf("get %s: %w", key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return 0, false, nil
+		}
+		id := clientv3.LeaseID(resp.Kvs[0].Lease)
+		if id == clientv3.NoLease {
+			return time.Duration(1 << 62), true, nil
+		}
+		ttl, err := c.TimeToLive(ctx, id)
+		if err != nil {
+			return 0, false, fmt.Errorf("lease of %s: %w", key, err)
+		}
+		if ttl.TTL < 0 {
+			return 0, false, nil
+		}
+		return time.Duration(ttl.TTL) * time.Second, true, nil
+	}}
+}

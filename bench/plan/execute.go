@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbench/lockbench/bench"
 	"github.com/lockbench/lockbench/bench/metrics"
@@ -107,16 +104,6 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 // over them, with the result it will fill.
 type armFunc func(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error)
 
-// armers are the arm functions by backend (compose.KindInfo.Backend): one
-// line per kind of server.
-func armers() map[string]armFunc {
-	return map[string]armFunc{
-		compose.BackendRedis:    armRedis,
-		compose.BackendEtcd:     armEtcd,
-		compose.BackendPostgres: armPostgres,
-	}
-}
-
 // armed is a run's lock with what differs between kinds of server around
 // it: how their cost is read and how the run's keys are removed.
 type armed struct {
@@ -137,44 +124,6 @@ type armed struct {
 	// remaining reads a key's remaining lifetime on the servers, for
 	// probes (WithProbe); nil where the lock keeps no TTL.
 	remaining remaining
-}
-
-// armRedis reaches a Redis topology's servers and builds the lock over them.
-func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error) {
-	clients := lockClients(topo, pl)
-	if err := ping(ctx, clients, topo); err != nil {
-		if ierr := interrupted(ctx, "while reaching the servers"); ierr != nil {
-			return armed{}, nil, ierr
-		}
-		return armed{}, nil, err
-	}
-	nodes, err := lockNodesFor(topo, pl, clients)
-	if err != nil {
-		return armed{}, nil, err
-	}
-	sent := countSent(topo, clients, nodes)
-	lockOpts := pl.LockOptions
-	lockOpts.Sent = sent.counter
-	if pl.Pipeline == "auto" {
-		lockOpts.Pipe = &lockimpl.PipeOptions{}
-	}
-	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
-	if err != nil {
-		return armed{}, nil, badInput("lock", "%v", err)
-	}
-	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
-	// A small pool of its own per node for INFO and cleanup, apart from the lock's.
-	admin, adminAddrs := adminFor(topo)
-	a := armed{locker: locker, meter: infoMeter(admin, adminAddrs), sent: sent, remaining: redisRemaining(admin),
-		cleanUp: func(ctx context.Context, m *bench.Measurement, down map[string]string, env Env) {
-			cleanUp(ctx, pl, locker, m, cleanupClients(ctx, topo, admin, adminAddrs, down), prefix, env)
-		}}
-	if c, ok := locker.(io.Closer); ok {
-		// Connections a lock keeps of its own, apart from the topology's
-		// clients (Redlock's raw fan-out), close with the run.
-		a.close = func() { _ = c.Close() }
-	}
-	return a, r, nil
 }
 
 // nodeCounter is a lock that counts its outcomes per node (Redlock's
@@ -313,31 +262,14 @@ func (s *session) sharedResource(ctx context.Context, opts *bench.Options) (clos
 		return func() {}, nil
 	case s.pl.Resource == "":
 		return func() {}, nil
-	case isPgURL(s.pl.Resource):
-		res, closePool, err := pgResource(ctx, s.pl.Resource, s.pl.PoolSize, s.prefix)
-		if err != nil {
-			return nil, err
-		}
-		opts.Resource, s.r.Resource = res, compose.RedactURL(s.pl.Resource)
-		return func() {
-			if s.pl.RunID == "" {
-				_, _ = res.DeletePrefix(context.WithoutCancel(ctx))
-			}
-			closePool()
-		}, nil
 	}
-	rc, err := resourceClient(ctx, s.pl.Resource, s.pl.PoolSize)
+	_, pb := resourceBackend(s.pl.Resource)
+	res, closeRes, err := pb.resource(ctx, s.pl.Resource, s.pl.PoolSize, s.prefix)
 	if err != nil {
 		return nil, err
 	}
-	opts.Resource = bench.NewSharedResource(rc, s.prefix)
-	s.r.Resource = compose.RedactURL(s.pl.Resource)
-	return func() {
-		if s.pl.RunID == "" {
-			_, _ = cleanup(context.WithoutCancel(ctx), []*redis.Client{rc}, s.prefix+"resource:")
-		}
-		_ = rc.Close()
-	}, nil
+	opts.Resource, s.r.Resource = res, compose.RedactURL(s.pl.Resource)
+	return func() { closeRes(s.pl.RunID == "") }, nil
 }
 
 // nodeErrors counts the per-node errors and timeouts of the window so far,
@@ -427,51 +359,6 @@ func releaseAbandoned(ctx context.Context, locker lockimpl.Locker, m *bench.Meas
 	return released
 }
 
-// cleanUp removes what the run left on the servers. A lone run deletes
-// every key under its own prefix. A generator of a shared run (--run-id)
-// must not delete keys another generator still holds: it releases only the
-// leases its own crashed holders left, by their tokens, and gives the
-// shared fencing counters an expiry long past the run's end instead.
-func cleanUp(ctx context.Context, pl Plan, locker lockimpl.Locker, m *bench.Measurement, admin []*redis.Client, prefix string, env Env) {
-	if pl.RunID == "" {
-		n, err := cleanup(ctx, admin, prefix)
-		logDeleted(env, prefix, n, err)
-		return
-	}
-	released := releaseAbandoned(ctx, locker, m)
-	settle(locker)
-	keep := max(time.Minute, 10*pl.Workload.TTL)
-	n, err := expireFences(ctx, admin, prefix, keep)
-	if err != nil {
-		env.logf("cleanup of %s*: %v", prefix, err)
-	}
-	env.logf("cleanup: released %d lease(s) left by crashed holders; %d fencing counter(s) under %s expire in %v", released, n, prefix, keep)
-}
-
-// expireFences gives the run's fencing counters that have no expiry one, so
-// they outlive every generator of the run and then go.
-func expireFences(ctx context.Context, clients []*redis.Client, prefix string, keep time.Duration) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	n := 0
-	var errs []error
-	for _, c := range clients {
-		iter := c.Scan(ctx, 0, prefix+"*"+lockimpl.FenceKey(""), 1000).Iterator()
-		for iter.Next(ctx) {
-			// NX: a counter another generator already set to expire keeps its expiry.
-			if set, err := c.Do(ctx, "PEXPIRE", iter.Val(), keep.Milliseconds(), "NX").Int(); err != nil {
-				errs = append(errs, err)
-			} else if set == 1 {
-				n++
-			}
-		}
-		if err := iter.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("scan %s: %w", c.Options().Addr, err))
-		}
-	}
-	return n, errors.Join(errs...)
-}
-
 // up brings the plan's topology up, with proxies and the clock shim only
 // when its faults need them (they cost a little on every command).
 func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
@@ -498,45 +385,6 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 		return nil, fmt.Errorf("bring up %s: %w", pl.Topology, err)
 	}
 	return topo, nil
-}
-
-// resourceClient connects to the Redis of a shared protected resource and
-// checks it answers.
-func resourceClient(ctx context.Context, url string, pool int) (*redis.Client, error) {
-	o, err := compose.ParseRedisURL(url)
-	if err != nil {
-		return nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--redis "))
-	}
-	o.MaxRetries, o.ContextTimeoutEnabled, o.DisableIdentity, o.DialTimeout, o.PoolSize = -1, true, true, time.Second, pool
-	c := redis.NewClient(o)
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := c.Ping(pctx).Err(); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("--resource %s does not answer PING: %w", compose.RedactURL(url), err)
-	}
-	return c, nil
-}
-
-// lockNodes are what the lock sends its commands through: the clients.
-// With --pipeline auto the lock sends through a pipe of its own to each
-// client's server instead (lockimpl.Options.Pipe), dialled with the client's
-// options.
-func lockNodes(clients []*redis.Client) []redis.Cmdable {
-	return lockimpl.Nodes(clients...)
-}
-
-// lockClients are the clients the lock uses: one per master, or behind
-// sentinels (replicated) one sentinel-aware client that follows the primary.
-func lockClients(topo *compose.Topology, pl Plan) []*redis.Client {
-	co := compose.ClientOptions{PoolSize: pl.PoolSize}
-	if len(topo.SentinelAddrs()) > 0 {
-		return []*redis.Client{topo.FailoverClient(co)}
-	}
-	if isCluster(topo) {
-		return masterClients(topo)
-	}
-	return topo.Clients(co)
 }
 
 // newResult is a run's result before anything was measured: what ran, on
@@ -566,15 +414,6 @@ func newResult(id string, pl Plan, topo *compose.Topology, locker lockimpl.Locke
 	}
 }
 
-// redisVersion is the version a Redis server reports, or why it is unknown.
-func redisVersion(ctx context.Context, c *redis.Client) string {
-	version, err := compose.ServerVersion(ctx, c)
-	if err != nil {
-		return "unknown (" + lockimpl.ErrorKind(err) + ")"
-	}
-	return version
-}
-
 // resolvedConfig is the config as it ran, not as it was typed: the key
 // chooser, acquire timeout, provider and Redlock node timeout in the form
 // the run used them.
@@ -585,7 +424,7 @@ func resolvedConfig(pl Plan, topo *compose.Topology) map[string]any {
 	cfg["provider"] = topo.Provider
 	cfg["pool-size"] = strconv.Itoa(pl.PoolSize)
 	cfg["pipeline"] = pl.Pipeline
-	if pl.Lock == "redlock" {
+	if pl.Lock == lockimpl.LockRedlock {
 		nt := pl.LockOptions.Redlock.NodeTimeout
 		if nt == 0 {
 			nt = lockimpl.NodeTimeoutFor(pl.Workload.TTL)
@@ -593,20 +432,6 @@ func resolvedConfig(pl Plan, topo *compose.Topology) map[string]any {
 		cfg["node-timeout"] = nt.String()
 	}
 	return cfg
-}
-
-// ping checks every server answers before the run, so an unreachable server is
-// a clear runtime error rather than a run full of errors.
-func ping(ctx context.Context, clients []*redis.Client, topo *compose.Topology) error {
-	var errs []error
-	for i, c := range clients {
-		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		if err := c.Ping(pctx).Err(); err != nil {
-			errs = append(errs, fmt.Errorf("%s (%s) does not answer PING: %w", topo.Nodes[i].Name, topo.Nodes[i].Addr, err))
-		}
-		cancel()
-	}
-	return errors.Join(errs...)
 }
 
 func nodeOutcomes(topo *compose.Topology, base, now []lockimpl.NodeCounts) []results.NodeOutcome {
@@ -620,49 +445,4 @@ func nodeOutcomes(topo *compose.Topology, base, now []lockimpl.NodeCounts) []res
 			Contended: n.Contended - b.Contended, Errors: n.Errors - b.Errors, Timeouts: n.Timeouts - b.Timeouts}
 	}
 	return out
-}
-
-// liveClients leaves out the clients of nodes the run took down: there is
-// nothing to clean on them, and their "connection refused" is no news.
-func liveClients(clients []*redis.Client, addrs []string, down map[string]string) []*redis.Client {
-	var out []*redis.Client
-	for i, c := range clients {
-		if _, gone := down[addrs[i]]; !gone {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// cleanup deletes the run's keys, and only those: SCAN MATCH prefix*, UNLINK.
-func cleanup(ctx context.Context, clients []*redis.Client, prefix string) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	deleted := 0
-	var errs []error
-	for _, c := range clients {
-		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-		var batch []string
-		flush := func() {
-			if len(batch) == 0 {
-				return
-			}
-			n, err := unlinkEach(ctx, c, batch)
-			if err != nil {
-				errs = append(errs, err)
-			}
-			deleted += int(n)
-			batch = batch[:0]
-		}
-		for iter.Next(ctx) {
-			if batch = append(batch, iter.Val()); len(batch) == 500 {
-				flush()
-			}
-		}
-		flush()
-		if err := iter.Err(); err != nil {
-			errs = append(errs, fmt.Errorf("scan %s: %w", c.Options().Addr, err))
-		}
-	}
-	return deleted, errors.Join(errs...)
 }

@@ -391,8 +391,8 @@ func Parse(v Values) (Plan, error) {
 	pl.Pipeline = p.oneOf("pipeline", "off", "auto")
 	if pl.Pipeline == "auto" && p.err == nil {
 		switch {
-		case pl.Lock != "single" && pl.Lock != "fenced":
-			p.fail("pipeline", "auto works with --lock single or fenced; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", pl.Lock)
+		case !lockimpl.IsPipelinable(pl.Lock):
+			p.fail("pipeline", "auto works with --lock %s; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Pipelinable }), " or "), pl.Lock)
 		case pl.LockOptions.Wait.Replicas > 0:
 			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
 		case len(pl.Faults) > 0:
@@ -443,8 +443,7 @@ func Parse(v Values) (Plan, error) {
 			p.fail("metrics-addr", "%q: want HOST:PORT, e.g. :9464 or 127.0.0.1:9464", a)
 		}
 	}
-	p.etcdChecks(&pl)
-	p.pgChecks(&pl)
+	p.backendChecks(&pl)
 	if p.err != nil {
 		return Plan{}, p.err
 	}
@@ -468,21 +467,14 @@ func (p *parser) lockFor(topo compose.Spec) string {
 	return lock
 }
 
-// urls checks the server URLs given, by the flag's own form.
+// urls checks the server URLs given, each backend's flag by its own form.
 func (p *parser) urls() {
-	for _, u := range p.v["redis"] {
-		if _, err := compose.ParseRedisURL(u); err != nil {
-			p.fail("redis", "%s", strings.TrimPrefix(err.Error(), "--redis "))
-		}
-	}
-	for _, u := range p.v["etcd"] {
-		if _, err := compose.ParseEtcdURL(u); err != nil {
-			p.fail("etcd", "%s", strings.TrimPrefix(err.Error(), "--etcd "))
-		}
-	}
-	for _, u := range p.v["postgres"] {
-		if err := compose.ParsePgURL(u); err != nil {
-			p.fail("postgres", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
+	for _, b := range compose.Backends() {
+		flag := b.Info().URLFlag
+		for _, u := range p.v[flag] {
+			if err := b.CheckURL(u); err != nil {
+				p.fail(flag, "%s", strings.TrimPrefix(err.Error(), "--"+flag+" "))
+			}
 		}
 	}
 }

@@ -2,30 +2,25 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/resource"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
-// txLocks are the PostgreSQL locks whose protected write is part of the
-// lock itself (in its transaction, or as its compare-and-set): their
-// resource must be the topology's own database.
-var txLocks = []string{lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
-
-// noTTLLocks are the locks without a lease to renew.
-var noTTLLocks = []string{lockimpl.LockPgAdvisory, lockimpl.LockPgAdvisoryXact, lockimpl.LockOCC}
-
 // Renewable reports whether lock has a lease with a TTL to renew: the
-// session and transaction locks of PostgreSQL (and occ) have none.
-func Renewable(lock string) bool { return !slices.Contains(noTTLLocks, lock) }
+// session and transaction locks of PostgreSQL (and occ) have none. The
+// lock registry says so (lockimpl.Descriptor.Renewable).
+func Renewable(lock string) bool { return lockimpl.IsRenewable(lock) }
 
 // pgChecks refuses what the PostgreSQL locks cannot do: renew a lock that
 // has no TTL, or write their transaction's protected write elsewhere.
@@ -34,29 +29,26 @@ func (p *parser) pgChecks(pl *Plan) {
 		return
 	}
 	switch {
-	case slices.Contains(noTTLLocks, pl.Lock) && pl.Workload.RenewEvery > 0:
+	case !lockimpl.IsRenewable(pl.Lock) && pl.Workload.RenewEvery > 0:
 		p.fail("renew-every", "%s has no TTL to renew: it lasts as long as its session (or transaction); drop --renew-every, or use --lock pg-lease", pl.Lock)
-	case slices.Contains(txLocks, pl.Lock) && pl.Resource != "":
+	case lockimpl.IsInTransaction(pl.Lock) && pl.Resource != "":
 		p.fail("resource", "%s makes its protected write as part of the lock (in its transaction, or as its compare-and-set), on the topology's database; drop --resource", pl.Lock)
 	}
 }
 
-// checkResourceURL accepts a Redis or a PostgreSQL --resource URL.
-func (p *parser) checkResourceURL(u string) {
-	if isPgURL(u) {
-		if err := compose.ParsePgURL(u); err != nil {
-			p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
+// openPgResource keeps the protected resource in the PostgreSQL at url;
+// its close deletes a lone run's rows and closes the pool.
+func openPgResource(ctx context.Context, url string, pool int, prefix string) (bench.Protected, func(lone bool), error) {
+	res, closePool, err := pgResource(ctx, url, pool, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, func(lone bool) {
+		if lone {
+			_, _ = res.DeletePrefix(context.WithoutCancel(ctx))
 		}
-		return
-	}
-	if _, err := compose.ParseRedisURL(u); err != nil {
-		p.fail("resource", "%s", strings.TrimPrefix(err.Error(), "--redis ")+" (or postgres://…)")
-	}
-}
-
-// isPgURL reports whether a URL names a PostgreSQL server.
-func isPgURL(u string) bool {
-	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+		closePool()
+	}, nil
 }
 
 // armPostgres reaches a postgres topology's server and builds the plan's
@@ -80,10 +72,10 @@ func armPostgres(ctx context.Context, pl Plan, env Env, id, prefix string, topo 
 	if err := lockimpl.EnsurePgLeaseSchema(sctx, pool); err != nil {
 		return armed{}, nil, err
 	}
-	if err := bench.EnsurePgResourceSchema(sctx, pool); err != nil {
+	if err := resource.EnsurePgSchema(sctx, pool); err != nil {
 		return armed{}, nil, err
 	}
-	locker, err := lockimpl.NewPg(pl.Lock, pool, bench.PgResourceTable, pl.LockOptions.Redlock.NodeTimeout)
+	locker, err := lockimpl.NewPg(pl.Lock, pool, resource.PgTable, pl.LockOptions.Redlock.NodeTimeout)
 	if err != nil {
 		return armed{}, nil, badInput("lock", "%v", err)
 	}
@@ -99,7 +91,7 @@ func armPostgres(ctx context.Context, pl Plan, env Env, id, prefix string, topo 
 		if err != nil {
 			return armed{}, nil, err
 		}
-		a.resource = bench.NewPgResource(rpool, prefix)
+		a.resource = resource.NewPostgres(rpool, prefix)
 		a.resourceName = "postgres (the topology's database)"
 	}
 	r := newResult(id, pl, topo, locker, version, env)
@@ -124,7 +116,7 @@ func cleanUpPg(ctx context.Context, pl Plan, locker lockimpl.Locker, pool *pgxpo
 	}
 	if err == nil && pl.Resource == "" {
 		var k int64
-		k, err = bench.NewPgResource(pool, prefix).DeletePrefix(cctx)
+		k, err = resource.NewPostgres(pool, prefix).DeletePrefix(cctx)
 		n += k
 	}
 	if released > 0 {
@@ -134,16 +126,33 @@ func cleanUpPg(ctx context.Context, pl Plan, locker lockimpl.Locker, pool *pgxpo
 }
 
 // pgResource opens the PostgreSQL --resource, with its tables.
-func pgResource(ctx context.Context, url string, pool int, prefix string) (*bench.PgResource, func(), error) {
+func pgResource(ctx context.Context, url string, pool int, prefix string) (*resource.Postgres, func(), error) {
 	p, err := compose.NewPgPool(ctx, url, pool, compose.PgResourceApp)
 	if err != nil {
 		return nil, nil, badInput("resource", "%s", strings.TrimPrefix(err.Error(), "--postgres "))
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := bench.EnsurePgResourceSchema(sctx, p); err != nil {
+	if err := resource.EnsurePgSchema(sctx, p); err != nil {
 		p.Close()
 		return nil, nil, fmt.Errorf("--resource %s: %w", compose.RedactURL(url), err)
 	}
-	return bench.NewPgResource(p, prefix), p.Close, nil
+	return resource.NewPostgres(p, prefix), p.Close, nil
+}
+
+// pgLeaseRemaining reads the key's expiry column against the server's
+// clock; a row whose expiry passed holds nobody, and is absent.
+func pgLeaseRemaining(pool *pgxpool.Pool) remaining {
+	return remaining{resolution: time.Microsecond, read: func(ctx context.Context, key string) (time.Duration, bool, error) {
+		var us int64
+		err := pool.QueryRow(ctx, `select (extract(epoch from expires - clock_timestamp()) * 1e6)::bigint from `+
+			lockimpl.PgLeaseTable+` where key = $1 and expires > clock_timestamp()`, key).Scan(&us)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return 0, false, nil
+		case err != nil:
+			return 0, false, fmt.Errorf("expiry of %s: %w", key, err)
+		}
+		return time.Duration(us) * time.Microsecond, true, nil
+	}}
 }

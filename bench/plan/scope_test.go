@@ -207,3 +207,75 @@ func TestCommandFlags(t *testing.T) {
 		t.Errorf("tune-ttl over crash-holders: %v (%v); want the preset's crash-prob and retry kept, the window 8s", v, err)
 	}
 }
+
+// TestLockScopedFlagsFollowTheRegistry: a flag scoped to locks applies to
+// exactly the locks whose descriptor lists it, and every flag a descriptor
+// lists is in the table, so a lock cannot name a flag plan does not have.
+func TestLockScopedFlagsFollowTheRegistry(t *testing.T) {
+	scoped := map[string]bool{}
+	for _, f := range RunFlags() {
+		if f.Scope.Locks == nil {
+			continue
+		}
+		scoped[f.Name] = true
+		if want := lockimpl.LocksTakingFlag(f.Name); !slices.Equal(f.Scope.Locks, want) {
+			t.Errorf("--%s applies to %v; the lock registry lists it on %v", f.Name, f.Scope.Locks, want)
+		}
+	}
+	for _, d := range lockimpl.Descriptors() {
+		for _, name := range d.RunFlags {
+			if !scoped[name] {
+				t.Errorf("lock %s takes --%s, which is not a lock-scoped flag of the table", d.Name, name)
+			}
+		}
+	}
+}
+
+// TestEveryBackendIsArmed: each backend compose registers has an arm
+// function, and plan arms nothing compose does not bring up.
+func TestEveryBackendIsArmed(t *testing.T) {
+	arms := armers()
+	for _, b := range compose.Backends() {
+		if _, ok := arms[b.Info().Name]; !ok {
+			t.Errorf("backend %s has no arm function in armers (backends.go)", b.Info().Name)
+		}
+	}
+	for name := range arms {
+		if _, ok := compose.LookupBackend(name); !ok {
+			t.Errorf("armers arms %q, which compose does not register", name)
+		}
+	}
+}
+
+// TestResourceBackendByScheme: --resource picks the backend keeping the
+// resource by the URL's scheme, and anything else goes to Redis, whose
+// refusal names the other forms.
+func TestResourceBackendByScheme(t *testing.T) {
+	for _, tc := range []struct{ url, backend string }{
+		{"redis://127.0.0.1:6379", lockimpl.BackendRedis},
+		{"rediss://127.0.0.1:6379", lockimpl.BackendRedis},
+		{"postgres://u@127.0.0.1:5432/db", lockimpl.BackendPostgres},
+		{"postgresql://u@127.0.0.1:5432/db", lockimpl.BackendPostgres},
+		{"http://127.0.0.1:2379", lockimpl.BackendRedis}, // etcd keeps no resource
+		{"ftp://x", lockimpl.BackendRedis},
+	} {
+		if b, pb := resourceBackend(tc.url); b.Info().Name != tc.backend || pb.resource == nil {
+			t.Errorf("%s: backend %s (resource %v), want %s", tc.url, b.Info().Name, pb.resource != nil, tc.backend)
+		}
+	}
+	for _, tc := range []struct{ url, bad string }{
+		{"redis://127.0.0.1:6379", ""},
+		{"postgres://u@127.0.0.1:5432/db", ""},
+		{"ftp://x", "(or postgres://…)"},
+		{"http://127.0.0.1:2379", "(or postgres://…)"},
+	} {
+		p := &parser{}
+		p.checkResourceURL(tc.url)
+		switch {
+		case tc.bad == "" && p.err != nil:
+			t.Errorf("%s: refused: %v", tc.url, p.err)
+		case tc.bad != "" && (p.err == nil || !strings.Contains(p.err.Error(), tc.bad) || !strings.Contains(p.err.Error(), "resource")):
+			t.Errorf("%s: %v, want a --resource refusal naming %q", tc.url, p.err, tc.bad)
+		}
+	}
+}

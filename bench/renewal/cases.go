@@ -39,9 +39,9 @@ func Locks() []Lock {
 	const etcdTTL = 2 * time.Second
 	const issue33 = "not on main yet: arrives with issue 33 (zk and nats-kv backends)"
 	return []Lock{
-		{Name: "single", Topology: "single", Nodes: 1, TTL: redisTTL},
-		{Name: "fenced", Topology: "single", Nodes: 1, TTL: redisTTL, Fencing: true},
-		{Name: "redlock", Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
+		{Name: lockimpl.LockSingle, Topology: "single", Nodes: 1, TTL: redisTTL},
+		{Name: lockimpl.LockFenced, Topology: "single", Nodes: 1, TTL: redisTTL, Fencing: true},
+		{Name: lockimpl.LockRedlock, Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
 		{Name: lockimpl.LockRedsync, Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
 		{Name: lockimpl.LockRedislock, Topology: "single", Nodes: 1, TTL: redisTTL},
 		{Name: lockimpl.LockEtcd, Topology: "etcd:1", Nodes: 1, TTL: etcdTTL, Fencing: true},

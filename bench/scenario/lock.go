@@ -58,7 +58,7 @@ func lockOf(v plan.Values) string {
 	}
 	spec, err := compose.ParseSpec(v.Get("topology"))
 	if err != nil {
-		return "single"
+		return lockimpl.LockSingle
 	}
 	return spec.DefaultLock()
 }

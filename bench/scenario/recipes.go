@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // The recipes. Each reproduces its hazard within seconds on local
@@ -20,10 +21,10 @@ func gcPause() Scenario {
 		violated:    staleWrites,
 		exposure:    outlivedLeases(),
 		Variants: []Variant{
-			{Name: "single", Flags: vals("lock", "single"), TakesLock: true},
-			{Name: "single + renewal ttl/3", Flags: vals("lock", "single", "renew-every", "ttl/3"), TakesLock: true},
-			{Name: "fenced", Mitigated: true, Flags: vals("lock", "fenced")},
-			{Name: "fenced + renewal ttl/3", Mitigated: true, Flags: vals("lock", "fenced", "renew-every", "ttl/3")},
+			{Name: "single", Flags: vals("lock", lockimpl.LockSingle), TakesLock: true},
+			{Name: "single + renewal ttl/3", Flags: vals("lock", lockimpl.LockSingle, "renew-every", "ttl/3"), TakesLock: true},
+			{Name: "fenced", Mitigated: true, Flags: vals("lock", lockimpl.LockFenced)},
+			{Name: "fenced + renewal ttl/3", Mitigated: true, Flags: vals("lock", lockimpl.LockFenced, "renew-every", "ttl/3")},
 		},
 	}
 }
@@ -196,7 +197,7 @@ func naiveRelease() Scenario {
 		violated:    doubleGrants,
 		Variants: []Variant{
 			{Name: "naive GET+DEL"},
-			{Name: "single (atomic script)", Mitigated: true, Flags: vals("lock", "single")},
+			{Name: "single (atomic script)", Mitigated: true, Flags: vals("lock", lockimpl.LockSingle)},
 		},
 	}
 }

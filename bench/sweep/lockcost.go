@@ -31,8 +31,8 @@ const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated, redsyn
 // lockbench's own locks and the peer libraries, on one server and on five
 // masters.
 func DefaultLockSpecs() []LockSpec {
-	return []LockSpec{{"single", "single"}, {"fenced", "single"}, {lockimpl.LockRedislock, "single"},
-		{"redlock", "redlock:5"}, {lockimpl.LockRedsync, "redlock:5"}}
+	return []LockSpec{{lockimpl.LockSingle, "single"}, {lockimpl.LockFenced, "single"}, {lockimpl.LockRedislock, "single"},
+		{lockimpl.LockRedlock, "redlock:5"}, {lockimpl.LockRedsync, "redlock:5"}}
 }
 
 // ParseLockSpec reads NAME[@TOPOLOGY]. Whether the lock runs on that

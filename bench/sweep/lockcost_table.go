@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/verdict"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -302,8 +303,8 @@ func redlockBought(sums []CostSummary) string {
 }
 
 // IsRedlock reports whether a lock acquires by quorum over several masters
-// (redlock, redsync).
-func IsRedlock(lock string) bool { return lock == "redlock" || lock == "redsync" }
+// (redlock, redsync), as the lock registry says.
+func IsRedlock(lock string) bool { return lockimpl.IsQuorum(lock) }
 
 // writeFaultView prints each faulted lock's figures under its fault.
 func writeFaultView(w io.Writer, rows []CostRuns, healthy results.Comparison) error {

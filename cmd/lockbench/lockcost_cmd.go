@@ -9,6 +9,7 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -62,12 +63,12 @@ func redlockCostCommand() *cli.Command {
 			if err := refuseSet(c, refused); err != nil {
 				return err
 			}
-			locks := []sweep.LockSpec{{Lock: "single", Topology: "single"}}
+			locks := []sweep.LockSpec{{Lock: lockimpl.LockSingle, Topology: "single"}}
 			if urls := c.StringSlice("redis"); len(urls) > 0 {
 				if c.IsSet("masters") {
 					return usageError{msg: "--masters: with --redis the masters are the URLs; give one or the other"}
 				}
-				locks = append(locks, sweep.LockSpec{Lock: "redlock", Topology: fmt.Sprintf("redlock:%d", len(urls))})
+				locks = append(locks, sweep.LockSpec{Lock: lockimpl.LockRedlock, Topology: fmt.Sprintf("redlock:%d", len(urls))})
 				return runLockCost(c, table, locks, false)
 			}
 			for _, m := range sweep.ParseList(c.String("masters")) {
@@ -75,7 +76,7 @@ func redlockCostCommand() *cli.Command {
 				if err != nil || n < 1 || n > 9 {
 					return usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to 9, e.g. 3,5,7", c.String("masters"))}
 				}
-				locks = append(locks, sweep.LockSpec{Lock: "redlock", Topology: fmt.Sprintf("redlock:%d", n)})
+				locks = append(locks, sweep.LockSpec{Lock: lockimpl.LockRedlock, Topology: fmt.Sprintf("redlock:%d", n)})
 			}
 			return runLockCost(c, table, locks, true)
 		},

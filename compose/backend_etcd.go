@@ -1,0 +1,52 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// etcdBackend is an etcd cluster (etcd:N): members started as Server
+// processes with an etcd memberProcess, or reached at --etcd URLs; its own
+// fault target is the leader.
+type etcdBackend struct{}
+
+// Info describes the etcd backend.
+func (etcdBackend) Info() BackendInfo {
+	return BackendInfo{Name: lockimpl.BackendEtcd, URLFlag: "etcd", Schemes: []string{"http", "https"}, SampleURL: "http://127.0.0.1:2379",
+		Targets: map[FaultTarget]string{TargetLeader: "it has no leader"}}
+}
+
+// CheckURL checks an --etcd URL.
+func (etcdBackend) CheckURL(raw string) error {
+	_, err := ParseEtcdURL(raw)
+	return err
+}
+
+// target resolves the leader, once the members agree on one.
+func (etcdBackend) target(ctx context.Context, t *Topology, f FaultSpec) (*Node, error) {
+	if f.Target != TargetLeader {
+		return nil, fmt.Errorf("topology %s has no %s", t.Spec, f.Target)
+	}
+	return t.settledLeader(ctx)
+}
+
+// etcdMemberOf is n's member payload, nil on a node of another backend.
+func (n *Node) etcdMemberOf() *etcdMember {
+	m, _ := n.payload.(*etcdMember)
+	return m
+}
+
+// faultMisfit: an etcd member is a Server process, so the shared rules
+// decide.
+func (m *etcdMember) faultMisfit(*Node, FaultKind) (string, bool) { return "", false }
+
+// apply: the shared mechanisms apply every fault to a member.
+func (m *etcdMember) apply(context.Context, *Topology, FaultSpec, *Node) (func() error, bool, error) {
+	return nil, false, nil
+}
+
+// down: a member's process is the node's Server, which the shared rule
+// asks.
+func (m *etcdMember) down() bool { return false }

@@ -1,0 +1,57 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// postgresBackend is one PostgreSQL server (postgres): a local PgServer or
+// a --postgres URL; its own fault target is a session holding a lock.
+type postgresBackend struct{}
+
+// Info describes the PostgreSQL backend.
+func (postgresBackend) Info() BackendInfo {
+	return BackendInfo{Name: lockimpl.BackendPostgres, URLFlag: "postgres", Schemes: []string{"postgres", "postgresql"}, SampleURL: "postgres://lockbench@127.0.0.1:5432/lockbench",
+		Targets: map[FaultTarget]string{TargetHolder: "it has no lock sessions to terminate"}}
+}
+
+// CheckURL checks a --postgres URL.
+func (postgresBackend) CheckURL(raw string) error { return ParsePgURL(raw) }
+
+// target resolves the holder's server: terminate picks the session there.
+func (postgresBackend) target(_ context.Context, t *Topology, f FaultSpec) (*Node, error) {
+	if f.Target != TargetHolder {
+		return nil, fmt.Errorf("topology %s has no %s", t.Spec, f.Target)
+	}
+	return t.pgNodeOf()
+}
+
+// pgOf is n's PostgreSQL payload, nil on a node of another backend.
+func (n *Node) pgOf() *pgNode {
+	p, _ := n.payload.(*pgNode)
+	return p
+}
+
+// faultMisfit: kill, restart and pause act on the local PgServer (every
+// process of it), which an external server does not have; the other
+// faults follow the shared rules.
+func (p *pgNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
+	switch k {
+	case FaultKill, FaultRestart, FaultPause:
+		if p.server == nil {
+			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr), true
+		}
+		return "", true
+	}
+	return "", false
+}
+
+// apply applies process faults and terminate itself (applyPg).
+func (p *pgNode) apply(ctx context.Context, t *Topology, f FaultSpec, n *Node) (func() error, bool, error) {
+	return t.applyPg(ctx, f, n)
+}
+
+// down reports whether the local server was stopped by a fault.
+func (p *pgNode) down() bool { return p.server != nil && p.server.PID() == 0 }
