@@ -121,7 +121,7 @@ func TestRoundTripsBesideServerCommands(t *testing.T) {
 			// Every SET that acquired is released on that master; a
 			// contended attempt is a SET alone.
 			contended := tc.masters * (attempts - acquired)
-			if d := sets - contended - releases; d < -inFlight || d > inFlight {
+			if !within(sets-contended, releases) {
 				t.Errorf("SETs sent %d, releases %d, for %d attempts and %d acquisitions: want a release per acquiring SET",
 					sets, releases, attempts, acquired)
 			}
@@ -137,7 +137,11 @@ func TestRoundTripsBesideServerCommands(t *testing.T) {
 					t.Errorf("sent %d %s: not a command of this lock or of a connection's set-up", n, name)
 				}
 			}
-			if sent.RoundTrips != total || sent.Commands != total {
+			// The counters are read while commands are in flight, one
+			// after the other: a command counted by name may not have its
+			// round trip counted yet (CI: 15197 against 15198).
+			near := func(got, want int64) bool { return got >= want-inFlight && got <= want+inFlight }
+			if !near(sent.RoundTrips, total) || !near(sent.Commands, total) {
 				t.Errorf("sent %+v: want one round trip per command, every command counted by name", sent)
 			}
 
