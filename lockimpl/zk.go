@@ -546,10 +546,10 @@ func (z *Zk) deleteTree(ctx context.Context, s *zkSession, path string) error {
 	return z.deleteNode(ctx, s, path)
 }
 
-// zkErrorKind names a ZooKeeper client error for the errors-by-kind
+// ZkErrorKind names a ZooKeeper client error for the errors-by-kind
 // counters ("zk_connection_closed", "zk_session_expired", …), or "" when
 // err is none.
-func zkErrorKind(err error) string {
+func ZkErrorKind(err error) string {
 	kinds := []struct {
 		err  error
 		kind string
