@@ -26,7 +26,7 @@ const natsTestTimeout = 10 * time.Second
 
 // newNatsKV connects to urls for t and returns the lock on bucket, closed
 // at cleanup.
-func newNatsKV(t *testing.T, urls []string, opts lockimpl.NatsKVOptions) *lockimpl.NatsKV {
+func newNatsKV(t testing.TB, urls []string, opts lockimpl.NatsKVOptions) *lockimpl.NatsKV {
 	t.Helper()
 	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {

@@ -25,7 +25,7 @@ const zkTTL = 3 * time.Second
 const zkTestTimeout = 10 * time.Second
 
 // newZk connects a zk lock to addrs for t, closed at cleanup.
-func newZk(t *testing.T, addrs []string, opts lockimpl.ZkOptions) *lockimpl.Zk {
+func newZk(t testing.TB, addrs []string, opts lockimpl.ZkOptions) *lockimpl.Zk {
 	t.Helper()
 	opts.Servers = addrs
 	if opts.SessionTimeout == 0 {
