@@ -98,6 +98,25 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 	return &NatsKV{js: js, kv: kv, subject: "$KV." + opts.Bucket + ".", opts: opts}, nil
 }
 
+// NatsJetStream connects to the servers at urls (nats://host:port, tried
+// in turn) with lockbench's client settings: reconnect for ever, soon
+// (a fault's server comes back, and a run must see when), and no
+// reconnect buffer, so that a request made while disconnected fails at
+// once instead of being sent late. close ends the connection.
+func NatsJetStream(urls []string) (js jetstream.JetStream, close func(), err error) {
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
+		nats.ReconnectBufSize(-1), nats.Name("lockbench"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %w", strings.Join(urls, ","), err)
+	}
+	js, err = jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream on %s: %w", strings.Join(urls, ","), err)
+	}
+	return js, nc.Close, nil
+}
+
 // Info describes the lock: fenced by the acquisition's revision.
 func (n *NatsKV) Info() Info {
 	return Info{Name: LockNatsKV, Fencing: true, Nodes: n.opts.Nodes, Library: NatsModule, Version: ModuleVersion(NatsModule),

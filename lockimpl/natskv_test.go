@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
@@ -28,15 +27,11 @@ const natsTestTimeout = 10 * time.Second
 // at cleanup.
 func newNatsKV(t testing.TB, urls []string, opts lockimpl.NatsKVOptions) *lockimpl.NatsKV {
 	t.Helper()
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	js, closeConn, err := lockimpl.NatsJetStream(urls)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(closeConn)
 	if opts.Timeout == 0 {
 		opts.Timeout = natsTestTimeout
 	}

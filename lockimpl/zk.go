@@ -300,7 +300,9 @@ func (z *Zk) create(ctx context.Context, s *zkSession, parent, token string) (st
 		return s.conn.Create(prefix, []byte(token), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	}
 	path, err := zkCall(ctx, z.opts.Timeout, mk)
-	if errors.Is(err, zk.ErrNoNode) {
+	// The key's container may be missing, or deleted by the ensemble (once
+	// empty) between its creation and the node's: a few tries, as Curator.
+	for try := 0; try < 3 && errors.Is(err, zk.ErrNoNode); try++ {
 		if err = z.ensureParents(ctx, s, parent); err == nil {
 			path, err = zkCall(ctx, z.opts.Timeout, mk)
 		}
