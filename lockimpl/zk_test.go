@@ -389,3 +389,71 @@ func testZkDeletePrefix(t *testing.T, addrs []string) {
 		t.Fatalf("another run's key: %v, want still held", out)
 	}
 }
+
+// TestZkLeaderLost kills the ensemble's leader while a key is held: the
+// survivors elect another within the session timeout (10 s, the local
+// members' largest), the holder's client moves its session to a live
+// member, and the key stays held: renewed by its holder, contended for
+// others, released by its holder; the next holder's fence is larger.
+func TestZkLeaderLost(t *testing.T) {
+	e := composetest.ZkEnsemble(t, 3)
+	const ttl = 10 * time.Second
+	holder := newZk(t, e.Addrs(), lockimpl.ZkOptions{SessionTimeout: ttl})
+	other := newZk(t, e.Addrs(), lockimpl.ZkOptions{SessionTimeout: ttl})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	key := "lockbench:test:zk-leader"
+	a, out, err := holder.Acquire(ctx, key, ttl)
+	if out != lockimpl.OK || err != nil {
+		t.Fatalf("acquire: %v, %v", out, err)
+	}
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.WaitLeader(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Until the client has moved its session, requests fail; none is lost.
+	for end := time.Now().Add(time.Minute); ; {
+		out, err = holder.Renew(ctx, &a, ttl)
+		if out != lockimpl.Failed || time.Now().After(end) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out != lockimpl.OK || err != nil {
+		t.Fatalf("renew after the leader's loss: %v, %v; want ok (the session outlives an election)", out, err)
+	}
+	for end := time.Now().Add(time.Minute); ; {
+		_, out, err = other.Acquire(ctx, key, ttl)
+		if out != lockimpl.Failed || time.Now().After(end) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out != lockimpl.Contended {
+		t.Fatalf("another's acquire of the held key: %v, %v; want contended", out, err)
+	}
+	if out, err := holder.Release(ctx, a); out != lockimpl.OK || err != nil {
+		t.Fatalf("release: %v, %v", out, err)
+	}
+	var b lockimpl.Lease
+	for end := time.Now().Add(time.Minute); ; {
+		b, out, err = other.Acquire(ctx, key, ttl)
+		if out == lockimpl.OK || time.Now().After(end) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out != lockimpl.OK || b.Fence <= a.Fence {
+		t.Fatalf("acquire after release: %v, %v, fence %d after %d; want ok and larger", out, err, b.Fence, a.Fence)
+	}
+	if err := leader.Restart(ctx); err != nil {
+		t.Fatalf("restart member %d: %v", leader.ID, err)
+	}
+	_, _ = other.Release(ctx, b)
+}
