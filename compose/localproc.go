@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -145,6 +146,61 @@ func (p *localProc) stop() error {
 		}
 	}
 	return os.RemoveAll(p.dir)
+}
+
+// procGroup is the processes of one deployment (an ensemble's members, a
+// cluster's servers), started and stopped together.
+type procGroup []*localProc
+
+// startAll starts every process at once, each waiting up to timeout to be
+// ready: members of a quorum serve only once enough of them run.
+func (g procGroup) startAll(ctx context.Context, timeout time.Duration) error {
+	return g.each(func(p *localProc) error { return p.start(ctx, timeout) })
+}
+
+// stopAll stops every process and removes their directories.
+func (g procGroup) stopAll() error { return g.each((*localProc).stop) }
+
+// each runs f on every process in parallel and joins their errors.
+func (g procGroup) each(f func(*localProc) error) error {
+	errs := make([]error, len(g))
+	var wg sync.WaitGroup
+	for i, p := range g {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = f(p) }()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// pids lists the running processes' ids.
+func (g procGroup) pids() []int {
+	var out []int
+	for _, p := range g {
+		if pid := p.PID(); pid != 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// waitFor polls get until it answers or timeout passes.
+func waitFor[T any](ctx context.Context, timeout time.Duration, get func() (T, error)) (T, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		v, err := get()
+		if err == nil {
+			return v, nil
+		}
+		if time.Now().After(deadline) {
+			return v, fmt.Errorf("after %v: %w", timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // dirLeftovers lists what the servers of kind what started by process pid

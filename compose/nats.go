@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -214,14 +213,7 @@ func (c *NatsCluster) start(ctx context.Context, bin string, n int) error {
 		}
 		c.servers = append(c.servers, s)
 	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, s := range c.servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = s.start(ctx, c.timeout) }()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := c.procs().startAll(ctx, c.timeout); err != nil {
 		return fmt.Errorf("start nats:%d: %w", n, err)
 	}
 	_, err = c.WaitMetaLeader(ctx, c.timeout)
@@ -418,46 +410,18 @@ func (c *NatsCluster) WaitStreamLeader(ctx context.Context, stream string, not *
 	})
 }
 
-// waitFor polls get until it answers or timeout passes.
-func waitFor[T any](ctx context.Context, timeout time.Duration, get func() (T, error)) (T, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		v, err := get()
-		if err == nil {
-			return v, nil
-		}
-		if time.Now().After(deadline) {
-			return v, fmt.Errorf("after %v: %w", timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return v, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // Processes lists the running servers' process ids.
-func (c *NatsCluster) Processes() []int {
-	var out []int
-	for _, s := range c.servers {
-		if pid := s.PID(); pid != 0 {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func (c *NatsCluster) Processes() []int { return c.procs().pids() }
 
 // Stop ends every server and removes their directories.
-func (c *NatsCluster) Stop() error {
-	errs := make([]error, len(c.servers))
-	var wg sync.WaitGroup
+func (c *NatsCluster) Stop() error { return c.procs().stopAll() }
+
+func (c *NatsCluster) procs() procGroup {
+	g := make(procGroup, len(c.servers))
 	for i, s := range c.servers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = s.stop() }()
+		g[i] = &s.localProc
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return g
 }
 
 // natsDirWhat names NATS servers' directories (makeTempDir).

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -199,17 +198,7 @@ func (e *ZkEnsemble) start(ctx context.Context, java string, n int) error {
 		}
 		e.members = append(e.members, m)
 	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, m := range e.members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = m.start(ctx, e.timeout)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := e.procs().startAll(ctx, e.timeout); err != nil {
 		return fmt.Errorf("start zookeeper:%d: %w", n, err)
 	}
 	_, err = e.waitLeader(ctx, e.timeout)
@@ -320,21 +309,11 @@ func (e *ZkEnsemble) WaitLeader(ctx context.Context, timeout time.Duration) (*Zk
 }
 
 func (e *ZkEnsemble) waitLeader(ctx context.Context, timeout time.Duration) (*ZkMember, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		m, err := e.Leader(ctx)
-		if err == nil {
-			return m, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("zookeeper:%d: no leader after %v: %w", len(e.members), timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	m, err := waitFor(ctx, timeout, func() (*ZkMember, error) { return e.Leader(ctx) })
+	if err != nil {
+		return nil, fmt.Errorf("zookeeper:%d: %w", len(e.members), err)
 	}
+	return m, nil
 }
 
 // Version is the ZooKeeper version the first member reports.
@@ -344,26 +323,17 @@ func (e *ZkEnsemble) Version(ctx context.Context) (string, error) {
 }
 
 // Processes lists the running members' process ids.
-func (e *ZkEnsemble) Processes() []int {
-	var out []int
-	for _, m := range e.members {
-		if pid := m.PID(); pid != 0 {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func (e *ZkEnsemble) Processes() []int { return e.procs().pids() }
 
 // Stop ends every member and removes their directories.
-func (e *ZkEnsemble) Stop() error {
-	errs := make([]error, len(e.members))
-	var wg sync.WaitGroup
+func (e *ZkEnsemble) Stop() error { return e.procs().stopAll() }
+
+func (e *ZkEnsemble) procs() procGroup {
+	g := make(procGroup, len(e.members))
 	for i, m := range e.members {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = m.stop() }()
+		g[i] = &m.localProc
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return g
 }
 
 // The roles srvr reports.

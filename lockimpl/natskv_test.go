@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,49 +56,9 @@ func TestNatsKV(t *testing.T) {
 }
 
 func testNatsMutualExclusion(t *testing.T, urls []string) {
-	// Two clients, several workers each.
-	locks := []*lockimpl.NatsKV{newNatsKV(t, urls, lockimpl.NatsKVOptions{}), newNatsKV(t, urls, lockimpl.NatsKVOptions{})}
-	ctx := context.Background()
-	var inside, acquired, overlaps, fenceBackwards, failed, lastFence atomic.Int64
-	deadline := time.Now().Add(1500 * time.Millisecond)
-	var wg sync.WaitGroup
-	for w := range 8 {
-		l := locks[w%2]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				lease, out, err := l.Acquire(ctx, "lockbench:test:nats-mutex", 5*natsTTL)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				if out != lockimpl.OK {
-					continue
-				}
-				if inside.Add(1) != 1 {
-					overlaps.Add(1)
-				}
-				if lease.Fence <= lastFence.Swap(lease.Fence) {
-					fenceBackwards.Add(1)
-				}
-				acquired.Add(1)
-				time.Sleep(time.Millisecond)
-				inside.Add(-1)
-				if out, err := l.Release(ctx, lease); out != lockimpl.OK && err == nil {
-					t.Errorf("release: %v, want ok", out)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if failed.Load() > 0 {
-		t.Logf("%d attempts failed (a busy machine)", failed.Load())
-	}
-	if acquired.Load() == 0 || overlaps.Load() != 0 || fenceBackwards.Load() != 0 {
-		t.Fatalf("acquired %d, overlaps %d, fences not increasing %d; want some, none, none",
-			acquired.Load(), overlaps.Load(), fenceBackwards.Load())
-	}
+	// Two clients.
+	exclusionRun(t, []lockimpl.Locker{newNatsKV(t, urls, lockimpl.NatsKVOptions{}), newNatsKV(t, urls, lockimpl.NatsKVOptions{})},
+		"lockbench:test:nats-mutex", 5*natsTTL)
 }
 
 func testNatsContended(t *testing.T, urls []string) {
@@ -191,13 +149,7 @@ func testNatsExpiry(t *testing.T, urls []string) {
 		t.Fatalf("acquire: %v, %v", out, err)
 	}
 	var b lockimpl.Lease
-	for end := time.Now().Add(30 * time.Second); ; {
-		b, out, err = l.Acquire(ctx, key, 10*natsTTL)
-		if out == lockimpl.OK || time.Now().After(end) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	b, out, err = acquireRetrying(ctx, l, key, 10*natsTTL, untilOK)
 	if out != lockimpl.OK || err != nil {
 		t.Fatalf("acquire after the TTL: %v, %v", out, err)
 	}
@@ -273,13 +225,7 @@ func TestNatsKVStreamLeaderLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Until the client finds the new leader, attempts fail; none succeeds.
-	for end := time.Now().Add(time.Minute); ; {
-		_, out, err = l.Acquire(ctx, key, ttl)
-		if out != lockimpl.Failed || time.Now().After(end) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	_, out, err = acquireRetrying(ctx, l, key, ttl, whileFailed)
 	if out != lockimpl.Contended {
 		t.Fatalf("acquire of a held key after the leader's loss: %v, %v; want contended", out, err)
 	}
@@ -290,13 +236,7 @@ func TestNatsKVStreamLeaderLost(t *testing.T) {
 	// direct get any replica may answer: one that lags still shows the
 	// released key, and the attempt is contended until it catches up.
 	var b lockimpl.Lease
-	for end := time.Now().Add(time.Minute); ; {
-		b, out, err = l.Acquire(ctx, key, ttl)
-		if out == lockimpl.OK || time.Now().After(end) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	b, out, err = acquireRetrying(ctx, l, key, ttl, untilOK)
 	if out != lockimpl.OK || err != nil {
 		t.Fatalf("acquire after release: %v, %v", out, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,54 +77,10 @@ func TestZk(t *testing.T) {
 }
 
 func testZkMutualExclusion(t *testing.T, addrs []string) {
-	// Two clients (processes, in Curator's terms), several workers each.
-	locks := []*lockimpl.Zk{newZk(t, addrs, lockimpl.ZkOptions{}), newZk(t, addrs, lockimpl.ZkOptions{Sessions: 2})}
-	ctx := context.Background()
-	var inside, acquired, overlaps atomic.Int64
-	var lastFence atomic.Int64
-	var fenceBackwards, failed atomic.Int64
-	deadline := time.Now().Add(1500 * time.Millisecond)
-	var wg sync.WaitGroup
-	for w := range 8 {
-		l := locks[w%2]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				lease, out, err := l.Acquire(ctx, "lockbench:test:zk-mutex", zkTTL)
-				if err != nil {
-					// A loaded machine may delay an answer past the client's
-					// patience: counted, not judged; exclusion is.
-					failed.Add(1)
-					continue
-				}
-				if out != lockimpl.OK {
-					continue
-				}
-				if inside.Add(1) != 1 {
-					overlaps.Add(1)
-				}
-				// Holders follow one another, so each fence is larger.
-				if lease.Fence <= lastFence.Swap(lease.Fence) {
-					fenceBackwards.Add(1)
-				}
-				acquired.Add(1)
-				time.Sleep(time.Millisecond)
-				inside.Add(-1)
-				if out, err := l.Release(ctx, lease); out != lockimpl.OK && err == nil {
-					t.Errorf("release: %v, want ok", out)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if failed.Load() > 0 {
-		t.Logf("%d attempts failed (a busy machine)", failed.Load())
-	}
-	if acquired.Load() == 0 || overlaps.Load() != 0 || fenceBackwards.Load() != 0 {
-		t.Fatalf("acquired %d, overlaps %d, fences not increasing %d; want some, none, none",
-			acquired.Load(), overlaps.Load(), fenceBackwards.Load())
-	}
+	// Two clients (processes, in Curator's terms), the second with two
+	// sessions.
+	exclusionRun(t, []lockimpl.Locker{newZk(t, addrs, lockimpl.ZkOptions{}), newZk(t, addrs, lockimpl.ZkOptions{Sessions: 2})},
+		"lockbench:test:zk-mutex", zkTTL)
 }
 
 func testZkContended(t *testing.T, addrs []string) {
@@ -278,13 +233,7 @@ func testZkClamp(t *testing.T, addrs []string, tick time.Duration) {
 		var lease lockimpl.Lease
 		var out lockimpl.Outcome
 		var err error
-		for end := time.Now().Add(30 * time.Second); ; {
-			lease, out, err = l.Acquire(context.Background(), "lockbench:test:zk-clamp", c.ask)
-			if out != lockimpl.Failed || time.Now().After(end) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		lease, out, err = acquireRetrying(context.Background(), l, "lockbench:test:zk-clamp", c.ask, whileFailed)
 		if out != lockimpl.OK || err != nil || lease.Validity != c.granted {
 			t.Errorf("ask %v: acquire %v, %v, validity %v", c.ask, out, err, lease.Validity)
 			continue
@@ -317,13 +266,7 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 	// The ensemble expires the session one timeout (and a tick) after it
 	// last heard from the holder; until then the key is held.
 	var b lockimpl.Lease
-	for end := time.Now().Add(30 * time.Second); ; {
-		b, out, err = other.Acquire(ctx, key, zkTTL)
-		if out == lockimpl.OK || time.Now().After(end) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	b, out, err = acquireRetrying(ctx, other, key, zkTTL, untilOK)
 	if out != lockimpl.OK || err != nil {
 		t.Fatalf("acquire after the holder's session expired: %v, %v", out, err)
 	}
@@ -343,13 +286,7 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 	proxy.Heal()
 	// Back in touch, the client learns its session expired (and starts a
 	// new one): the old lease is taken, on renewal and on release.
-	for end := time.Now().Add(30 * time.Second); ; {
-		out, err = holder.Renew(ctx, &a, zkTTL)
-		if out != lockimpl.Failed || time.Now().After(end) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	out, err = retryOutcome(func() (lockimpl.Outcome, error) { return holder.Renew(ctx, &a, zkTTL) }, whileFailed)
 	if out != lockimpl.Taken || err != nil {
 		t.Fatalf("renew of the expired session's lease: %v, %v; want taken", out, err)
 	}
@@ -418,23 +355,11 @@ func TestZkLeaderLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Until the client has moved its session, requests fail; none is lost.
-	for end := time.Now().Add(time.Minute); ; {
-		out, err = holder.Renew(ctx, &a, ttl)
-		if out != lockimpl.Failed || time.Now().After(end) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	out, err = retryOutcome(func() (lockimpl.Outcome, error) { return holder.Renew(ctx, &a, ttl) }, whileFailed)
 	if out != lockimpl.OK || err != nil {
 		t.Fatalf("renew after the leader's loss: %v, %v; want ok (the session outlives an election)", out, err)
 	}
-	for end := time.Now().Add(time.Minute); ; {
-		_, out, err = other.Acquire(ctx, key, ttl)
-		if out != lockimpl.Failed || time.Now().After(end) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	_, out, err = acquireRetrying(ctx, other, key, ttl, whileFailed)
 	if out != lockimpl.Contended {
 		t.Fatalf("another's acquire of the held key: %v, %v; want contended", out, err)
 	}
@@ -442,13 +367,7 @@ func TestZkLeaderLost(t *testing.T) {
 		t.Fatalf("release: %v, %v", out, err)
 	}
 	var b lockimpl.Lease
-	for end := time.Now().Add(time.Minute); ; {
-		b, out, err = other.Acquire(ctx, key, ttl)
-		if out == lockimpl.OK || time.Now().After(end) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	b, out, err = acquireRetrying(ctx, other, key, ttl, untilOK)
 	if out != lockimpl.OK || b.Fence <= a.Fence {
 		t.Fatalf("acquire after release: %v, %v, fence %d after %d; want ok and larger", out, err, b.Fence, a.Fence)
 	}
