@@ -95,6 +95,20 @@ func (p *localProc) waitReady(ctx context.Context, done <-chan struct{}, timeout
 	}
 }
 
+// Dir is the server's own directory: its configuration, data and log.
+func (p *localProc) Dir() string { return p.dir }
+
+// Kill crashes the server (SIGKILL: nothing flushed); a killed leader is
+// replaced by the others' election.
+func (p *localProc) Kill() error { return p.kill() }
+
+// Pause stops the server with SIGSTOP: it keeps its sockets and answers
+// nothing, to its clients or its peers.
+func (p *localProc) Pause() error { return p.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server with SIGCONT.
+func (p *localProc) Resume() error { return p.signal(syscall.SIGCONT) }
+
 // signal sends sig to the running process.
 func (p *localProc) signal(sig syscall.Signal) error {
 	p.mu.Lock()

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -146,19 +145,6 @@ func (s *NatsServer) URL() string { return "nats://" + s.Addr() }
 
 // MonitorURL is the base URL of the server's HTTP monitoring.
 func (s *NatsServer) MonitorURL() string { return "http://127.0.0.1:" + strconv.Itoa(s.monitorPort) }
-
-// Dir is the server's directory: nats.conf, the JetStream store and its log.
-func (s *NatsServer) Dir() string { return s.dir }
-
-// Kill crashes the server (SIGKILL); a killed stream leader is replaced
-// by the stream's other replicas.
-func (s *NatsServer) Kill() error { return s.kill() }
-
-// Pause stops the server with SIGSTOP.
-func (s *NatsServer) Pause() error { return s.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server.
-func (s *NatsServer) Resume() error { return s.signal(syscall.SIGCONT) }
 
 // Restart starts the server again after Kill, from its store: it rejoins
 // the cluster and catches its streams up.

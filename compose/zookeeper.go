@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -98,20 +97,6 @@ type ZkMember struct {
 
 // Addr is host:port of the member's client port.
 func (m *ZkMember) Addr() string { return "127.0.0.1:" + strconv.Itoa(m.port) }
-
-// Dir is the member's directory: zoo.cfg, data/ and its log.
-func (m *ZkMember) Dir() string { return m.dir }
-
-// Kill crashes the member (SIGKILL): its sessions' clients move to another
-// member, and a killed leader is replaced by an election.
-func (m *ZkMember) Kill() error { return m.kill() }
-
-// Pause stops the member with SIGSTOP: it keeps its sockets and answers
-// nothing, to its clients or its peers.
-func (m *ZkMember) Pause() error { return m.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused member.
-func (m *ZkMember) Resume() error { return m.signal(syscall.SIGCONT) }
 
 // Restart starts the member again, after Kill, from its data directory;
 // it rejoins the ensemble and catches up from the leader.

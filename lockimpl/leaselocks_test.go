@@ -95,3 +95,32 @@ func exclusionRun(t *testing.T, locks []lockimpl.Locker, key string, ttl time.Du
 			acquired.Load(), overlaps.Load(), fenceBackwards.Load())
 	}
 }
+
+// prefixDeleter is a lock that deletes a run's keys by their prefix.
+type prefixDeleter interface {
+	lockimpl.Locker
+	DeletePrefix(ctx context.Context, prefix string) (int64, error)
+}
+
+// deletePrefixRun holds keys of two runs, deletes the first run's prefix,
+// and checks that its keys are free and the other run's still held. Keys
+// hold characters a backend must escape (':', '/', '.').
+func deletePrefixRun(t *testing.T, l prefixDeleter, ttl time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range []string{"lockbench:run1:a", "lockbench:run1:b/c.d", "lockbench:run2:a"} {
+		if _, out, err := l.Acquire(ctx, k, ttl); out != lockimpl.OK || err != nil {
+			t.Fatalf("acquire %s: %v, %v", k, out, err)
+		}
+	}
+	n, err := l.DeletePrefix(ctx, "lockbench:run1:")
+	if n != 2 || err != nil {
+		t.Fatalf("DeletePrefix: %d, %v; want 2", n, err)
+	}
+	if _, out, _ := l.Acquire(ctx, "lockbench:run1:b/c.d", ttl); out != lockimpl.OK {
+		t.Fatalf("a deleted key: %v, want free", out)
+	}
+	if _, out, _ := l.Acquire(ctx, "lockbench:run2:a", ttl); out != lockimpl.Contended {
+		t.Fatalf("another run's key: %v, want still held", out)
+	}
+}

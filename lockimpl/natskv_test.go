@@ -180,24 +180,7 @@ func testNatsTTLRefused(t *testing.T, urls []string) {
 }
 
 func testNatsDeletePrefix(t *testing.T, urls []string) {
-	l := newNatsKV(t, urls, lockimpl.NatsKVOptions{})
-	ctx := context.Background()
-	const ttl = 30 * time.Second
-	for _, k := range []string{"lockbench:run1:a", "lockbench:run1:b/c.d", "lockbench:run2:a"} {
-		if _, out, err := l.Acquire(ctx, k, ttl); out != lockimpl.OK || err != nil {
-			t.Fatalf("acquire %s: %v, %v", k, out, err)
-		}
-	}
-	n, err := l.DeletePrefix(ctx, "lockbench:run1:")
-	if n != 2 || err != nil {
-		t.Fatalf("DeletePrefix: %d, %v; want 2", n, err)
-	}
-	if _, out, _ := l.Acquire(ctx, "lockbench:run1:b/c.d", ttl); out != lockimpl.OK {
-		t.Fatalf("a deleted key: %v, want free", out)
-	}
-	if _, out, _ := l.Acquire(ctx, "lockbench:run2:a", ttl); out != lockimpl.Contended {
-		t.Fatalf("another run's key: %v, want still held", out)
-	}
+	deletePrefixRun(t, newNatsKV(t, urls, lockimpl.NatsKVOptions{}), 30*time.Second)
 }
 
 // TestNatsKVStreamLeaderLost kills the leader of the bucket's stream on a

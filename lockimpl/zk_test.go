@@ -308,23 +308,7 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 }
 
 func testZkDeletePrefix(t *testing.T, addrs []string) {
-	l := newZk(t, addrs, lockimpl.ZkOptions{})
-	ctx := context.Background()
-	for _, k := range []string{"lockbench:run1:a", "lockbench:run1:b/c", "lockbench:run2:a"} {
-		if _, out, err := l.Acquire(ctx, k, zkTTL); out != lockimpl.OK || err != nil {
-			t.Fatalf("acquire %s: %v, %v", k, out, err)
-		}
-	}
-	n, err := l.DeletePrefix(ctx, "lockbench:run1:")
-	if n != 2 || err != nil {
-		t.Fatalf("DeletePrefix: %d, %v; want 2", n, err)
-	}
-	if _, out, _ := l.Acquire(ctx, "lockbench:run1:a", zkTTL); out != lockimpl.OK {
-		t.Fatalf("a deleted key: %v, want free", out)
-	}
-	if _, out, _ := l.Acquire(ctx, "lockbench:run2:a", zkTTL); out != lockimpl.Contended {
-		t.Fatalf("another run's key: %v, want still held", out)
-	}
+	deletePrefixRun(t, newZk(t, addrs, lockimpl.ZkOptions{}), zkTTL)
 }
 
 // TestZkLeaderLost kills the ensemble's leader while a key is held: the
