@@ -119,6 +119,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
 	$(GO) test -run '^$$' -fuzz FuzzParsePgURL -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzParseZkServers -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzParseNatsURL -fuzztime 10s ./compose/
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzMoveSecrets -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzEnvFile -fuzztime 10s ./bench/job/

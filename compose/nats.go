@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -416,3 +418,59 @@ const natsDirWhat = "nats"
 // NatsLeftovers lists what the local NATS servers started by process pid
 // left behind: directories, and servers still running on them.
 func NatsLeftovers(pid int) []string { return dirLeftovers(natsDirWhat, pid) }
+
+// NatsURLHelp says what --nats takes.
+const NatsURLHelp = "nats://[user:password@]host:port or tls://… (port 4222 when left out)"
+
+// NatsURL is a parsed --nats URL.
+type NatsURL struct {
+	// Scheme is nats or tls.
+	Scheme string
+	// Host is host:port.
+	Host string
+	// User and Password authenticate the client; empty for none.
+	User, Password string
+}
+
+// Endpoint is scheme://host:port, without credentials: what results and
+// messages show.
+func (u NatsURL) Endpoint() string { return u.Scheme + "://" + u.Host }
+
+// ParseNatsURL parses a --nats URL. Its errors never repeat the password.
+func ParseNatsURL(raw string) (NatsURL, error) {
+	bad := func(why string) (NatsURL, error) {
+		return NatsURL{}, badRequest("--nats %q: %s; want %s", RedactURL(raw), why, NatsURLHelp)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return bad(redactErr(err, raw))
+	}
+	if u.Scheme != "nats" && u.Scheme != "tls" {
+		return bad(fmt.Sprintf("scheme %q", u.Scheme))
+	}
+	if u.Hostname() == "" {
+		return bad("no host")
+	}
+	if h := u.Hostname(); strings.Contains(h, ":") && net.ParseIP(h) == nil {
+		return bad(fmt.Sprintf("host %q is neither a name nor an address", h))
+	}
+	if u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return bad("a NATS server URL has no path, query or fragment")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "4222"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return bad(fmt.Sprintf("port %s is not from 1 to 65535", port))
+	}
+	out := NatsURL{Scheme: u.Scheme, Host: net.JoinHostPort(u.Hostname(), port)}
+	if u.User != nil {
+		out.User = u.User.Username()
+		out.Password, _ = u.User.Password()
+		if out.User == "" {
+			return bad("a password needs a user name")
+		}
+	}
+	return out, nil
+}

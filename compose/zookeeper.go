@@ -408,3 +408,41 @@ const zkDirWhat = "zookeeper"
 // ZkLeftovers lists what the local ZooKeeper members started by process
 // pid left behind: directories, and JVMs still running on them.
 func ZkLeftovers(pid int) []string { return dirLeftovers(zkDirWhat, pid) }
+
+// ZkServersHelp says what --zookeeper takes.
+const ZkServersHelp = "host:port,host:port,… (port 2181 when left out), one per member"
+
+// ParseZkServers parses a --zookeeper value: the ensemble's members as
+// host[:port] separated by commas. ZooKeeper's connect string carries no
+// credentials, so nothing in it is secret.
+func ParseZkServers(raw string) ([]string, error) {
+	bad := func(why string) ([]string, error) {
+		return nil, badRequest("--zookeeper %q: %s; want %s", raw, why, ZkServersHelp)
+	}
+	if strings.TrimSpace(raw) == "" {
+		return bad("no servers")
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, part := range strings.Split(raw, ",") {
+		part = strings.TrimSpace(part)
+		host, port, err := net.SplitHostPort(part)
+		if err != nil {
+			// No port: the whole part is the host (an IPv6 one in brackets).
+			host, port = strings.TrimSuffix(strings.TrimPrefix(part, "["), "]"), "2181"
+		}
+		if host == "" || strings.ContainsAny(host, "/@ []") {
+			return bad(fmt.Sprintf("%q is not host:port", part))
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad(fmt.Sprintf("port %s is not from 1 to 65535", port))
+		}
+		addr := net.JoinHostPort(host, port)
+		if seen[addr] {
+			return bad(fmt.Sprintf("%s twice", addr))
+		}
+		seen[addr] = true
+		out = append(out, addr)
+	}
+	return out, nil
+}
