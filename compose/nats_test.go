@@ -56,7 +56,7 @@ func natsInstalled(t *testing.T) {
 // and checks that no process and no directory is left.
 func TestNatsClusterLifecycle(t *testing.T) {
 	natsInstalled(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := StartNatsCluster(ctx, NatsOptions{Servers: 3})
 	if err != nil {
@@ -80,14 +80,15 @@ func TestNatsClusterLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	const stream = "KV_lifecycle"
-	leader, err := c.WaitStreamLeader(ctx, stream, nil, 30*time.Second)
+	leader, err := c.WaitStreamLeader(ctx, stream, nil, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := leader.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	next, err := c.WaitStreamLeader(ctx, stream, leader, 30*time.Second)
+	// Seconds, on a quiet machine; the bound is for a load of 20.
+	next, err := c.WaitStreamLeader(ctx, stream, leader, 2*time.Minute)
 	if err != nil {
 		t.Fatalf("after the stream leader's kill: %v", err)
 	}
@@ -107,7 +108,7 @@ func TestNatsClusterLifecycle(t *testing.T) {
 	if err := next.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitStreamLeader(ctx, stream, nil, 30*time.Second); err != nil {
+	if _, err := c.WaitStreamLeader(ctx, stream, nil, 2*time.Minute); err != nil {
 		t.Fatalf("after resume: %v", err)
 	}
 	nc.Close()

@@ -78,7 +78,7 @@ func TestZkEnsembleOfFive(t *testing.T) {
 }
 
 func testZkEnsemble(t *testing.T, n int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	e, err := StartZkEnsemble(ctx, ZkOptions{Members: n})
 	if err != nil {
@@ -104,7 +104,8 @@ func testZkEnsemble(t *testing.T, n int) {
 		if err := leader.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		next, err := e.WaitLeader(ctx, time.Minute)
+		// Seconds, on a quiet machine; the bound is for a load of 20.
+		next, err := e.WaitLeader(ctx, 2*time.Minute)
 		if err != nil {
 			t.Fatalf("after the leader's kill: %v", err)
 		}
@@ -132,7 +133,7 @@ func testZkEnsemble(t *testing.T, n int) {
 	if err := m.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.WaitLeader(ctx, time.Minute); err != nil {
+	if _, err := e.WaitLeader(ctx, 2*time.Minute); err != nil {
 		t.Fatalf("after resume: %v", err)
 	}
 	if err := e.Stop(); err != nil {

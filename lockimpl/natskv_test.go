@@ -189,7 +189,7 @@ func testNatsDeletePrefix(t *testing.T, urls []string) {
 func TestNatsKVStreamLeaderLost(t *testing.T) {
 	c := composetest.NatsCluster(t, 3)
 	l := newNatsKV(t, c.URLs(), lockimpl.NatsKVOptions{Replicas: 3, Bucket: "leaderloss"})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	key := "lockbench:test:nats-leader"
 	const ttl = 30 * time.Second
@@ -197,16 +197,20 @@ func TestNatsKVStreamLeaderLost(t *testing.T) {
 	if out != lockimpl.OK || err != nil {
 		t.Fatalf("acquire: %v, %v", out, err)
 	}
-	leader, err := c.WaitStreamLeader(ctx, "KV_leaderloss", nil, 30*time.Second)
+	leader, err := c.WaitStreamLeader(ctx, "KV_leaderloss", nil, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := leader.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitStreamLeader(ctx, "KV_leaderloss", leader, time.Minute); err != nil {
+	// An election takes seconds (NATS's raft waits 4 to 9 s before it
+	// calls one); the bound is for a machine at a load of 20.
+	killed := time.Now()
+	if _, err := c.WaitStreamLeader(ctx, "KV_leaderloss", leader, 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("a new stream leader after %v", time.Since(killed).Round(time.Millisecond))
 	// Until the client finds the new leader, attempts fail; none succeeds.
 	_, out, err = acquireRetrying(ctx, l, key, ttl, whileFailed)
 	if out != lockimpl.Contended {

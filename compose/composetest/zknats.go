@@ -18,7 +18,7 @@ func ZkEnsemble(t testing.TB, n int) *compose.ZkEnsemble {
 	if !compose.ZkInstalled() {
 		t.Skip(compose.ErrNoZooKeeper)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	e, err := compose.StartZkEnsemble(ctx, compose.ZkOptions{Members: n})
 	if err != nil {
@@ -44,7 +44,7 @@ func NatsCluster(t testing.TB, n int) *compose.NatsCluster {
 	if _, _, err := compose.NatsServerBinary(); err != nil {
 		t.Skip(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := compose.StartNatsCluster(ctx, compose.NatsOptions{Servers: n})
 	if err != nil {
