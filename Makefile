@@ -5,7 +5,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test test-long lint demo redis etcd postgres bench bench-redlock fuzz clean
+.PHONY: all build install test test-long lint demo redis etcd postgres zookeeper nats bench bench-redlock bench-backends fuzz clean
 .PHONY: image image-lockbench
 
 all: build
@@ -24,11 +24,11 @@ install:
 # parallel. The long suites (every scenario's trials, the Docker engine's
 # container and Swarm tests) skip here: they take minutes by design.
 # test-long runs them too (LOCKBENCH_LONG_TESTS=1, read by compose/longtest).
-test: redis etcd postgres
+test: redis etcd postgres zookeeper nats
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-long: redis etcd postgres
+test-long: redis etcd postgres zookeeper nats
 	$(GO) vet ./...
 	LOCKBENCH_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 25m ./...
 
@@ -63,6 +63,25 @@ postgres:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql && \
 		{ service postgresql stop >/dev/null 2>&1 || true; }; }
 
+# ZooKeeper for the zk lock: Debian's zookeeperd brings java and the jars;
+# lockbench starts its own members from /usr/share/java/zookeeper.jar. The
+# package starts a system service, which lockbench never uses: stopped.
+zookeeper:
+	@{ command -v java >/dev/null 2>&1 && [ -f /usr/share/java/zookeeper.jar ]; } || { \
+		echo "ZooKeeper not found; installing Debian's zookeeperd (needs root)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeperd && \
+		{ service zookeeper stop >/dev/null 2>&1 || true; }; }
+
+# nats-server for the nats-kv lock, built from the Go module (Debian's 2.9
+# has no per-key TTLs) into the cache directory lockbench looks in (after
+# PATH): $XDG_CACHE_HOME/lockbench/bin, else ~/.cache/lockbench/bin.
+NATS_VERSION ?= v2.15.3
+NATS_BIN_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/lockbench/bin
+nats:
+	@if "$(NATS_BIN_DIR)/nats-server" --version 2>/dev/null | grep -q "$(NATS_VERSION)"; then :; else \
+		echo "building nats-server $(NATS_VERSION) into $(NATS_BIN_DIR)"; \
+		GOBIN="$(NATS_BIN_DIR)" $(GO) install github.com/nats-io/nats-server/v2@$(NATS_VERSION); fi
+
 # The demo runs on Redis alone, so it installs only redis-server; the hints
 # that need etcd or PostgreSQL name the target that installs them.
 demo: build redis
@@ -84,6 +103,10 @@ bench:
 bench-redlock:
 	$(GO) test -run '^$$' -bench 'AcquireRelease|FanOutFloor' -benchtime 10000x -benchmem ./lockimpl/
 
+# zk and nats-kv beside single Redis, one local server each, in one run.
+bench-backends: zookeeper nats
+	$(GO) test -run '^$$' -bench 'Backends' -benchtime 2000x ./lockimpl/
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseKeys -fuzztime 20s ./workloads/
 	$(GO) test -run '^$$' -fuzz FuzzParseDist -fuzztime 20s ./workloads/
@@ -92,9 +115,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTags -fuzztime 10s ./bench/plan/
 	$(GO) test -run '^$$' -fuzz FuzzParseRedisURL -fuzztime 10s ./bench/plan/
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzNatsKey -fuzztime 10s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
 	$(GO) test -run '^$$' -fuzz FuzzParsePgURL -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzParseZkServers -fuzztime 10s ./compose/
+	$(GO) test -run '^$$' -fuzz FuzzParseNatsURL -fuzztime 10s ./compose/
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzMoveSecrets -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzEnvFile -fuzztime 10s ./bench/job/
