@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -30,7 +31,8 @@ import (
 // Runs must agree on every config field except generator identity (see
 // isGeneratorIdentity), on the lock and on the topology; otherwise Merge
 // returns an error naming the first differing field. The merged result's ID
-// is "merged-" and the first input's ID, its Config that of the first input
+// is "merged-" and the run id the generators share (their ids are RUNID-gN),
+// else the first input's ID; its Config that of the first input
 // without "generator_id", and MergedFrom lists the inputs' IDs.
 func Merge(runs []*Result) (*Result, error) {
 	if len(runs) == 0 {
@@ -170,12 +172,41 @@ func jsonText(v any) string {
 	return string(b)
 }
 
+// sharedRunID is the run id the generators of one run share (their ids are
+// RUNID-gN), so that the merged result is named by the run rather than by
+// its first generator; the first input's id when they share none.
+func sharedRunID(runs []*Result) string {
+	base, _, ok := cutGenerator(runs[0].ID)
+	if !ok {
+		return runs[0].ID
+	}
+	for _, r := range runs[1:] {
+		if b, _, ok := cutGenerator(r.ID); !ok || b != base {
+			return runs[0].ID
+		}
+	}
+	return base
+}
+
+// cutGenerator splits a generator's id RUNID-gN into RUNID and N.
+func cutGenerator(id string) (runID string, n int, ok bool) {
+	i := strings.LastIndex(id, "-g")
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(id[i+2:])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return id[:i], n, true
+}
+
 // mergeHeader builds the merged result's identity and window.
 func mergeHeader(runs []*Result) *Result {
 	first := runs[0]
 	out := &Result{
 		Schema:   Schema,
-		ID:       "merged-" + first.ID,
+		ID:       "merged-" + sharedRunID(runs),
 		Config:   map[string]any{},
 		Label:    first.Label,
 		Tags:     first.Tags,

@@ -204,3 +204,26 @@ func TestMergeHostShare(t *testing.T) {
 		}
 	}
 }
+
+// TestMergedIDNamesTheRun: generators of one run (RUNID-g0, RUNID-g1) merge
+// into merged-RUNID; runs that share no run id keep the first one's id.
+func TestMergedIDNamesTheRun(t *testing.T) {
+	for _, tc := range []struct {
+		ids  []string
+		want string
+	}{
+		{[]string{"20261205-120534-4e9e0c-g0", "20261205-120534-4e9e0c-g1"}, "20261205-120534-4e9e0c"},
+		{[]string{"x-g1", "x-g0", "x-g2"}, "x"},
+		{[]string{"a-g0", "b-g1"}, "a-g0"},
+		{[]string{"a", "b"}, "a"},
+		{[]string{"a-gx", "a-g1"}, "a-gx"},
+	} {
+		runs := make([]*Result, len(tc.ids))
+		for i, id := range tc.ids {
+			runs[i] = &Result{ID: id}
+		}
+		if got := sharedRunID(runs); got != tc.want {
+			t.Errorf("%v: merged id from %q, want %q", tc.ids, got, tc.want)
+		}
+	}
+}
