@@ -48,9 +48,14 @@ const (
 	// promotion (≈ 2 s with the sentinels' 1 s down-after, 1.5 s node
 	// timeout on a cluster), so that it cannot come back as the primary.
 	restoreAfter = 4 * time.Second
-	// resync is the time the restored replica takes to sync, after which
-	// WAIT can be answered again.
+	// resync is the time the restored replica takes to sync.
 	resync = 2 * time.Second
+	// sentinelRejoin is how long after its restart the sentinels turn the
+	// dead primary into the new one's replica: they act on its INFO, which
+	// they read every 10 s, once it has called itself master for their
+	// failover timeout (3 s). Until then WAIT 1 has no replica to answer it,
+	// so the WAIT cells wait for it (a cluster's node rejoins by itself).
+	sentinelRejoin = 14 * time.Second
 	// drain covers stopping the servers and holders still inside.
 	drain = time.Second
 )
@@ -75,24 +80,27 @@ func ttlOf(hold time.Duration) time.Duration {
 	return hi + ttlMargin
 }
 
-// timingOf places the kill once two hold times of warm-up put the keys'
+// timingOf places the kill once a hold time of warm-up put the keys'
 // grants out of step and two whole seconds measured the grant rate, and after
 // the lag began; the window ends once the restored replica synced and every
 // holder granted around the kill has left.
-func timingOf(c Cell) Timing {
+func timingOf(c Cell, spec compose.Spec) Timing {
 	_, hi := holdRange(c.Hold)
-	t := Timing{Warmup: max(time.Second, 2*c.Hold), KillAt: max(2*time.Second, c.Lag+500*time.Millisecond).Round(time.Second)}
+	t := Timing{Warmup: max(time.Second, c.Hold), KillAt: max(2*time.Second, c.Lag+500*time.Millisecond).Round(time.Second)}
 	if t.KillAt < c.Lag+500*time.Millisecond {
 		t.KillAt += time.Second
 	}
 	t.Restore = t.KillAt + restoreAfter
 	t.Window = t.Restore + resync + hi + 500*time.Millisecond
+	if c.Mitigation == Wait && spec.Kind == compose.KindReplicated {
+		t.Window += sentinelRejoin
+	}
 	return t
 }
 
 // Values are the run flags of one failover of the cell.
 func (c Cell) Values(spec compose.Spec, waitTimeout time.Duration) plan.Values {
-	t := timingOf(c)
+	t := timingOf(c, spec)
 	lo, hi := holdRange(c.Hold)
 	v := plan.Values{}
 	set := func(k, val string) { v[k] = append(v[k], val) }
@@ -166,7 +174,7 @@ type Plan struct {
 // Estimate is one failover's expected wall time: start-up, warm-up, window
 // and drain.
 func (c Cell) Estimate(spec compose.Spec) time.Duration {
-	t := timingOf(c)
+	t := timingOf(c, spec)
 	return spec.Info().StartUp + t.Warmup + t.Window + drain
 }
 
@@ -277,7 +285,7 @@ func WritePlan(w io.Writer, p Plan) error {
 			p.spec, len(p.Cells), p.PerCell, p.Failovers)
 		fmt.Fprintf(w, "lags %s × holds %s (each uniform ±50%%, TTL = longest hold + %v)\n",
 			durations(p.Axes.Lags), durations(p.Axes.Holds), ttlMargin)
-		fmt.Fprintf(w, "one failover: warm-up max(1s, 2 × hold); the replica stalls for the lag before the kill of %s; "+
+		fmt.Fprintf(w, "one failover: warm-up max(1s, hold); the replica stalls for the lag before the kill of %s; "+
 			"the dead primary restarts %v after the kill as a replica\n", killSpec(p.spec), restoreAfter)
 		for _, pn := range p.Panels {
 			status := "measured"
