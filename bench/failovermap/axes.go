@@ -135,13 +135,13 @@ func ParseMitigations(s string) ([]Mitigation, error) {
 func ParseTopology(s string) (compose.Spec, error) {
 	spec, err := compose.ParseSpec(s)
 	if err != nil {
-		return compose.Spec{}, &plan.InputError{Flag: "topology", Msg: fmt.Sprintf("%v; failover-map takes replicated or cluster:M,R", err)}
+		return compose.Spec{}, &plan.InputError{Flag: "topology", Msg: fmt.Sprintf("%v; want replicated or cluster:M,R", err)}
 	}
 	switch {
 	case spec.Kind == compose.KindReplicated:
 	case spec.Kind == compose.KindCluster && spec.Masters >= 1 && spec.Replicas >= 1:
 	default:
-		return compose.Spec{}, &plan.InputError{Flag: "topology", Msg: fmt.Sprintf("%q has no replica to promote; failover-map takes replicated or cluster:M,R with R ≥ 1, e.g. cluster:3,1", s)}
+		return compose.Spec{}, &plan.InputError{Flag: "topology", Msg: fmt.Sprintf("%q has no replica to promote; want replicated or cluster:M,R with R ≥ 1", s)}
 	}
 	return spec, nil
 }
@@ -153,8 +153,7 @@ func ParseLocks(s string, spec compose.Spec) ([]string, error) {
 	for _, part := range strings.Split(s, ",") {
 		l := strings.TrimSpace(part)
 		if !slices.Contains(accepted, l) || l == "naive" {
-			return nil, &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%q: %s on %s; want some of %s, comma-separated",
-				s, suggest.Unknown(l, lockChoices(accepted)), spec, strings.Join(lockChoices(accepted), ", "))}
+			return nil, &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%q: %s on %s, comma-separated", s, suggest.Unknown(l, lockChoices(accepted)), spec)}
 		}
 		if slices.Contains(out, l) {
 			return nil, &plan.InputError{Flag: "lock", Msg: fmt.Sprintf("%q: %s given twice; want each lock at most once", s, l)}

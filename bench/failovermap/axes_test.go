@@ -57,7 +57,7 @@ func TestParseMitigationsTopologyLocks(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{"single": "no replica to promote", "redlock:5": "no replica to promote",
-		"cluster:3,0": "failover-map takes replicated or cluster:M,R", "nope": "failover-map takes replicated or cluster:M,R"} {
+		"cluster:3,0": "want replicated or cluster:M,R", "nope": "want replicated or cluster:M,R"} {
 		if _, err := ParseTopology(in); err == nil || !strings.Contains(err.Error(), want) || !plan.IsInputError(err) {
 			t.Errorf("ParseTopology(%q) = %v, want an input error with %q", in, err, want)
 		}
@@ -69,7 +69,7 @@ func TestParseMitigationsTopologyLocks(t *testing.T) {
 	if got := DefaultLocks(spec); got != "single,fenced,redislock" {
 		t.Errorf("DefaultLocks(replicated) = %q", got)
 	}
-	for in, want := range map[string]string{"naive": "want some of single, fenced, redislock", "redsync": "on replicated",
+	for in, want := range map[string]string{"naive": "single, fenced, redislock on replicated", "redsync": "on replicated",
 		"single,single": "single given twice"} {
 		if _, err := ParseLocks(in, spec); err == nil || !strings.Contains(err.Error(), want) || !plan.IsInputError(err) {
 			t.Errorf("ParseLocks(%q) = %v, want an input error with %q", in, err, want)

@@ -22,20 +22,34 @@ func WriteText(w io.Writer, m Map) error {
 func writeText(w io.Writer, m Map) error {
 	p := m.Plan
 	fmt.Fprintf(w, "failover-map on %s: double grants per failover against replication lag and hold time\n", p.spec)
-	// concl./run: failovers with holders inside at the kill, of those run.
-	t := results.NewTable(w, "lock", "miti-\ngation", "lag", "hold", "concl./\nrun", "double grants/\nfailover [95%]", "pre-\ndicted",
-		"per 10k acq.\n[95%]", "inside\nat kill", "unavail-\nable", "acquire\np50", "acquire\np99", "acq/s")
-	for _, c := range m.Cells {
-		_ = t.Append(c.Lock, string(c.Mitigation), c.Lag.String(), c.Hold.String(), fmt.Sprintf("%d/%d", c.Conclusive, ran(c)),
-			rateText(c.PerFailover), optText(c.Predicted, num), rateText(c.Per10k), optText(c.Exposure, num),
-			optText(c.UnavailableS, seconds), optText(c.AcquireP50US, results.FormatUS), optText(c.AcquireP99US, results.FormatUS),
-			optText(c.AcquiredPerS, func(x float64) string { return fmt.Sprintf("%.0f", x) }))
-	}
-	if err := t.Render(); err != nil {
-		return err
+	for _, pn := range p.Panels {
+		if pn.Unavailable != "" {
+			continue
+		}
+		fmt.Fprintf(w, "%s / %s:\n", pn.Lock, pn.Mitigation)
+		if err := writePanel(w, m, pn); err != nil {
+			return err
+		}
 	}
 	writeFindings(w, m)
 	return nil
+}
+
+// writePanel is one lock and mitigation's cells, a row each. concl./run:
+// failovers with holders inside at the kill, of those run.
+func writePanel(w io.Writer, m Map, pn Panel) error {
+	t := results.NewTable(w, "lag", "hold", "concl./\nrun", "double grants/\nfailover [95%]", "pre-\ndicted",
+		"per 10k acq.\n[95%]", "inside\nat kill", "unavail-\nable", "acquire\np50/p99", "acq/s")
+	for _, c := range m.Cells {
+		if c.Lock != pn.Lock || c.Mitigation != pn.Mitigation {
+			continue
+		}
+		_ = t.Append(c.Lag.String(), c.Hold.String(), fmt.Sprintf("%d/%d", c.Conclusive, ran(c)),
+			rateText(c.PerFailover), optText(c.Predicted, num), rateText(c.Per10k), optText(c.Exposure, num),
+			optText(c.UnavailableS, seconds), optText(c.AcquireP50US, results.FormatUS)+"/"+optText(c.AcquireP99US, results.FormatUS),
+			optText(c.AcquiredPerS, func(x float64) string { return fmt.Sprintf("%.0f", x) }))
+	}
+	return t.Render()
 }
 
 // ran counts a cell's failovers that were measured or reused.
