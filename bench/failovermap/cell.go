@@ -1,6 +1,7 @@
 package failovermap
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -51,9 +52,12 @@ func readFailover(c Cell, spec compose.Spec, r *results.Result) Failover {
 	if inside, applies, measured := r.HoldersAtFaults(match); applies && measured {
 		f.Exposure = &inside
 	}
+	slip := slipped(c, spec, r, killAt)
 	switch {
 	case !killed:
 		f.Why = "the kill did not apply"
+	case slip != "":
+		f.Why = slip
 	case f.Exposure == nil:
 		f.Why = "holders at the kill not recorded"
 	case *f.Exposure == 0 && f.DoubleGrants == 0:
@@ -85,7 +89,38 @@ func readFailover(c Cell, spec compose.Spec, r *results.Result) Failover {
 	return f
 }
 
-// killTime is when the first applied kill fired.
+// Tolerances of the fault schedule: a kill this late, or a lag this far
+// from the cell's, means the machine stalled (a loaded CI host), and the
+// failover did not test the cell's conditions.
+const (
+	maxKillSlip = 500 * time.Millisecond
+	minLagSlip  = 50 * time.Millisecond
+	lagSlipPart = 0.2
+)
+
+// slipped says how one failover's fault schedule slipped from the plan, ""
+// when it kept to it: the kill fired late, or the replica's lag began too
+// long or too short a time before the kill.
+func slipped(c Cell, spec compose.Spec, r *results.Result, killAt float64) string {
+	planned := timingOf(c, spec).KillAt.Seconds()
+	if late := killAt - planned; late > maxKillSlip.Seconds() {
+		return fmt.Sprintf("the kill fired %.1fs late (a stalled machine)", late)
+	}
+	if c.Lag <= 0 {
+		return ""
+	}
+	lagAt, ok := killTime(r, "lag-replica")
+	if !ok {
+		return "the lag did not apply"
+	}
+	got := time.Duration((killAt - lagAt) * float64(time.Second))
+	if tol := max(minLagSlip, time.Duration(float64(c.Lag)*lagSlipPart)); got < c.Lag-tol || got > c.Lag+tol {
+		return fmt.Sprintf("the lag began %v before the kill, not %v (a stalled machine)", got.Round(time.Millisecond), c.Lag)
+	}
+	return ""
+}
+
+// killTime is when the first applied fault whose spec contains kill fired.
 func killTime(r *results.Result, kill string) (atS float64, ok bool) {
 	for _, fe := range r.Faults {
 		if strings.Contains(fe.Spec, kill) && fe.Error == "" {

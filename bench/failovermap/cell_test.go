@@ -29,7 +29,8 @@ func planted(id string, rate int64, gap float64, doubles int64, inside int) *res
 	} else {
 		fe.Exposure = &results.FaultExposure{Inside: inside}
 	}
-	r.Faults = []results.FaultEvent{fe}
+	// The lag of the 500 ms cells, begun on time.
+	r.Faults = []results.FaultEvent{{Spec: "at=1500ms lag-replica for=800ms", AtS: 1.5}, fe}
 	for s := 1; s <= 10; s++ {
 		p := results.SeriesPoint{ElapsedS: float64(s)}
 		switch first := 2 + gap; {
@@ -75,6 +76,16 @@ func TestReadFailover(t *testing.T) {
 	}
 	if f := readFailover(c, spec, planted("r3", 4, 3, 0, -1)); f.Conclusive || f.Why != "the kill did not apply" || f.Predicted != nil {
 		t.Errorf("a kill that failed: %+v", f)
+	}
+	late := planted("r5", 4, 3, 4, 6)
+	late.Faults[0].AtS, late.Faults[1].AtS = 5.4, 5.4
+	if f := readFailover(c, spec, late); f.Conclusive || f.Why != "the kill fired 3.4s late (a stalled machine)" {
+		t.Errorf("a kill 3.4 s late: %+v", f)
+	}
+	late.Faults[1].AtS = 2
+	late.Faults[0].AtS = 1.9
+	if f := readFailover(c, spec, late); f.Conclusive || f.Why != "the lag began 100ms before the kill, not 500ms (a stalled machine)" {
+		t.Errorf("a lag begun 100 ms before the kill: %+v", f)
 	}
 	wait := c
 	wait.Mitigation = Wait
