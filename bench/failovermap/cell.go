@@ -29,8 +29,8 @@ type Failover struct {
 	// RatePerS is the grants per second before the kill; nil where no whole
 	// second before it was measured.
 	RatePerS *float64 `json:"rate_per_s"`
-	// UnavailableS is the time from the kill to the first grant after it;
-	// nil where nothing was granted after the kill.
+	// UnavailableS is the time from the kill to the first grant after it
+	// (on a cluster, to shard 0's promotion); nil where not seen.
 	UnavailableS *float64 `json:"unavailable_s"`
 	// Predicted is the double grants Predict expects of it; nil where its
 	// rate was not measured.
@@ -69,7 +69,7 @@ func readFailover(c Cell, spec compose.Spec, r *results.Result) Failover {
 		return f
 	}
 	f.RatePerS = rateBefore(r.Series, killAt)
-	gap, granted := firstGrantAfter(r.Series, killAt)
+	gap, granted := outage(spec, r, killAt)
 	if granted {
 		f.UnavailableS = &gap
 	} else {
@@ -145,6 +145,22 @@ func rateBefore(series []results.SeriesPoint, atS float64) *float64 {
 	}
 	r := float64(n) / span
 	return &r
+}
+
+// outage is how long after the kill the lost keys could be granted again:
+// on replicated, until the first grant after it; on a cluster the other
+// shards go on granting, so until shard 0's replica called itself master
+// (the kill's PromotedAfterS). ok is false where that was not seen.
+func outage(spec compose.Spec, r *results.Result, killAt float64) (gapS float64, ok bool) {
+	if spec.Kind != compose.KindCluster {
+		return firstGrantAfter(r.Series, killAt)
+	}
+	for _, fe := range r.Faults {
+		if strings.Contains(fe.Spec, killSpec(spec)) && fe.Error == "" && fe.PromotedAfterS > 0 {
+			return fe.PromotedAfterS, true
+		}
+	}
+	return 0, false
 }
 
 // firstGrantAfter is the time from atS to the first grant after it: the

@@ -229,3 +229,25 @@ func TestWriteGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterOutage: on a cluster the other shards go on granting, so the
+// outage is shard 0's promotion, and the grant rate is shard 0's share.
+func TestClusterOutage(t *testing.T) {
+	spec, err := ParseTopology("cluster:4,1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Cell{Lock: "single", Mitigation: None, Lag: 500 * time.Millisecond, Hold: 5 * time.Second}
+	r := planted("c1", 8, 0.2, 0, 6)
+	r.Faults[1].Spec = "at=2000ms kill node=0"
+	if f := readFailover(c, spec, r); f.UnavailableS != nil {
+		t.Errorf("no promotion seen, yet an outage of %v", *f.UnavailableS)
+	}
+	r.Faults[1].PromotedAfterS = 3
+	f := readFailover(c, spec, r)
+	want := Predict(PredictInput{RatePerS: 2, Lag: c.Lag, Unavailable: 3 * time.Second, HoldLo: 2500 * time.Millisecond,
+		HoldHi: 7500 * time.Millisecond, TTL: 8 * time.Second})
+	if f.UnavailableS == nil || *f.UnavailableS != 3 || f.Predicted == nil || *f.Predicted != want {
+		t.Errorf("cluster failover %+v, want outage 3 s and prediction %v", f, want)
+	}
+}
