@@ -81,7 +81,7 @@ func readFailover(c Cell, spec compose.Spec, r *results.Result) Failover {
 		p := 0.0
 		if c.Mitigation == None {
 			lo, hi := holdRange(c.Hold)
-			p = Predict(PredictInput{RatePerS: *f.RatePerS / float64(max(spec.Masters, 1)), Lag: c.Lag,
+			p = Predict(PredictInput{RatePerS: *f.RatePerS / float64(max(spec.Masters, 1)), Lag: achievedLag(c, r, killAt),
 				Unavailable: time.Duration(gap * float64(time.Second)), HoldLo: lo, HoldHi: hi, TTL: ttlOf(c.Hold)})
 		}
 		f.Predicted = &p
@@ -118,6 +118,17 @@ func slipped(c Cell, spec compose.Spec, r *results.Result, killAt float64) strin
 		return fmt.Sprintf("the lag began %v before the kill, not %v (a stalled machine)", got.Round(time.Millisecond), c.Lag)
 	}
 	return ""
+}
+
+// achievedLag is how long before the kill the replica's lag began: the
+// cell's lag as the schedule kept it (within the slip tolerance), which the
+// prediction takes.
+func achievedLag(c Cell, r *results.Result, killAt float64) time.Duration {
+	lagAt, ok := killTime(r, "lag-replica")
+	if c.Lag <= 0 || !ok {
+		return c.Lag
+	}
+	return max(0, time.Duration((killAt-lagAt)*float64(time.Second)))
 }
 
 // killTime is when the first applied fault whose spec contains kill fired.
