@@ -178,9 +178,9 @@ func HeatMaps(m Map) []results.HeatMap {
 		if pn.Unavailable != "" {
 			continue
 		}
-		h := results.HeatMap{Title: fmt.Sprintf("%s / %s on %s: double grants per failover [95%%] · predicted", pn.Lock, pn.Mitigation, p.spec),
+		h := results.HeatMap{Title: fmt.Sprintf("%s / %s on %s", pn.Lock, pn.Mitigation, p.spec),
 			XLabel: "replication lag at the primary's death", YLabel: "mean hold", Best: [2]int{-1, -1},
-			Legend: "double grants per conclusive failover; n/a: no conclusive failover"}
+			Legend: "each cell: double grants per conclusive failover [95% interval] · predicted (≠ where they disagree); n/a: no conclusive failover"}
 		for _, lag := range p.Axes.Lags {
 			h.X = append(h.X, lag.String())
 		}
