@@ -166,6 +166,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			capacityCommand(),
 			tuneTTLCommand(),
 			scenarioCommand(),
+			failoverMapCommand(),
 			renewalCheckCommand(),
 			lockCostCommand(),
 			checkCommand(),

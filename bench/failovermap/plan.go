@@ -1,0 +1,315 @@
+package failovermap
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/advise"
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Cell is one point of the map: a lock with its mitigation, at one lag and
+// one mean hold time.
+type Cell struct {
+	Lock       string        `json:"lock"`
+	Mitigation Mitigation    `json:"mitigation"`
+	Lag        time.Duration `json:"lag"`
+	Hold       time.Duration `json:"hold"`
+}
+
+// String names the cell, as progress lines and the disagreements do.
+func (c Cell) String() string {
+	return fmt.Sprintf("%s/%s lag=%v hold=%v", c.Lock, c.Mitigation, c.Lag, c.Hold)
+}
+
+// The workload every failover runs: keys few enough that each has waiters
+// (so a key lost in the failover is asked for again at once), holds spread
+// ±50% around the cell's mean so that the grants of the keys drift out of
+// step and land evenly in time (a constant hold keeps them in bursts, and
+// whether a burst falls inside the lag would decide the cell).
+const (
+	keys        = 8
+	concurrency = 16
+	holdSpread  = 0.5
+	retryEvery  = 10 * time.Millisecond
+	// ttlMargin is how far the TTL lies above the longest hold: short, so
+	// that a release lost with the primary (the replica keeps the earlier
+	// holder's entry) does not block the key past the promotion for long.
+	ttlMargin = 500 * time.Millisecond
+	// stallAfterKill is how long the lag outlasts the kill: the replica
+	// drops what it held when the link to its dead primary breaks.
+	stallAfterKill = 300 * time.Millisecond
+	// restoreAfter is when, after the kill, the dead primary is started
+	// again (empty) to become the new primary's replica: after the
+	// promotion (≈ 2 s with the sentinels' 1 s down-after, 1.5 s node
+	// timeout on a cluster), so that it cannot come back as the primary.
+	restoreAfter = 4 * time.Second
+	// resync is the time the restored replica takes to sync.
+	resync = 2 * time.Second
+	// sentinelRejoin is how long after its restart the sentinels turn the
+	// dead primary into the new one's replica: they act on its INFO, which
+	// they read every 10 s, once it has called itself master for their
+	// failover timeout (3 s). Until then WAIT 1 has no replica to answer it,
+	// so the WAIT cells wait for it (a cluster's node rejoins by itself).
+	sentinelRejoin = 14 * time.Second
+	// drain covers stopping the servers and holders still inside.
+	drain = time.Second
+)
+
+// Timing is when one failover's events fall, from its window's start.
+type Timing struct {
+	Warmup  time.Duration `json:"warmup"`
+	KillAt  time.Duration `json:"kill_at"`
+	Restore time.Duration `json:"restore_at"`
+	Window  time.Duration `json:"window"`
+}
+
+// holdRange is the cell's hold distribution, uniform over [lo, hi].
+func holdRange(mean time.Duration) (lo, hi time.Duration) {
+	d := time.Duration(float64(mean) * holdSpread).Round(time.Millisecond)
+	return mean - d, mean + d
+}
+
+// ttlOf is the cell's TTL: just above the longest hold.
+func ttlOf(hold time.Duration) time.Duration {
+	_, hi := holdRange(hold)
+	return hi + ttlMargin
+}
+
+// timingOf places the kill once a hold time of warm-up put the keys'
+// grants out of step and two whole seconds measured the grant rate, and after
+// the lag began; the window ends once the restored replica synced and every
+// holder granted around the kill has left.
+func timingOf(c Cell, spec compose.Spec) Timing {
+	_, hi := holdRange(c.Hold)
+	t := Timing{Warmup: max(time.Second, c.Hold), KillAt: max(2*time.Second, c.Lag+500*time.Millisecond).Round(time.Second)}
+	if t.KillAt < c.Lag+500*time.Millisecond {
+		t.KillAt += time.Second
+	}
+	t.Restore = t.KillAt + restoreAfter
+	t.Window = t.Restore + resync + hi + 500*time.Millisecond
+	if c.Mitigation == Wait && spec.Kind == compose.KindReplicated {
+		t.Window += sentinelRejoin
+	}
+	return t
+}
+
+// Values are the run flags of one failover of the cell.
+func (c Cell) Values(spec compose.Spec, waitTimeout time.Duration) plan.Values {
+	t := timingOf(c, spec)
+	lo, hi := holdRange(c.Hold)
+	v := plan.Values{}
+	set := func(k, val string) { v[k] = append(v[k], val) }
+	set("topology", spec.String())
+	set("lock", c.Lock)
+	set("keys", fmt.Sprintf("uniform:%d", keys))
+	set("concurrency", fmt.Sprint(concurrency))
+	set("hold", fmt.Sprintf("uniform:%s,%s", ms(lo), ms(hi)))
+	set("ttl", ms(ttlOf(c.Hold)))
+	set("retry", "fixed:"+ms(retryEvery))
+	set("acquire-timeout", ms(t.Window))
+	set("warmup", ms(t.Warmup))
+	set("duration", ms(t.Window))
+	lag, kill := "lag-replica", killSpec(spec)
+	if spec.Kind == compose.KindCluster {
+		lag = "lag-replica shard=0"
+	}
+	if c.Lag > 0 {
+		set("fault", fmt.Sprintf("at=%s %s for=%s", ms(t.KillAt-c.Lag), lag, ms(c.Lag+stallAfterKill)))
+	}
+	set("fault", fmt.Sprintf("at=%s %s", ms(t.KillAt), kill))
+	// Node 0 is the primary (the master of shard 0) the failover killed.
+	set("fault", fmt.Sprintf("at=%s restart node=0", ms(t.Restore)))
+	if c.Mitigation == Wait {
+		set("wait-replicas", "1")
+		set("wait-timeout", ms(waitTimeout))
+	}
+	return v
+}
+
+// killSpec is the kill fault's target words, which also find it in a
+// result. On a cluster it is node 0, shard 0's master on a fresh topology:
+// master=0 is resolved through CLUSTER NODES first, which delayed the kill
+// by 130 ms past its lag, a 100 ms cell's whole lag.
+func killSpec(spec compose.Spec) string {
+	if spec.Kind == compose.KindCluster {
+		return "kill node=0"
+	}
+	return "kill primary"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
+
+// Panel is one lock with one mitigation: a lag × hold grid, or the reason it
+// is not measured.
+type Panel struct {
+	Lock       string     `json:"lock"`
+	Mitigation Mitigation `json:"mitigation"`
+	// Unavailable says why the panel is not measured; empty when it is.
+	Unavailable string `json:"unavailable,omitempty"`
+}
+
+// Plan is the failovers failover-map runs, fitted to the budget.
+type Plan struct {
+	Axes Axes `json:"axes"`
+	// Failovers is the failovers per cell asked for; PerCell how many fit.
+	Failovers int `json:"failovers"`
+	PerCell   int `json:"per_cell"`
+	// Panels are every lock × mitigation, measured or not.
+	Panels []Panel `json:"panels"`
+	// Cells are the measured panels' cells, in panel, lag, hold order.
+	Cells []Cell `json:"cells"`
+	// LeftOut are cells no failover of which fits the budget.
+	LeftOut []Cell `json:"left_out,omitempty"`
+	// Budget and Estimate are the wall time allowed and expected.
+	Budget   time.Duration `json:"budget"`
+	Estimate time.Duration `json:"estimate"`
+	// Out is where the results are stored.
+	Out string `json:"out"`
+
+	spec compose.Spec
+}
+
+// Estimate is one failover's expected wall time: start-up, warm-up, window
+// and drain.
+func (c Cell) Estimate(spec compose.Spec) time.Duration {
+	t := timingOf(c, spec)
+	return spec.Info().StartUp + t.Warmup + t.Window + drain
+}
+
+// NewPlan makes the plan: the panels, and as many failovers per cell (up to
+// failovers) as fit 0.9 of the budget; when not even one each fits, the
+// cells past the budget are left out. serverVersion is the Redis the
+// topology runs (see LocalVersion), which decides WAITAOF.
+func NewPlan(axes Axes, failovers int, budget time.Duration, out, serverVersion string) (Plan, error) {
+	spec, err := ParseTopology(axes.Topology)
+	if err != nil {
+		return Plan{}, err
+	}
+	if failovers < 1 || failovers > 1000 {
+		return Plan{}, &plan.InputError{Flag: "failovers", Msg: fmt.Sprintf("%d: want a whole number from 1 to 1000", failovers)}
+	}
+	p := Plan{Axes: axes, Failovers: failovers, Budget: budget, Out: out, spec: spec}
+	for _, l := range axes.Locks {
+		for _, m := range axes.Mitigations {
+			pn := Panel{Lock: l, Mitigation: m, Unavailable: unavailable(l, m, serverVersion)}
+			p.Panels = append(p.Panels, pn)
+			if pn.Unavailable != "" {
+				continue
+			}
+			for _, lag := range axes.Lags {
+				for _, h := range axes.Holds {
+					p.Cells = append(p.Cells, Cell{Lock: l, Mitigation: m, Lag: lag, Hold: h})
+				}
+			}
+		}
+	}
+	p.fit()
+	return p, nil
+}
+
+// unavailable says why a lock cannot run a mitigation on the server.
+func unavailable(lock string, m Mitigation, serverVersion string) string {
+	switch {
+	case m == Wait && lock != "single":
+		return fmt.Sprintf("not available: lockbench issues WAIT after SET only for lock single (--wait-replicas); %s has no such option", lock)
+	case m == WaitAOF && !HasWaitAOF(serverVersion):
+		return fmt.Sprintf("not available on Redis %s: WAITAOF came in Redis 7.2", orUnknown(serverVersion))
+	case m == WaitAOF:
+		return fmt.Sprintf("not measured: Redis %s has WAITAOF, but no lockbench lock issues it yet", serverVersion)
+	}
+	return ""
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(version unknown)"
+	}
+	return v
+}
+
+// fit sets PerCell and LeftOut from the budget.
+func (p *Plan) fit() {
+	avail := time.Duration(float64(p.Budget) * planShare)
+	var round time.Duration
+	for _, c := range p.Cells {
+		round += c.Estimate(p.spec)
+	}
+	if round == 0 {
+		p.PerCell = p.Failovers
+		return
+	}
+	p.PerCell = min(p.Failovers, int(avail/round))
+	if p.PerCell >= 1 {
+		p.Estimate = time.Duration(p.PerCell) * round
+		return
+	}
+	p.PerCell = 1
+	var kept []Cell
+	for _, c := range p.Cells {
+		if e := c.Estimate(p.spec); p.Estimate+e <= avail {
+			kept, p.Estimate = append(kept, c), p.Estimate+e
+			continue
+		}
+		p.LeftOut = append(p.LeftOut, c)
+	}
+	p.Cells = kept
+}
+
+// planShare is the share of the budget the plan fills, as advise's: the
+// rest absorbs the runs that take longer than estimated.
+const planShare = 0.9
+
+// Spec is the plan's topology.
+func (p Plan) Spec() compose.Spec { return p.spec }
+
+// Check parses one failover's run flags per cell, so that a flag the plan
+// got wrong is refused before anything starts.
+func (p Plan) Check() error {
+	for _, c := range p.Cells {
+		v := c.Values(p.spec, p.Axes.WaitTimeout)
+		v.Set("out", p.Out)
+		if _, err := plan.Expand(v); err != nil {
+			return fmt.Errorf("failover-map cell %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// WritePlan prints the plan: the timeline of one failover, each panel, and
+// the total against the budget.
+func WritePlan(w io.Writer, p Plan) error {
+	return results.Wrapping(w, func(w io.Writer) error {
+		fmt.Fprintf(w, "failover-map on %s: %d cells × %d failovers (asked %d), each failover a fresh topology\n",
+			p.spec, len(p.Cells), p.PerCell, p.Failovers)
+		fmt.Fprintf(w, "lags %s × holds %s (each uniform ±50%%, TTL = longest hold + %v)\n",
+			durations(p.Axes.Lags), durations(p.Axes.Holds), ttlMargin)
+		fmt.Fprintf(w, "one failover: warm-up max(1s, hold); the replica stalls for the lag before the kill of %s; "+
+			"the dead primary restarts %v after the kill as a replica\n", killSpec(p.spec), restoreAfter)
+		for _, pn := range p.Panels {
+			status := "measured"
+			if pn.Unavailable != "" {
+				status = pn.Unavailable
+			}
+			fmt.Fprintf(w, "  %s / %s: %s\n", pn.Lock, pn.Mitigation, status)
+		}
+		for _, c := range p.LeftOut {
+			fmt.Fprintf(w, "  left out to fit the budget: %s\n", c)
+		}
+		fmt.Fprintf(w, "estimate %v of budget %v (runs stop at %.1f × the budget)\n",
+			p.Estimate.Round(time.Second), p.Budget, advise.HardShare)
+		return nil
+	})
+}
+
+func durations(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,228 @@
+package failovermap
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/verdict"
+	"github.com/lockbench/lockbench/results"
+)
+
+// WriteText prints the map: one row per cell, then the cells where measured
+// and predicted disagree, the mitigations safe only by being unavailable,
+// the panels not measured, and the wall time against the budget.
+func WriteText(w io.Writer, m Map) error {
+	return results.Wrapping(w, func(w io.Writer) error { return writeText(w, m) })
+}
+
+func writeText(w io.Writer, m Map) error {
+	p := m.Plan
+	fmt.Fprintf(w, "failover-map on %s: double grants per failover against replication lag and hold time\n", p.spec)
+	for _, pn := range p.Panels {
+		if pn.Unavailable != "" {
+			continue
+		}
+		fmt.Fprintf(w, "%s / %s:\n", pn.Lock, pn.Mitigation)
+		if err := writePanel(w, m, pn); err != nil {
+			return err
+		}
+	}
+	writeFindings(w, m)
+	return nil
+}
+
+// writePanel is one lock and mitigation's cells, a row each. concl./run:
+// failovers with holders inside at the kill, of those run.
+func writePanel(w io.Writer, m Map, pn Panel) error {
+	t := results.NewTable(w, "lag", "hold", "concl./\nrun", "double grants/\nfailover [95%]", "pre-\ndicted",
+		"per 10k acq.\n[95%]", "inside\nat kill", "unavail-\nable", "acquire\np50/p99", "acq/s")
+	for _, c := range m.Cells {
+		if c.Lock != pn.Lock || c.Mitigation != pn.Mitigation {
+			continue
+		}
+		_ = t.Append(c.Lag.String(), c.Hold.String(), fmt.Sprintf("%d/%d", c.Conclusive, ran(c)),
+			rateText(c.PerFailover), optText(c.Predicted, num), rateText(c.Per10k), optText(c.Exposure, num),
+			optText(c.UnavailableS, seconds), optText(c.AcquireP50US, results.FormatUS)+"/"+optText(c.AcquireP99US, results.FormatUS),
+			optText(c.AcquiredPerS, func(x float64) string { return fmt.Sprintf("%.0f", x) }))
+	}
+	return t.Render()
+}
+
+// ran counts a cell's failovers that were measured or reused.
+func ran(c CellResult) int {
+	n := 0
+	for _, f := range c.Failovers {
+		if f.Status == statusMeasured || f.Status == statusReused {
+			n++
+		}
+	}
+	return n
+}
+
+// writeFindings names the cells that matter under the table.
+func writeFindings(w io.Writer, m Map) {
+	var disagree, idle, thin []string
+	for _, c := range m.Cells {
+		if c.Disagrees {
+			disagree = append(disagree, fmt.Sprintf("%s (measured %s, predicted %s)", c.Cell, rateText(c.PerFailover), num(*c.Predicted)))
+		}
+		if c.IdleAfterKill {
+			idle = append(idle, c.Cell.String())
+		}
+		if c.Conclusive == 0 {
+			thin = append(thin, fmt.Sprintf("%s (%s)", c.Cell, whyNot(c)))
+		}
+	}
+	if len(disagree) > 0 {
+		fmt.Fprintf(w, "measured and predicted disagree (the 95%% interval excludes the prediction): %s\n", strings.Join(disagree, "; "))
+	} else {
+		fmt.Fprintln(w, "measured and predicted agree (within the 95% interval) in every cell with a conclusive failover")
+	}
+	if len(idle) > 0 {
+		fmt.Fprintf(w, "granted nothing after the kill, so no double grant by being unavailable: %s\n", strings.Join(idle, "; "))
+	}
+	if len(thin) > 0 {
+		fmt.Fprintf(w, "not measured (no conclusive failover): %s\n", strings.Join(thin, "; "))
+	}
+	for _, pn := range m.Plan.Panels {
+		if pn.Unavailable != "" {
+			fmt.Fprintf(w, "%s / %s: %s\n", pn.Lock, pn.Mitigation, pn.Unavailable)
+		}
+	}
+	for _, c := range m.Plan.LeftOut {
+		fmt.Fprintf(w, "left out to fit the budget: %s\n", c)
+	}
+	fmt.Fprintf(w, "wall time %s of budget %s", m.Elapsed.Round(time.Second), m.Plan.Budget)
+	if m.Interrupted {
+		fmt.Fprint(w, "; interrupted: lockbench failover-map --resume with the same flags runs the rest")
+	}
+	fmt.Fprintln(w)
+}
+
+// whyNot says why a cell has no conclusive failover.
+func whyNot(c CellResult) string {
+	var whys []string
+	for _, f := range c.Failovers {
+		why := f.Why
+		if f.Status != statusMeasured && f.Status != statusReused {
+			why = f.Detail
+		}
+		if why != "" && !contains(whys, why) {
+			whys = append(whys, why)
+		}
+	}
+	if len(whys) == 0 {
+		return "no failover run"
+	}
+	return strings.Join(whys, "; ")
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// rateText is a rate with its interval, "n/a" when not measured.
+func rateText(r *verdict.CountRate) string {
+	if r == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s [%s,%s]", num(r.Rate), num(r.Low), num(r.High))
+}
+
+func optText(x *float64, f func(float64) string) string {
+	if x == nil {
+		return "n/a"
+	}
+	return f(*x)
+}
+
+// num prints a figure with two significant digits below 10.
+func num(x float64) string {
+	switch {
+	case x == 0:
+		return "0"
+	case math.Abs(x) >= 10:
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2g", x)
+}
+
+func seconds(s float64) string { return fmt.Sprintf("%.2fs", s) }
+
+// WriteJSON writes the map as JSON.
+func WriteJSON(w io.Writer, m Map) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return fmt.Errorf("write failover map as JSON: %w", err)
+	}
+	return nil
+}
+
+// HeatMaps are the report's panels: one per measured lock × mitigation,
+// lag across and hold down, coloured by double grants per failover, each
+// cell with its interval and the prediction.
+func HeatMaps(m Map) []results.HeatMap {
+	var out []results.HeatMap
+	p := m.Plan
+	for _, pn := range p.Panels {
+		if pn.Unavailable != "" {
+			continue
+		}
+		h := results.HeatMap{Title: fmt.Sprintf("%s / %s on %s", pn.Lock, pn.Mitigation, p.spec),
+			XLabel: "replication lag at the primary's death", YLabel: "mean hold", Best: [2]int{-1, -1},
+			Legend: "each cell: double grants per conclusive failover [95% interval] · predicted (≠ where they disagree); n/a: no conclusive failover"}
+		for _, lag := range p.Axes.Lags {
+			h.X = append(h.X, lag.String())
+		}
+		for _, hold := range p.Axes.Holds {
+			h.Y = append(h.Y, hold.String())
+			vals, texts := make([]float64, len(p.Axes.Lags)), make([]string, len(p.Axes.Lags))
+			for i, lag := range p.Axes.Lags {
+				vals[i], texts[i] = math.NaN(), "not run"
+				if c, ok := m.cell(Cell{Lock: pn.Lock, Mitigation: pn.Mitigation, Lag: lag, Hold: hold}); ok {
+					vals[i], texts[i] = heatCell(c)
+				}
+			}
+			h.Value, h.Text = append(h.Value, vals), append(h.Text, texts)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// heatCell is a cell's colour value and its text.
+func heatCell(c CellResult) (float64, string) {
+	if c.PerFailover == nil {
+		return math.NaN(), "n/a"
+	}
+	text := rateText(c.PerFailover) + " · " + optText(c.Predicted, num)
+	if c.Disagrees {
+		text += " ≠"
+	}
+	return c.PerFailover.Rate, text
+}
+
+// cell finds a cell's result.
+func (m Map) cell(c Cell) (CellResult, bool) {
+	for _, cr := range m.Cells {
+		if cr.Cell == c {
+			return cr, true
+		}
+	}
+	return CellResult{}, false
+}
+
+// WriteHTML writes the report page of the heat maps.
+func WriteHTML(w io.Writer, m Map) error {
+	return results.WriteReportWith(w, nil, results.ReportExtras{HeatMaps: HeatMaps(m)})
+}
