@@ -20,8 +20,11 @@ func (replicatedShape) Info() KindInfo {
 	quorum := "it needs independent masters, and replicated has one primary; use --topology redlock:N or --lock single"
 	return KindInfo{
 		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "node",
-		Locks:     append(singleInstanceLocks(), lockimpl.LockRedislock),
-		LockNotes: map[string]string{lockimpl.LockRedlock: quorum, lockimpl.LockRedsync: quorum},
+		// redsync runs with one pool on the sentinel client, as its users
+		// run it against a replicated primary (go-redsync/redsync #163):
+		// a quorum of one, which a failover can break like single's.
+		Locks:     append(singleInstanceLocks(), lockimpl.LockRedislock, lockimpl.LockRedsync),
+		LockNotes: map[string]string{lockimpl.LockRedlock: quorum},
 		// It starts its own servers and sentinels: no --redis URLs.
 		Providers: []string{ProviderLocal, ProviderDocker},
 		StartUp:   3500 * time.Millisecond,

@@ -66,10 +66,10 @@ func TestParseMitigationsTopologyLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := DefaultLocks(spec); got != "single,fenced,redislock" {
+	if got := DefaultLocks(spec); got != "single,fenced,redislock,redsync" {
 		t.Errorf("DefaultLocks(replicated) = %q", got)
 	}
-	for in, want := range map[string]string{"naive": "single, fenced, redislock on replicated", "redsync": "on replicated",
+	for in, want := range map[string]string{"naive": "single, fenced, redislock, redsync on replicated", "redlock": "on replicated",
 		"single,single": "single given twice"} {
 		if _, err := ParseLocks(in, spec); err == nil || !strings.Contains(err.Error(), want) || !plan.IsInputError(err) {
 			t.Errorf("ParseLocks(%q) = %v, want an input error with %q", in, err, want)

@@ -12,7 +12,7 @@ func TestPeerLocksOnTopologies(t *testing.T) {
 	}{
 		{"redsync", "single", true},
 		{"redsync", "redlock:5", true},
-		{"redsync", "replicated", false},
+		{"redsync", "replicated", true},
 		{"redislock", "single", true},
 		{"redislock", "replicated", true},
 		{"redislock", "redlock:3", false},

@@ -21,7 +21,7 @@ func TestFailoverMapBadAxes(t *testing.T) {
 		{[]string{"failover-map", "--mitigation", "wiat"}, "did you mean wait?"},
 		{[]string{"failover-map", "--topology", "single"}, "no replica to promote"},
 		{[]string{"failover-map", "--topology", "cluster:3,0"}, "--topology"},
-		{[]string{"failover-map", "--lock", "redsync"}, "--lock"},
+		{[]string{"failover-map", "--lock", "redlock"}, "--lock"},
 		{[]string{"failover-map", "--lock", "naive"}, "--lock"},
 		{[]string{"failover-map", "--failovers", "0"}, "--failovers"},
 		{[]string{"failover-map", "--budget", "1s"}, "--budget"},
