@@ -140,9 +140,11 @@ func base(l Lock) plan.Values {
 
 // faultTimes are the firings of a fault recipe: the first after a TTL
 // (every key held by then), then every spacing, so that holders are back
-// inside before the next; the window ends a spacing after the last.
+// inside before the next; the window ends a spacing after the last. Three
+// TTLs leave a TTL after the longest fault (a cut of two TTLs) for holders
+// to come back, and keep the whole matrix within five minutes.
 func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
-	spacing := 4 * l.TTL
+	spacing := 3 * l.TTL
 	for i := range n {
 		at = append(at, l.TTL+time.Duration(i)*spacing)
 	}
@@ -182,17 +184,18 @@ func All() []Case {
 				"renewer, and a TTL well above the longest burst",
 			Loss: LossAtExpiry,
 			recipe: func(l Lock) plan.Values {
-				// A renewer goroutine per lease; some holders' work starts
-				// with a burst of two TTLs on every CPU that the scheduler
-				// cannot preempt. Every lease held meanwhile is lost at its
+				// A renewer goroutine per lease; half the holders' work
+				// starts with a burst of two TTLs on every CPU that the
+				// scheduler cannot preempt (a window of five TTLs: the
+				// whole matrix stays within five minutes). Every lease held meanwhile is lost at its
 				// validity; after the burst its renewer finds it gone and
 				// tells the holder, unless the holder's work ended first.
 				v := base(l)
 				v.Set("renewer", "goroutine")
-				v.Set("burst-prob", "0.25")
+				v.Set("burst-prob", "0.5")
 				v.Set("burst", "const:"+ms(l.TTL, 2, 1))
 				v.Set("hold", "uniform:"+ms(l.TTL, 2, 1)+","+ms(l.TTL, 3, 1))
-				v.Set("duration", ms(l.TTL, 8, 1))
+				v.Set("duration", ms(l.TTL, 5, 1))
 				return v
 			},
 		},
