@@ -27,8 +27,8 @@ func retryFor(d time.Duration) lockimpl.RetryPolicy {
 }
 
 // TestRenewerGoroutine runs the renewer goroutine beside the work:
-//   - keeps: renewals every fifth of a 400 ms TTL keep 600 ms of work
-//     safe, and are recorded as the holder's own would be;
+//   - keeps: renewals every tenth of a 1 s TTL keep 1.2 s of work safe,
+//     and are recorded as the holder's own would be;
 //   - tells: a lock that loses every third renewal stops each holder told
 //     so (one aborted work per lost renewal), and no holder writes late.
 func TestRenewerGoroutine(t *testing.T) {
@@ -56,8 +56,11 @@ func TestRenewerGoroutine(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wl := workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: 400 * time.Millisecond, Hold: mustDist(t, "600ms"),
-				RenewEvery: 80 * time.Millisecond, Renewer: workloads.RenewGoroutine}
+			// A TTL of a second renewed every 100 ms: a renewal must be
+			// delayed 900 ms to lose a lease (a loaded CI machine under
+			// -race stalls goroutines for hundreds of milliseconds).
+			wl := workloads.Workload{Keys: mustKeys(t, "uniform:2"), TTL: time.Second, Hold: mustDist(t, "1200ms"),
+				RenewEvery: 100 * time.Millisecond, Renewer: workloads.RenewGoroutine}
 			opts := Options{Concurrency: 4, Duration: 1500 * time.Millisecond, Retry: retryFor(time.Second)}
 			tc.check(t, runMem(t, tc.locker, wl, opts))
 		})
