@@ -3,97 +3,48 @@ package bench
 import (
 	"context"
 	"runtime"
-	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // besideRenewer is a renewer goroutine beside a holder's work (--renewer
 // goroutine), as lock libraries' watchdogs and keep-alive loops are. It
-// renews every interval until stopped; a renewal that finds the lease lost,
-// or fails past its validity, tells the holder (cancels lost).
+// renews every interval, on its own copy of the lease, and hands each
+// answer to the holder, who records it: the holder reads the answers while
+// it works, and once more right before its write. A renewal that finds the
+// lease lost, or fails past its validity, is the renewer's last.
 //
-// Its renewal calls run beside anything the holder does, its write
-// included; what a renewal changes in the section (the lease, the history,
-// the resource) it records holding mu, which the holder takes from the
-// check before its write until it has stopped the renewer.
+// The goroutine is given the lock and the lease, never the section: a
+// section stays on its worker's stack however its lease is renewed.
 type besideRenewer struct {
-	mu   sync.Mutex
-	lost context.Context
-	tell context.CancelFunc
-	stop chan struct{}
-	done sync.WaitGroup
-	// held says the holder holds mu.
-	held bool
+	// answers carries each renewal to the holder; the renewer closes it
+	// when it ends.
+	answers chan renewal
+	stop    chan struct{}
+	// ended says the holder has seen answers closed.
+	ended bool
 }
 
 // startRenewer starts the section's renewer goroutine.
-func (s *section) startRenewer(entry Entry) {
-	b := &besideRenewer{stop: make(chan struct{})}
-	b.lost, b.tell = context.WithCancel(s.drainCtx)
+func (s *section) startRenewer() {
+	b := &besideRenewer{answers: make(chan renewal, 1), stop: make(chan struct{})}
 	s.beside = b
-	b.done.Go(func() { s.renewEvery(b, entry) })
+	call := renewCall{locker: s.locker, calls: s.calls, key: s.key, ttl: s.wl.TTL}
+	go b.renewEvery(s.drainCtx, call, s.lease, s.acquiredAt, s.wl.RenewEvery)
 }
 
-// holdRenewer takes the renewer's lock for the holder: a renewal answered
-// from now on waits to be recorded until the renewer is stopped.
-func (s *section) holdRenewer() {
-	if b := s.beside; b != nil && !b.held {
-		b.mu.Lock()
-		b.held = true
-	}
-}
-
-// told says whether the renewer told the holder its lease is gone; false
-// without a renewer.
-func (b *besideRenewer) told() bool { return b != nil && b.lost.Err() != nil }
-
-// stopRenewer stops the renewer and waits for it, a renewal in flight
-// included (recorded once the holder lets go of mu): a lease is released
-// only once nothing renews it.
-func (s *section) stopRenewer() {
-	b := s.beside
-	if b == nil {
-		return
-	}
-	close(b.stop)
-	if b.held {
-		b.held = false
-		b.mu.Unlock()
-	}
-	b.done.Wait()
-	b.tell()
-	s.beside = nil
-}
-
-// workBeside is the holder's work while its renewer renews: a burst, if it
-// is to burst, then the rest of the hold, cut short if the renewer tells
-// it the lease is gone.
-func (s *section) workBeside(hold time.Duration, end time.Time) workEnd {
-	s.maybeBurst()
-	if hold > 0 {
-		sleepUntil(s.beside.lost, end)
-	}
-	switch {
-	case s.drainCtx.Err() != nil:
-		return workInterrupted
-	case s.beside.told():
-		return workAborted
-	}
-	return workDone
-}
-
-// renewEvery renews the section's lease on the interval's schedule from
-// its acquisition until stopped, or until a renewal says the lease is
-// gone. A renewal due while the process was starved goes out as soon as
-// the renewer runs again.
-func (s *section) renewEvery(b *besideRenewer, entry Entry) {
-	timer := time.NewTimer(time.Until(s.acquiredAt.Add(s.wl.RenewEvery)))
+// renewEvery renews lease every interval from acquired until stopped, or
+// until a renewal says the lease is gone. A renewal due while the process
+// was starved goes out as soon as the renewer runs again.
+func (b *besideRenewer) renewEvery(ctx context.Context, call renewCall, lease lockimpl.Lease, acquired time.Time, every time.Duration) {
+	defer close(b.answers)
+	next := acquired.Add(every)
+	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
-	for next := s.acquiredAt.Add(s.wl.RenewEvery); ; next = next.Add(s.wl.RenewEvery) {
+	for {
 		select {
 		case <-b.stop:
-			return
-		case <-b.lost.Done():
 			return
 		case <-timer.C:
 		}
@@ -103,17 +54,87 @@ func (s *section) renewEvery(b *besideRenewer, entry Entry) {
 			return
 		default:
 		}
-		rn := s.callRenew(b.lost)
-		b.mu.Lock()
-		ok := s.renewed(b.lost, entry, rn)
-		if !ok {
-			b.tell()
+		rn := call.do(ctx, lease)
+		b.answers <- rn
+		if rn.out != lockimpl.OK {
+			if rn.out.IsLost() || !time.Now().Before(lease.ValidUntil()) {
+				return
+			}
+		} else {
+			lease = rn.lease
 		}
-		b.mu.Unlock()
-		if !ok {
-			return
+		next = next.Add(every)
+		timer.Reset(time.Until(next))
+	}
+}
+
+// heard records the answers the renewer has given so far, without
+// waiting; told says one of them ended the lease (the holder must stop).
+func (s *section) heard(entry Entry) (told bool) {
+	b := s.beside
+	for b != nil && !b.ended {
+		select {
+		case rn, ok := <-b.answers:
+			if !ok {
+				b.ended = true
+				return false
+			}
+			if !s.renewed(s.drainCtx, entry, rn) {
+				return true
+			}
+		default:
+			return false
 		}
-		timer.Reset(time.Until(next.Add(s.wl.RenewEvery)))
+	}
+	return false
+}
+
+// stopRenewer stops the renewer and waits for it, recording a renewal
+// that was in flight: a lease is released only once nothing renews it.
+func (s *section) stopRenewer(entry Entry) {
+	b := s.beside
+	if b == nil {
+		return
+	}
+	close(b.stop)
+	if !b.ended {
+		for rn := range b.answers {
+			s.renewed(s.drainCtx, entry, rn)
+		}
+	}
+	s.beside = nil
+}
+
+// workBeside is the holder's work while its renewer renews: a burst, if it
+// is to burst, then the rest of the hold, recording the renewer's answers
+// as they come, cut short by one that ends the lease.
+func (s *section) workBeside(entry Entry, hold time.Duration, end time.Time) workEnd {
+	s.maybeBurst()
+	if hold <= 0 {
+		return workDone
+	}
+	timer := time.NewTimer(time.Until(end))
+	defer timer.Stop()
+	b := s.beside
+	for {
+		answers := b.answers
+		if b.ended {
+			answers = nil
+		}
+		select {
+		case rn, ok := <-answers:
+			if !ok {
+				b.ended = true
+				continue
+			}
+			if !s.renewed(s.drainCtx, entry, rn) {
+				return workAborted
+			}
+		case <-timer.C:
+			return workDone
+		case <-s.drainCtx.Done():
+			return workInterrupted
+		}
 	}
 }
 

@@ -318,19 +318,19 @@ func (s *section) run(keyIdx int) {
 	switch s.work(entry) {
 	case workAborted:
 		s.exit(entry)
-		s.stopRenewer()
+		s.stopRenewer(entry)
 		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
 		return
 	case workInterrupted:
 		s.exit(entry)
-		s.stopRenewer()
+		s.stopRenewer(entry)
 		s.count(func(c *counters) { c.Counters.Unfinished++ })
 		s.releaseQuietly()
 		return
 	}
 	s.write(entry)
 	s.exit(entry)
-	s.stopRenewer()
+	s.stopRenewer(entry)
 	s.release()
 }
 
@@ -383,9 +383,8 @@ func (s *section) work(entry Entry) workEnd {
 	hold := s.wl.Hold.Sample(s.rng)
 	end := s.acquiredAt.Add(hold)
 	if s.wl.RenewEvery > 0 && s.wl.Renewer == workloads.RenewGoroutine {
-		s.startRenewer(entry)
-		if w := s.workBeside(hold, end); w != workDone {
-			s.holdRenewer()
+		s.startRenewer()
+		if w := s.workBeside(entry, hold, end); w != workDone {
 			return w
 		}
 	} else if w := s.workInline(ctx, entry, hold, end); w != workDone {
@@ -396,13 +395,12 @@ func (s *section) work(entry Entry) workEnd {
 		// A stall is real time, blind to the run ending, as a GC stop would be.
 		time.Sleep(s.wl.Pause.Sample(s.rng))
 	}
-	// From here a renewer goroutine records nothing until it is stopped:
-	// the holder's check, write and exit see one lease.
-	s.holdRenewer()
 	switch {
 	case ctx.Err() != nil:
 		return workInterrupted
-	case s.beside.told():
+	case s.heard(entry):
+		// The check right before the write: a renewer's answer that came
+		// meanwhile is recorded, and stops the holder if it ended the lease.
 		return workAborted
 	}
 	return workDone
@@ -444,17 +442,29 @@ type renewal struct {
 	start, end time.Time
 }
 
-// callRenew makes one renewal call. It only reads the section (a renewer
-// goroutine makes it while the holder writes), and records nothing.
+// callRenew makes one renewal call of the section's lease.
 func (s *section) callRenew(ctx context.Context) renewal {
+	return renewCall{locker: s.locker, calls: s.calls, key: s.key, ttl: s.wl.TTL}.do(ctx, s.lease)
+}
+
+// renewCall is what a renewal call needs: a renewer goroutine holds one
+// instead of the section.
+type renewCall struct {
+	locker lockimpl.Locker
+	calls  *callLedgers
+	key    int
+	ttl    time.Duration
+}
+
+// do renews lease once and records nothing but the lock's-calls ledger.
+// The lease is renewed as a copy: the section's own passed by address to
+// the lock would move every section to the heap, renewing or not.
+func (c renewCall) do(ctx context.Context, lease lockimpl.Lease) renewal {
 	start := time.Now()
-	// Renewed on a copy: the section's own lease passed by address to the
-	// lock would move every section to the heap, renewing or not.
-	lease := s.lease
-	out, err := s.locker.Renew(ctx, &lease, s.wl.TTL)
+	out, err := c.locker.Renew(ctx, &lease, c.ttl)
 	var end time.Time
 	if out == lockimpl.OK {
-		end = s.calls.renewed(s.key, lease.Token, lease.ValidUntil())
+		end = c.calls.renewed(c.key, lease.Token, lease.ValidUntil())
 	} else {
 		end = time.Now()
 	}
