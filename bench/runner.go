@@ -165,6 +165,8 @@ type run struct {
 	calls  *callLedgers
 	series *seriesCollector
 	sched  *scheduler
+	// spin runs the workload's CPU bursts; nil when it has none.
+	spin *spinner
 	// windowCtx ends when the window closes: closed-loop workers start no
 	// new critical section and stop acquisitions still in progress.
 	windowCtx context.Context
@@ -232,6 +234,9 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		return nil, fmt.Errorf("lock %s takes no lock: its write is a compare-and-set that only the PostgreSQL resource checks", locker.Info().Name)
 	}
 	r := &run{locker: locker, optimistic: optimistic, wl: wl, opts: opts, resource: resource, win: win}
+	if wl.BurstProb > 0 {
+		r.spin = newSpinner()
+	}
 	for range recorderShards(opts.Concurrency) {
 		r.recs = append(r.recs, newRecorder())
 	}
@@ -341,7 +346,7 @@ func recorderShards(workers int) int {
 
 // withDefaults fills the distributions a workload may leave empty with zero work.
 func withDefaults(w workloads.Workload) workloads.Workload {
-	for _, d := range []*workloads.Dist{&w.Hold, &w.Think, &w.Pause} {
+	for _, d := range []*workloads.Dist{&w.Hold, &w.Think, &w.Pause, &w.Burst} {
 		if *d == nil {
 			*d = workloads.Const(0)
 		}

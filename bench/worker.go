@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/workloads"
 )
 
 // worker runs critical sections until the window closes; drainCtx ends
@@ -236,6 +237,9 @@ type section struct {
 	key        int
 	// byCalls is the lock's-calls verdict on the acquisition.
 	byCalls history.CallVerdict
+	// beside is the section's renewer goroutine (--renewer goroutine)
+	// while it runs; nil for a holder that renews itself.
+	beside *besideRenewer
 }
 
 // event records one event of the section in the history, with the
@@ -314,16 +318,19 @@ func (s *section) run(keyIdx int) {
 	switch s.work(entry) {
 	case workAborted:
 		s.exit(entry)
+		s.stopRenewer(entry)
 		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
 		return
 	case workInterrupted:
 		s.exit(entry)
+		s.stopRenewer(entry)
 		s.count(func(c *counters) { c.Counters.Unfinished++ })
 		s.releaseQuietly()
 		return
 	}
 	s.write(entry)
 	s.exit(entry)
+	s.stopRenewer(entry)
 	s.release()
 }
 
@@ -375,6 +382,34 @@ func (s *section) work(entry Entry) workEnd {
 	ctx := s.drainCtx
 	hold := s.wl.Hold.Sample(s.rng)
 	end := s.acquiredAt.Add(hold)
+	if s.wl.RenewEvery > 0 && s.wl.Renewer == workloads.RenewGoroutine {
+		s.startRenewer()
+		if w := s.workBeside(entry, hold, end); w != workDone {
+			return w
+		}
+	} else if w := s.workInline(ctx, entry, hold, end); w != workDone {
+		return w
+	}
+	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
+		s.count(func(c *counters) { c.Counters.Paused++ })
+		// A stall is real time, blind to the run ending, as a GC stop would be.
+		time.Sleep(s.wl.Pause.Sample(s.rng))
+	}
+	switch {
+	case ctx.Err() != nil:
+		return workInterrupted
+	case s.heard(entry):
+		// The check right before the write: a renewer's answer that came
+		// meanwhile is recorded, and stops the holder if it ended the lease.
+		return workAborted
+	}
+	return workDone
+}
+
+// workInline is the work of a holder that renews its lease itself,
+// between the sleeps of its work (after its burst, if it bursts).
+func (s *section) workInline(ctx context.Context, entry Entry, hold time.Duration, end time.Time) workEnd {
+	s.maybeBurst()
 	if s.wl.RenewEvery > 0 {
 		for next := s.acquiredAt.Add(s.wl.RenewEvery); next.Before(end); next = next.Add(s.wl.RenewEvery) {
 			if !sleepUntil(ctx, next) {
@@ -389,14 +424,6 @@ func (s *section) work(entry Entry) workEnd {
 	if hold > 0 && !sleepUntil(ctx, end) {
 		return workInterrupted
 	}
-	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
-		s.count(func(c *counters) { c.Counters.Paused++ })
-		// A stall is real time, blind to the run ending, as a GC stop would be.
-		time.Sleep(s.wl.Pause.Sample(s.rng))
-	}
-	if ctx.Err() != nil {
-		return workInterrupted
-	}
 	return workDone
 }
 
@@ -404,21 +431,53 @@ func (s *section) work(entry Entry) workEnd {
 // stop. A renewed lease's validity is told to the resource, which judges a
 // later grant against it.
 func (s *section) renew(ctx context.Context, entry Entry) bool {
+	return s.renewed(ctx, entry, s.callRenew(ctx))
+}
+
+// renewal is one renewal call and its answer, not yet recorded.
+type renewal struct {
+	lease      lockimpl.Lease
+	out        lockimpl.Outcome
+	err        error
+	start, end time.Time
+}
+
+// callRenew makes one renewal call of the section's lease.
+func (s *section) callRenew(ctx context.Context) renewal {
+	return renewCall{locker: s.locker, calls: s.calls, key: s.key, ttl: s.wl.TTL}.do(ctx, s.lease)
+}
+
+// renewCall is what a renewal call needs: a renewer goroutine holds one
+// instead of the section.
+type renewCall struct {
+	locker lockimpl.Locker
+	calls  *callLedgers
+	key    int
+	ttl    time.Duration
+}
+
+// do renews lease once and records nothing but the lock's-calls ledger.
+// The lease is renewed as a copy: the section's own passed by address to
+// the lock would move every section to the heap, renewing or not.
+func (c renewCall) do(ctx context.Context, lease lockimpl.Lease) renewal {
 	start := time.Now()
-	// Renewed on a copy: the section's own lease passed by address to the
-	// lock would move every section to the heap, renewing or not.
-	lease := s.lease
-	out, err := s.locker.Renew(ctx, &lease, s.wl.TTL)
-	s.lease = lease
+	out, err := c.locker.Renew(ctx, &lease, c.ttl)
 	var end time.Time
 	if out == lockimpl.OK {
-		end = s.calls.renewed(s.key, s.lease.Token, s.lease.ValidUntil())
+		end = c.calls.renewed(c.key, lease.Token, lease.ValidUntil())
 	} else {
 		end = time.Now()
 	}
-	s.latency(opRenew, end.Sub(start), out == lockimpl.Failed)
+	return renewal{lease: lease, out: out, err: err, start: start, end: end}
+}
+
+// renewed records renewal rn and says whether the work may go on.
+func (s *section) renewed(ctx context.Context, entry Entry, rn renewal) bool {
+	out, err := rn.out, rn.err
+	s.lease = rn.lease
+	s.latency(opRenew, rn.end.Sub(rn.start), out == lockimpl.Failed)
 	if s.hist != nil {
-		s.event(history.OpRenew, historyOutcome(out), start, end, 0, err)
+		s.event(history.OpRenew, historyOutcome(out), rn.start, rn.end, 0, err)
 	}
 	switch {
 	case out == lockimpl.OK:

@@ -48,6 +48,15 @@ type Workload struct {
 	CrashProb float64
 	// RenewEvery is the renewal interval while holding; 0 means no renewal.
 	RenewEvery time.Duration
+	// Renewer says who renews: the holder between its sleeps, or a
+	// goroutine beside the work.
+	Renewer Renewer
+	// BurstProb is the chance a holder's work starts with a CPU-bound
+	// burst that the Go scheduler cannot preempt, on every CPU the process
+	// may use: every other goroutine (renewers too) waits it out.
+	BurstProb float64
+	// Burst is the burst's length.
+	Burst Dist
 	// Rate is the open-loop request rate, constant or staged; the zero
 	// Rate means closed loop.
 	Rate Rate

@@ -507,6 +507,13 @@ func (p *parser) workload() workloads.Workload {
 	w.Pause = p.dist("pause")
 	w.PauseProb = p.probability("pause-prob")
 	w.CrashProb = p.probability("crash-prob")
+	w.BurstProb = p.probability("burst-prob")
+	w.Burst = p.dist("burst")
+	renewer, err := workloads.ParseRenewer(p.v.Get("renewer"))
+	if err != nil {
+		p.fail("renewer", "%v", err)
+	}
+	w.Renewer = renewer
 	if w.TTL > 0 {
 		every, err := workloads.ParseRenewEvery(p.v.Get("renew-every"), w.TTL)
 		if err != nil {

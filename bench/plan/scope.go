@@ -168,6 +168,15 @@ func positive(flag string) func(Values) bool {
 	}
 }
 
+// renewing holds when --renew-every asks for renewal.
+func renewing(v Values) bool {
+	switch strings.ToLower(strings.TrimSpace(v.Get("renew-every"))) {
+	case "", "0", "off":
+		return false
+	}
+	return true
+}
+
 // closedLoop holds when --rate is 0: workers loop instead of requests
 // arriving.
 func closedLoop(v Values) bool {

@@ -17,7 +17,7 @@ var scopeSamples = map[string]string{
 	"persistence": "aof-always", "node-timeout": "5ms", "drift-factor": "0.02", "fail-fast": "true",
 	"peer-option": "tries=2", "naive-gap": "1ms", "wait-replicas": "1", "wait-timeout": "50ms",
 	"restart-delay": "1s", "think": "1ms", "pause": "const:1ms", "pipeline": "auto", "pool-size": "4",
-	"postgres": "postgres://127.0.0.1:1/db",
+	"postgres": "postgres://127.0.0.1:1/db", "renewer": "goroutine", "burst": "const:1ms",
 }
 
 var needsMet = map[string]Values{
@@ -25,6 +25,8 @@ var needsMet = map[string]Values{
 	"restart-delay": {"fault": {"at=1s restart node=0"}},
 	"think":         {},
 	"pause":         {"pause-prob": {"0.1"}},
+	"renewer":       {"renew-every": {"ttl/3"}},
+	"burst":         {"burst-prob": {"0.1"}},
 }
 
 var needsUnmet = map[string]Values{
@@ -32,6 +34,8 @@ var needsUnmet = map[string]Values{
 	"restart-delay": {"fault": {"at=1s kill node=0"}},
 	"think":         {"rate": {"100"}},
 	"pause":         {},
+	"renewer":       {"renew-every": {"off"}},
+	"burst":         {},
 }
 
 // runContext is one run the walk tries a flag on: a lock on a topology from

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -129,4 +131,109 @@ func runOnSingle(t *testing.T, cases []Case, run Runner) (Matrix, string) {
 	}
 	t.Log("\n" + text.String())
 	return m, text.String()
+}
+
+// TestPlantedStarvedRenewer runs starved-renewer on single on a real
+// Redis with one holder whose every work starts with a burst of two TTLs
+// that no goroutine of the process can interrupt; its renewer goroutine
+// (every third of a TTL) is starved, so the lease ends a TTL into the
+// burst. The answers follow from what comes first after the burst:
+//   - overran: the work ends with the burst. The holder checks at once
+//     and writes; its renewer needs a round trip to Redis to learn the
+//     lease is gone, so it cannot tell the holder before the write.
+//   - caught: two TTLs of work remain after the burst. The renewer's
+//     renewal, overdue, goes out as the burst ends, finds the key expired
+//     (lost) and tells the holder, which stops without writing.
+func TestPlantedStarvedRenewer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Redis for five seconds; run without -short")
+	}
+	starved := caseNamed(t, "starved-renewer")
+	var cases []Case
+	for _, hold := range []int{2, 4} {
+		c := starved
+		c.recipe = func(l Lock) plan.Values {
+			v := starved.recipe(l)
+			v.Set("concurrency", "1")
+			v.Set("keys", "uniform:1")
+			v.Set("burst-prob", "1")
+			v.Set("hold", "const:"+ms(l.TTL, hold, 1))
+			return v
+		}
+		cases = append(cases, c)
+	}
+	dir := t.TempDir()
+	m, _ := runOnSingle(t, cases, storing(dir))
+	for i, want := range []string{"overran", "caught"} {
+		cell := m.Cell(i, 0)
+		if cell.Verdict != want || cell.Conclusive == 0 {
+			t.Errorf("work of %d TTLs: %s over %d conclusive trials; want %s", 2*(i+1), cell.Verdict, cell.Conclusive, want)
+		}
+		if cell.Check != "agrees" {
+			t.Errorf("work of %d TTLs: check %s", 2*(i+1), cell.Check)
+		}
+	}
+}
+
+// TestPlantedReleaseRace races a renewal held 200 ms in transit (as the
+// DelayRequestsProxy holds a request) with the release on a real Redis,
+// so that it reaches the server after the release's DEL:
+//   - deleted: single's renewal checks the token on a key that must
+//     exist; after the DEL it is lost and the key stays absent;
+//   - resurrected: a renewal that writes the key without looking (SET NX
+//     here, as a naive refresh does) recreates it after the release.
+func TestPlantedReleaseRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis; run without -short")
+	}
+	const transit = 200 * time.Millisecond
+	l := Locks()[0]
+	plans, err := plan.Expand(base(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		renew func(ctx context.Context, inner lockimpl.Locker, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error)
+		want  Outcome
+	}{
+		{name: "deleted", want: Caught, renew: func(ctx context.Context, inner lockimpl.Locker, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error) {
+			return inner.Renew(ctx, lease, ttl)
+		}},
+		{name: "resurrected", want: Overran, renew: func(ctx context.Context, inner lockimpl.Locker, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error) {
+			_, o, err := inner.Acquire(ctx, lease.Key, ttl)
+			return o, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := plan.WithProbe(context.Background(), plans[0], plan.Env{}, func(ctx context.Context, p plan.Probe) error {
+				p.Locker = heldRenewal{Locker: p.Locker, transit: transit, renew: tc.renew}
+				for i := range 3 {
+					tr, err := releaseRace(ctx, l, p, fmt.Sprintf("%srace:%d", p.Prefix, i), i)
+					if err != nil {
+						return err
+					}
+					if tr.Outcome != tc.want || tr.Exposure != 1 {
+						t.Errorf("trial %d: %s, exposure %d (%s); want %s", i, tr.Outcome, tr.Exposure, tr.Observed, tc.want)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// heldRenewal holds each renewal in transit before renew sends it.
+type heldRenewal struct {
+	lockimpl.Locker
+	transit time.Duration
+	renew   func(ctx context.Context, inner lockimpl.Locker, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error)
+}
+
+func (h heldRenewal) Renew(ctx context.Context, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error) {
+	time.Sleep(h.transit)
+	return h.renew(ctx, h.Locker, lease, ttl)
 }

@@ -12,7 +12,8 @@ import (
 // probeFunc is one trial of a probe case: calls on the armed lock, and
 // the server's view of the key after. A trial the lock could not set up
 // (an acquire or release that did not succeed) has no exposure.
-type probeFunc func(ctx context.Context, l Lock, p plan.Probe, key string) (Trial, error)
+// i is the trial's index, for a probe whose trials differ.
+type probeFunc func(ctx context.Context, l Lock, p plan.Probe, key string, i int) (Trial, error)
 
 // probeVia runs the trials of the probe cases on l, the lock armed once
 // on its topology (plan.WithProbe), each trial on a key of its own; the
@@ -25,7 +26,7 @@ func probeVia(ctx context.Context, cases []Case, l Lock, trials int, into map[st
 	return plan.WithProbe(ctx, plans[0], plan.Env{}, func(ctx context.Context, p plan.Probe) error {
 		for _, c := range cases {
 			for i := range trials {
-				t, err := c.probe(ctx, l, p, fmt.Sprintf("%sprobe:%s:%d", p.Prefix, c.Name, i))
+				t, err := c.probe(ctx, l, p, fmt.Sprintf("%sprobe:%s:%d", p.Prefix, c.Name, i), i)
 				if err != nil {
 					return fmt.Errorf("%s: %w", c.Name, err)
 				}
@@ -74,7 +75,7 @@ func unset(step string, o lockimpl.Outcome, err error) Trial {
 // resets it, about one and a half if it adds. The line between is 1.25
 // TTL, a quarter TTL from either (etcd counts in whole seconds: it reads
 // under 2 s vs under 3 s, floored to 1 s vs 2 s).
-func addsOrResets(ctx context.Context, l Lock, p plan.Probe, key string) (Trial, error) {
+func addsOrResets(ctx context.Context, l Lock, p plan.Probe, key string, _ int) (Trial, error) {
 	lease, o, err := acquire(ctx, l, p, key)
 	if o != lockimpl.OK {
 		return unset("acquire", o, err), nil
@@ -104,7 +105,7 @@ func addsOrResets(ctx context.Context, l Lock, p plan.Probe, key string) (Trial,
 
 // renewAfterUnlock acquires, releases, then renews with the released
 // lease: the renewal must fail, and the key must stay absent.
-func renewAfterUnlock(ctx context.Context, l Lock, p plan.Probe, key string) (Trial, error) {
+func renewAfterUnlock(ctx context.Context, l Lock, p plan.Probe, key string, _ int) (Trial, error) {
 	lease, o, err := acquire(ctx, l, p, key)
 	if o != lockimpl.OK {
 		return unset("acquire", o, err), nil
@@ -123,4 +124,47 @@ func renewAfterUnlock(ctx context.Context, l Lock, p plan.Probe, key string) (Tr
 		_, _ = p.Locker.Release(ctx, lease)
 	}
 	return probeTrial(renewed == lockimpl.OK || present, seen), nil
+}
+
+// releaseRace acquires, then sends a renewal and the release at once, as
+// a renewer goroutine that was not stopped first does. Trial i holds the
+// renewal in transit for 2i times the acquisition's round trip, as a
+// delayed request would be, so that the later trials' renewals reach the
+// server after the release. A trial counts where the renewal came after
+// the release (it was lost, or the key is back): the key must then be
+// absent; present, the release was undone, and the key blocks everyone
+// until its TTL ends.
+func releaseRace(ctx context.Context, l Lock, p plan.Probe, key string, i int) (Trial, error) {
+	start := time.Now()
+	lease, o, err := acquire(ctx, l, p, key)
+	if o != lockimpl.OK {
+		return unset("acquire", o, err), nil
+	}
+	held := time.Duration(2*i) * time.Since(start)
+	renewed := make(chan lockimpl.Outcome, 1)
+	go func() {
+		time.Sleep(held)
+		inFlight := lease
+		o, _ := p.Locker.Renew(ctx, &inFlight, l.TTL)
+		renewed <- o
+	}()
+	released, err := p.Locker.Release(ctx, lease)
+	renewal := <-renewed
+	if released != lockimpl.OK {
+		return unset("release", released, err), nil
+	}
+	_, present, err := p.Remaining(ctx, key)
+	if err != nil {
+		return Trial{}, err
+	}
+	seen := fmt.Sprintf("renewal held %v: %s", held.Round(time.Microsecond), renewal)
+	switch {
+	case present:
+		_, _ = p.Locker.Release(ctx, lease)
+		return probeTrial(true, seen+", key present after the release"), nil
+	case renewal.IsLost():
+		return probeTrial(false, seen+", key absent"), nil
+	}
+	// Renewed before the release went through, or unanswered: no race.
+	return Trial{Observed: seen + " before the release: no race"}, nil
 }

@@ -30,7 +30,9 @@ func (f fakeLock) Info() lockimpl.Info { return lockimpl.Info{Name: "fake"} }
 // TestProbeVerdicts plants the server's answer and the lock's outcomes and
 // checks each probe's word: an extend that leaves 1.5 TTL adds; at etcd's
 // whole seconds, 1 s read of a 2 s TTL resets and 2 s adds; a renewal
-// after release that succeeds or leaves a key recreated; a setup that
+// after release that succeeds or leaves a key recreated; a renewal racing
+// release that came after it (lost) with the key gone, or left the key
+// there; one that came first (ok, no key) is no race; a setup that
 // failed is no exposure (never a pass).
 func TestProbeVerdicts(t *testing.T) {
 	const ttl = 300 * time.Millisecond
@@ -57,13 +59,18 @@ func TestProbeVerdicts(t *testing.T) {
 		{"key recreated", renewAfterUnlock, fakeLock{ok, lost, ok}, ttl, ttl, true, time.Millisecond, Overran, 1},
 		{"release lost", renewAfterUnlock, fakeLock{ok, lost, lost}, ttl, 0, false, time.Millisecond, Inconclusive, 0},
 		{"contended", renewAfterUnlock, fakeLock{lockimpl.Contended, ok, ok}, ttl, 0, false, time.Millisecond, Inconclusive, 0},
+		{"race: key absent", releaseRace, fakeLock{ok, lost, ok}, ttl, 0, false, time.Millisecond, Caught, 1},
+		{"race: resurrected", releaseRace, fakeLock{ok, ok, ok}, ttl, ttl, true, time.Millisecond, Overran, 1},
+		{"race: renewed first", releaseRace, fakeLock{ok, ok, ok}, ttl, 0, false, time.Millisecond, Inconclusive, 0},
+		{"race: renewal failed", releaseRace, fakeLock{ok, lockimpl.Failed, ok}, ttl, 0, false, time.Millisecond, Inconclusive, 0},
+		{"race: release failed", releaseRace, fakeLock{ok, lost, lockimpl.Failed}, ttl, 0, false, time.Millisecond, Inconclusive, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := plan.Probe{Locker: tc.lock, Resolution: tc.resolution,
 				Remaining: func(context.Context, string) (time.Duration, bool, error) { return tc.left, tc.present, nil }}
 			// The wait of adds-or-resets is half the TTL: the planted etcd
 			// TTL makes that a second.
-			tr, err := tc.probe(context.Background(), Lock{Name: "fake", TTL: tc.ttl}, p, "k")
+			tr, err := tc.probe(context.Background(), Lock{Name: "fake", TTL: tc.ttl}, p, "k", 1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,8 +47,8 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	}
 	fmt.Fprintln(w, "cells: caught (told and stopped before writing), overran (wrote after losing the lease), fenced (wrote late, "+
 		"the fencing token stopped it), kept (the lock kept the lease), no exposure (no lease held and lost when the fault "+
-		"hit: inconclusive), unmeasured, n/a, absent (reasons below); k/n = trials with that worst outcome / trials with exposure; "+
-		"probes of the lock, no run: resets or adds (adds-or-resets), refused or recreated (renew-after-unlock)")
+		"hit: inconclusive), "+unmeasuredWord(m)+"n/a, absent (reasons below); k/n = trials with that worst outcome / trials "+
+		"with exposure; probes of the lock, no run: "+probeWords(m))
 	fmt.Fprintln(w)
 	var line strings.Builder
 	line.WriteString(fmt.Sprintf("%-10s", "lock"))
@@ -86,6 +86,29 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 		}
 	}
 	return nil
+}
+
+// unmeasuredWord is the legend's word for cases not measured yet, if the
+// matrix has any.
+func unmeasuredWord(m Matrix) string {
+	for _, c := range m.Cases {
+		if c.NotMeasured != "" {
+			return "unmeasured, "
+		}
+	}
+	return ""
+}
+
+// probeWords names the probes' two words, case by case: "resets or adds
+// (adds-or-resets), …".
+func probeWords(m Matrix) string {
+	var words []string
+	for _, c := range m.Cases {
+		if c.probe != nil {
+			words = append(words, fmt.Sprintf("%s or %s (%s)", c.word(Caught), c.word(Overran), c.Name))
+		}
+	}
+	return strings.Join(words, ", ")
 }
 
 // detail is one measured cell's paragraph: its counts, bounds, delays,

@@ -10,9 +10,10 @@ import (
 	"github.com/lockbench/lockbench/results/resultstest"
 )
 
-// fixtureMatrix is the whole matrix with five measured cells planted by
-// hand (overran with fencing apart, caught with delays, kept, and two
-// probes: one resets, one recreated) and every
+// fixtureMatrix is the whole matrix with seven measured cells planted by
+// hand (overran with fencing apart, caught with delays, kept, a starved
+// renewer caught once and overran once, and three probes: one resets, one
+// recreated, one absent after a race and one trial without) and every
 // other cell as Run leaves a cell without runs.
 func fixtureMatrix() Matrix {
 	m := Matrix{Cases: All(), Locks: Locks()}
@@ -26,6 +27,10 @@ func fixtureMatrix() Matrix {
 			{Exposure: 1, Outcome: Caught, Observed: "299ms left after a renewal at TTL/2"}},
 		"renew-after-unlock/redsync": {{Exposure: 1, Outcome: Overran, Observed: "renewal ok, key present"},
 			{Observed: "release failed"}},
+		"starved-renewer/single": {{Run: "r4", Exposure: 1, Outcome: Caught, Leases: map[string]int{"caught": 1}, DelaysNS: []int64{6e8}},
+			{Run: "r4", Exposure: 1, Outcome: Overran, Leases: map[string]int{"overran": 1}, OverrunNS: []int64{1e6}}},
+		"release-race/etcd": {{Exposure: 1, Outcome: Caught, Observed: "renewal held 0s: lost, key absent"},
+			{Observed: "renewal held 3ms: ok before the release: no race"}},
 	}
 	for _, c := range m.Cases {
 		var row []Cell
@@ -81,7 +86,7 @@ func TestMatrixGolden(t *testing.T) {
 			t.Errorf("page lacks %s", want)
 		}
 	}
-	for _, want := range []string{"overran 1/2", "caught 1/1", "kept 1/1", "unmeasured", "absent"} {
+	for _, want := range []string{"overran 1/2", "caught 1/1", "kept 1/1", "deleted 1/1", "absent", "deleted or resurrected (release-race)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("matrix lacks %q", want)
 		}
