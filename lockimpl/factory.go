@@ -56,11 +56,11 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 			}
 			return l, nil
 		case LockFenced:
-			if opts.Wait.Replicas > 0 {
-				return nil, fmt.Errorf("lock fenced with --wait-replicas: not supported (the fencing script and WAIT are not combined); use --lock single")
-			}
 			l := NewFenced(c)
-			l.raw = newRawOne(c, opts.Sent)
+			l.wait = opts.Wait
+			if l.wait.Replicas == 0 {
+				l.raw = newRawOne(c, opts.Sent)
+			}
 			return l, nil
 		}
 		n := NewNaive(c)

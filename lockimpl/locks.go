@@ -76,7 +76,7 @@ type Descriptor struct {
 func descriptors() []Descriptor {
 	return []Descriptor{
 		{Name: LockSingle, Backend: BackendRedis, Lease: true, Renewable: true, Pipelinable: true, RunFlags: []string{"wait-replicas"}},
-		{Name: LockFenced, Backend: BackendRedis, Lease: true, Renewable: true, Fencing: true, Pipelinable: true},
+		{Name: LockFenced, Backend: BackendRedis, Lease: true, Renewable: true, Fencing: true, Pipelinable: true, RunFlags: []string{"wait-replicas"}},
 		{Name: LockRedlock, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, RunFlags: []string{"node-timeout", "drift-factor", "fail-fast"}},
 		{Name: LockNaive, Backend: BackendRedis, Lease: true, Renewable: true, Unsafe: true, RunFlags: []string{"naive-gap"}},
 		{Name: LockRedsync, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, Peer: true, RunFlags: []string{"peer-option"}},

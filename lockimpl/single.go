@@ -116,6 +116,9 @@ func FenceKey(key string) string { return key + ":fence" }
 // Acquire makes one attempt at key.
 func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	lease := Lease{Key: key, Token: NewToken(), Start: time.Now(), Validity: ttl}
+	if s.wait.Replicas > 0 {
+		return s.acquireReplicated(ctx, lease, ttl)
+	}
 	if s.fenced {
 		fence, err := s.scripts.fencedAcquire.Run(ctx, s.client, []string{key, FenceKey(key)}, lease.Token, ttl.Milliseconds()).Int64()
 		if err != nil {
@@ -126,9 +129,6 @@ func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Le
 		}
 		lease.Fence = fence
 		return lease, OK, nil
-	}
-	if s.wait.Replicas > 0 {
-		return s.acquireReplicated(ctx, lease, ttl)
 	}
 	ok, err := s.setNX(ctx, key, lease.Token, ttl)
 	if err != nil {
@@ -180,15 +180,16 @@ func errSuffix(what string, err error) string {
 	return fmt.Sprintf("; %s: %v", what, err)
 }
 
-// acquireReplicated sends SET NX PX and WAIT in one pipeline, so WAIT runs on
-// the connection that wrote the key and counts acks for that write.
+// acquireReplicated sends SET NX PX (fenced: the fencing script) and WAIT in
+// one pipeline, so WAIT runs on the connection that wrote the key and counts
+// acks for that write.
 //
 // On a Redis Cluster the pipeline goes to the master of the key's slot
 // itself (a cluster pipeline would send the keyless WAIT to any node); a
 // MOVED reply then fails the attempt and has the client reread the slot map.
 func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Duration) (Lease, Outcome, error) {
 	var set *redis.BoolCmd
-	var wait *redis.Cmd
+	var fence, wait *redis.Cmd
 	c := s.client
 	cc, isCluster := c.(*redis.ClusterClient)
 	if isCluster {
@@ -200,17 +201,23 @@ func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Du
 	}
 	// Pipelined's error is the first command's own, read from set and wait below.
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		set = p.SetNX(ctx, lease.Key, lease.Token, ttl)
+		if s.fenced {
+			// EVAL, not EVALSHA: a pipeline cannot retry a NOSCRIPT.
+			fence = s.scripts.fencedAcquire.Eval(ctx, p, []string{lease.Key, FenceKey(lease.Key)}, lease.Token, ttl.Milliseconds())
+		} else {
+			set = p.SetNX(ctx, lease.Key, lease.Token, ttl)
+		}
 		wait = p.Do(ctx, "WAIT", s.wait.Replicas, s.wait.Timeout.Milliseconds())
 		return nil
 	})
-	if set.Err() != nil {
-		if isCluster && isMoved(set.Err()) {
+	granted, err := s.replicatedGrant(set, fence, &lease)
+	if err != nil {
+		if isCluster && isMoved(err) {
 			cc.ReloadState(ctx)
 		}
-		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", lease.Key, set.Err())
+		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", lease.Key, err)
 	}
-	if !set.Val() {
+	if !granted {
 		return Lease{}, Contended, nil
 	}
 	acks, werr := wait.Int64()
@@ -222,6 +229,20 @@ func (s *Single) acquireReplicated(ctx context.Context, lease Lease, ttl time.Du
 			errSuffix("WAIT", werr), errSuffix("give back", rerr))
 	}
 	return lease, OK, nil
+}
+
+// replicatedGrant reads the pipelined acquisition's answer: SET NX's, or the
+// fencing script's token (0: held by another), which it sets on lease.
+func (s *Single) replicatedGrant(set *redis.BoolCmd, fence *redis.Cmd, lease *Lease) (bool, error) {
+	if !s.fenced {
+		return set.Val(), set.Err()
+	}
+	token, err := fence.Int64()
+	if err != nil || token == 0 {
+		return false, err
+	}
+	lease.Fence = token
+	return true, nil
 }
 
 // isMoved reports a cluster redirect reply (MOVED or ASK).

@@ -15,12 +15,21 @@ import (
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
+// TestWaitReplicas: single and fenced with WAIT 1 give back a lock no
+// replica acknowledged, and grant one the replica holds (fenced with its
+// token, and the fence counter replicated too).
 func TestWaitReplicas(t *testing.T) {
+	for _, lock := range []string{lockimpl.LockSingle, lockimpl.LockFenced} {
+		t.Run(lock, func(t *testing.T) { waitReplicas(t, lock) })
+	}
+}
+
+func waitReplicas(t *testing.T, lock string) {
 	primary := composetest.Server(t, compose.ServerOptions{Args: []string{"--repl-diskless-sync-delay", "0"}})
 	pc := composetest.Client(t, primary)
 	ctx := context.Background()
 	opts := lockimpl.Options{Wait: lockimpl.WaitOptions{Replicas: 1, Timeout: 100 * time.Millisecond}}
-	l, err := lockimpl.New("single", []redis.Cmdable{pc}, opts)
+	l, err := lockimpl.New(lock, []redis.Cmdable{pc}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +53,7 @@ func TestWaitReplicas(t *testing.T) {
 	// WAIT returns as soon as the replica acknowledges: a long timeout costs
 	// a healthy run nothing and keeps a loaded machine from failing the test.
 	opts.Wait.Timeout = 5 * time.Second
-	l, err = lockimpl.New("single", []redis.Cmdable{pc}, opts)
+	l, err = lockimpl.New(lock, []redis.Cmdable{pc}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,5 +63,14 @@ func TestWaitReplicas(t *testing.T) {
 	}
 	if v := rc.Get(ctx, "k").Val(); v != lease.Token {
 		t.Fatalf("replica has %q, want the token: WAIT returned before replication", v)
+	}
+	if lock != lockimpl.LockFenced {
+		return
+	}
+	if fence, err := rc.Get(ctx, lockimpl.FenceKey("k")).Int64(); err != nil || lease.Fence == 0 || fence != lease.Fence {
+		t.Fatalf("fenced lease token %d, replica's fence counter %d (%v): want the same, replicated before the grant", lease.Fence, fence, err)
+	}
+	if _, out, _ := l.Acquire(ctx, "k", time.Minute); out != lockimpl.Contended {
+		t.Fatalf("second fenced acquire with WAIT: %v, want contended", out)
 	}
 }

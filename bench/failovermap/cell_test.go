@@ -188,7 +188,7 @@ func TestRunResumeAndBudget(t *testing.T) {
 func TestWriteGolden(t *testing.T) {
 	spec := replicated(t)
 	axes := Axes{Topology: "replicated", Lags: []time.Duration{0, 500 * time.Millisecond}, Holds: []time.Duration{5 * time.Second},
-		Mitigations: []Mitigation{None, Wait}, Locks: []string{"single", "fenced"}, WaitTimeout: 100 * time.Millisecond}
+		Mitigations: []Mitigation{None, Wait}, Locks: []string{"single", "redislock"}, WaitTimeout: 100 * time.Millisecond}
 	p, err := NewPlan(axes, 2, time.Hour, "runs", "7.0.15")
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestWriteGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if hm := HeatMaps(m); len(hm) != 3 || hm[0].Text[0][1] == "" {
-		t.Errorf("heat maps: %d panels (want single/none, single/wait, fenced/none)", len(hm))
+		t.Errorf("heat maps: %d panels (want single/none, single/wait, redislock/none)", len(hm))
 	}
 	for _, want := range []string{"single / none on replicated", "replication lag"} {
 		if !bytes.Contains(html.Bytes(), []byte(want)) {

@@ -3,12 +3,14 @@ package failovermap
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -215,8 +217,9 @@ func NewPlan(axes Axes, failovers int, budget time.Duration, out, serverVersion 
 // unavailable says why a lock cannot run a mitigation on the server.
 func unavailable(lock string, m Mitigation, serverVersion string) string {
 	switch {
-	case m == Wait && lock != "single":
-		return fmt.Sprintf("not available: lockbench issues WAIT after SET only for lock single (--wait-replicas); %s has no such option", lock)
+	case m == Wait && !slices.Contains(lockimpl.LocksTakingFlag("wait-replicas"), lock):
+		return fmt.Sprintf("not available: lockbench issues WAIT after the acquisition (--wait-replicas) only for %s; %s has no such option",
+			strings.Join(lockimpl.LocksTakingFlag("wait-replicas"), " and "), lock)
 	case m == WaitAOF && !HasWaitAOF(serverVersion):
 		return fmt.Sprintf("not available on Redis %s: WAITAOF came in Redis 7.2", orUnknown(serverVersion))
 	case m == WaitAOF:

@@ -44,12 +44,12 @@ func TestFailoverMapBadAxes(t *testing.T) {
 // measured with why, and the estimate against the budget, within 120
 // columns; its JSON carries the cells.
 func TestFailoverMapPlanOnly(t *testing.T) {
-	code, out, errs := lockbench(t, "failover-map", "--plan-only", "--lock", "single,fenced", "--mitigation", "none,wait,waitaof",
+	code, out, errs := lockbench(t, "failover-map", "--plan-only", "--lock", "single,redislock", "--mitigation", "none,wait,waitaof",
 		"--lag", "0,500ms", "--hold", "1s", "--failovers", "4", "--budget", "10m")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"6 cells × 4 failovers", "single / wait: measured", "fenced / wait: not available",
+	for _, want := range []string{"6 cells × 4 failovers", "single / wait: measured", "redislock / wait: not available",
 		"WAITAOF", "of budget 10m0s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan lacks %q:\n%s", want, out)
