@@ -287,8 +287,8 @@ func (p Plan) Check() error {
 // the total against the budget.
 func WritePlan(w io.Writer, p Plan) error {
 	return results.Wrapping(w, func(w io.Writer) error {
-		fmt.Fprintf(w, "failover-map on %s: %d cells × %d failovers (asked %d), each failover a fresh topology\n",
-			p.spec, len(p.Cells), p.PerCell, p.Failovers)
+		fmt.Fprintf(w, "failover-map on %s: %d cells × %s (asked %d), each failover a fresh topology\n",
+			p.spec, len(p.Cells), results.Count(int64(p.PerCell), "failover"), p.Failovers)
 		fmt.Fprintf(w, "lags %s × holds %s (each uniform ±50%%, TTL = longest hold + %v)\n",
 			durations(p.Axes.Lags), durations(p.Axes.Holds), ttlMargin)
 		fmt.Fprintf(w, "one failover: warm-up max(1s, hold); the replica stalls for the lag before the kill of %s; "+
