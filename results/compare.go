@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Comparison is several runs, or groups of repeats, side by side: one column
@@ -277,27 +278,20 @@ func (c Comparison) writeTableText(w io.Writer) error {
 	}
 	fmt.Fprintln(w, RatioLegend(c.Columns[0].Key))
 	fmt.Fprintln(w)
-	header := []any{"metric"}
-	for _, col := range c.Columns {
-		header = append(header, col.Key)
-	}
-	t := labelsLeft(NewTable(w, header...))
 	var zeros []string
 	for _, row := range c.Rows {
 		if zeroEverywhere(row) {
 			zeros = append(zeros, row.Metric)
-			continue
-		}
-		line := []any{row.Metric}
-		for i, cell := range row.Cells {
-			line = append(line, cellWithRatio(row.figure, cell, len(c.Columns[i].Runs), i > 0))
-		}
-		if err := t.Append(line...); err != nil {
-			return fmt.Errorf("compare table row %s: %w", row.Key, err)
 		}
 	}
-	if err := t.Render(); err != nil {
-		return fmt.Errorf("render compare table: %w", err)
+	tables, err := c.fittingTables()
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if _, err := io.WriteString(w, t); err != nil {
+			return err
+		}
 	}
 	if len(zeros) > 0 {
 		// One line instead of a row each: a table of zeros hides the rows
@@ -305,6 +299,79 @@ func (c Comparison) writeTableText(w io.Writer) error {
 		fmt.Fprintf(w, "0 in every column: %s\n", strings.Join(zeros, ", "))
 	}
 	return nil
+}
+
+// fittingTables renders c's rows as one table, or, where that is wider than
+// MaxTableWidth, as several, each with the baseline and as many of the other
+// columns as fit (at least one): a terminal wraps a wider table into
+// unreadable lines.
+func (c Comparison) fittingTables() ([]string, error) {
+	others := make([]int, 0, len(c.Columns)-1)
+	for i := 1; i < len(c.Columns); i++ {
+		others = append(others, i)
+	}
+	for per := len(others); ; per-- {
+		var out []string
+		fits := true
+		for _, chunk := range chunks(others, per) {
+			t, err := c.tableOf(append([]int{0}, chunk...))
+			if err != nil {
+				return nil, err
+			}
+			fits = fits && widest(t) <= MaxTableWidth
+			out = append(out, t)
+		}
+		if fits || per <= 1 {
+			return out, nil
+		}
+	}
+}
+
+// chunks cuts xs into runs of at most per (one empty run for none).
+func chunks(xs []int, per int) [][]int {
+	if len(xs) == 0 || per < 1 {
+		return [][]int{xs}
+	}
+	var out [][]int
+	for start := 0; start < len(xs); start += per {
+		out = append(out, xs[start:min(start+per, len(xs))])
+	}
+	return out
+}
+
+// tableOf renders the rows not zero everywhere over the columns given.
+func (c Comparison) tableOf(cols []int) (string, error) {
+	var b strings.Builder
+	header := []any{"metric"}
+	for _, i := range cols {
+		header = append(header, c.Columns[i].Key)
+	}
+	t := labelsLeft(NewTable(&b, header...))
+	for _, row := range c.Rows {
+		if zeroEverywhere(row) {
+			continue
+		}
+		line := []any{row.Metric}
+		for _, i := range cols {
+			line = append(line, cellWithRatio(row.figure, row.Cells[i], len(c.Columns[i].Runs), i > 0))
+		}
+		if err := t.Append(line...); err != nil {
+			return "", fmt.Errorf("compare table row %s: %w", row.Key, err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return "", fmt.Errorf("render compare table: %w", err)
+	}
+	return b.String(), nil
+}
+
+// widest is the longest line of text, in runes.
+func widest(text string) int {
+	n := 0
+	for _, line := range strings.Split(text, "\n") {
+		n = max(n, utf8.RuneCountInString(line))
+	}
+	return n
 }
 
 // zeroEverywhere reports whether row was measured in every column and every

@@ -2,8 +2,10 @@ package results
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/lockbench/lockbench/workloads"
 )
@@ -114,5 +116,46 @@ func TestCompareNamesUnlabelledRunsBySettings(t *testing.T) {
 	_, zeros, _ := strings.Cut(out, "0 in every column: ")
 	if !strings.Contains(zeros, "double_grants") {
 		t.Errorf("the zero rows are not named under the table:\n%s", buf.String())
+	}
+}
+
+// TestCompareSplitsWideTables: runs whose names make one table wider than a
+// terminal are shown in several tables, each within MaxTableWidth and each
+// with the baseline's column, so every ratio stays beside its base.
+func TestCompareSplitsWideTables(t *testing.T) {
+	base := groupsFixture(t)[0].Runs[0]
+	var runs []*Result
+	for i := range 5 {
+		r := *base
+		r.ID = fmt.Sprintf("20260101-00000%d-aaaaa%d", i, i)
+		r.Label = fmt.Sprintf("a rather long name for run number %d", i)
+		runs = append(runs, &r)
+	}
+	var buf bytes.Buffer
+	if err := Compare(runs).Write(&buf, "table"); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, line := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(line); n > MaxTableWidth {
+			t.Errorf("line of %d columns: %s", n, line)
+		}
+	}
+	headers := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, " metric ") {
+			headers++
+			if !strings.Contains(line, runs[0].Label) {
+				t.Errorf("a table without the baseline's column: %s", line)
+			}
+		}
+	}
+	if headers < 2 {
+		t.Errorf("%d tables for 5 long-named runs; want them split:\n%s", headers, out)
+	}
+	for _, r := range runs {
+		if !strings.Contains(out, "| "+r.Label) && !strings.Contains(out, r.Label+" |") {
+			t.Errorf("run %q has no column", r.Label)
+		}
 	}
 }
