@@ -159,8 +159,12 @@ func (z *Zk) Close() {
 	}
 }
 
-// Granted is the session timeout the ensemble granted: the lease.
+// Granted is the session timeout the ensemble granted: the lease; 0 on a
+// lock with no session (its zero value, which the registry's test asks).
 func (z *Zk) Granted() time.Duration {
+	if len(z.sessions) == 0 {
+		return 0
+	}
 	return time.Duration(z.sessions[0].granted.Load()) * time.Millisecond
 }
 
