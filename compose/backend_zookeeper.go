@@ -66,9 +66,9 @@ func (t *Topology) zkState() *ZkEnsemble {
 	return e
 }
 
-// faultMisfit: a member is a local process, which kill, restart and pause
-// act on; the proxy's faults follow the shared rules.
-func (z *zkNode) faultMisfit(*Node, FaultKind) (string, bool) { return "", false }
+// faultMisfit: the process faults act on the member's JVM (not a Server),
+// so they fit; the others follow the shared rules.
+func (z *zkNode) faultMisfit(_ *Node, k FaultKind) (string, bool) { return "", isProcessFault(k) }
 
 // apply applies the process faults to the member's JVM.
 func (z *zkNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
