@@ -47,9 +47,11 @@ func (natsBackend) target(ctx context.Context, t *Topology, f FaultSpec) (*Node,
 	return nil, fmt.Errorf("leader of %s on %s: server %s is not among the nodes", stream, t.Spec, s.Name)
 }
 
-// natsNode is what a node of a nats topology keeps: its local server.
+// natsNode is what a node of a nats topology keeps: its local server (nil
+// for an external one) and the URL clients use, with its password if any.
 type natsNode struct {
 	server *NatsServer
+	url    string
 }
 
 // natsServerOf is n's NATS payload, nil on a node of another backend.
@@ -64,9 +66,12 @@ func (t *Topology) natsState() *NatsCluster {
 	return c
 }
 
-// faultMisfit: the process faults act on the node's local process (not a
-// Server), so they fit; the others follow the shared rules.
-func (p *natsNode) faultMisfit(_ *Node, k FaultKind) (string, bool) { return "", isProcessFault(k) }
+// faultMisfit: the process faults act on a local server's process (not a
+// Server), so they fit it and not an external server; the others follow
+// the shared rules.
+func (p *natsNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
+	return processMisfit(n, k, p.server != nil)
+}
 
 // apply applies the process faults to the server.
 func (p *natsNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
@@ -74,4 +79,4 @@ func (p *natsNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node)
 }
 
 // down reports whether a fault stopped the server.
-func (p *natsNode) down() bool { return p.server.PID() == 0 }
+func (p *natsNode) down() bool { return p.server != nil && p.server.PID() == 0 }

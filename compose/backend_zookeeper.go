@@ -49,7 +49,8 @@ func (zookeeperBackend) target(ctx context.Context, t *Topology, f FaultSpec) (*
 	return nil, fmt.Errorf("leader of %s: member %d is not among the nodes", t.Spec, m.ID)
 }
 
-// zkNode is what a node of a zookeeper topology keeps: its local member.
+// zkNode is what a node of a zookeeper topology keeps: its local member,
+// nil for an external one.
 type zkNode struct {
 	member *ZkMember
 }
@@ -66,9 +67,24 @@ func (t *Topology) zkState() *ZkEnsemble {
 	return e
 }
 
-// faultMisfit: the process faults act on the member's JVM (not a Server),
-// so they fit; the others follow the shared rules.
-func (z *zkNode) faultMisfit(_ *Node, k FaultKind) (string, bool) { return "", isProcessFault(k) }
+// faultMisfit: the process faults act on a local member's JVM (not a
+// Server), so they fit it and not an external member; the others follow
+// the shared rules.
+func (z *zkNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
+	return processMisfit(n, k, z.member != nil)
+}
+
+// processMisfit is the rule of a backend whose local nodes are localProcs:
+// the process faults fit a local node and not an external one.
+func processMisfit(n *Node, k FaultKind, local bool) (string, bool) {
+	if !isProcessFault(k) {
+		return "", false
+	}
+	if !local {
+		return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr), true
+	}
+	return "", true
+}
 
 // apply applies the process faults to the member's JVM.
 func (z *zkNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
@@ -76,7 +92,7 @@ func (z *zkNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node) (
 }
 
 // down reports whether a fault stopped the member.
-func (z *zkNode) down() bool { return z.member.PID() == 0 }
+func (z *zkNode) down() bool { return z.member != nil && z.member.PID() == 0 }
 
 // applyProcFault applies kill, pause or restart to a local process of a
 // backend that runs through localProc (ZooKeeper, NATS); restart kills it

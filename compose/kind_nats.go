@@ -29,10 +29,11 @@ func (natsShape) Info() KindInfo {
 		Kind: KindNats, Syntax: "nats:N with N = 1 or 3", Example: "nats:N", Sample: "nats:3",
 		Backend: lockimpl.BackendNats, Program: "nats-server", Node: "server",
 		Locks:     lockimpl.LocksOn(lockimpl.BackendNats),
-		Providers: []string{ProviderLocal},
+		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   3 * time.Second,
+		RunFlags:  []string{"nats"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
-		Faults:    map[string][]FaultKind{ProviderLocal: processFaults},
+		Faults:    map[string][]FaultKind{ProviderLocal: processFaults, ProviderExternal: {}},
 		FaultNotes: map[FaultKind]string{
 			FaultLatency:    "the NATS client learns the other servers' addresses and would bypass the proxy",
 			FaultPartition:  "the NATS client learns the other servers' addresses and would bypass the proxy",
@@ -74,10 +75,39 @@ func (natsShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Durati
 }
 
 func (natsShape) up(ctx context.Context, t *Topology, provider string) error {
-	if provider != ProviderLocal {
-		return fmt.Errorf("topology %s runs local servers only", t.Spec)
+	if provider == ProviderExternal {
+		return t.upNatsExternal()
 	}
 	return t.upNats(ctx)
+}
+
+// upNatsExternal reaches the servers at the --nats URLs, one per server.
+func (t *Topology) upNatsExternal() error {
+	if len(t.opts.URLs) != t.Spec.Masters {
+		return badRequest("needs %d --nats URLs, one per server, got %d", t.Spec.Masters, len(t.opts.URLs))
+	}
+	t.Provider = ProviderExternal
+	for i, raw := range t.opts.URLs {
+		u, err := ParseNatsURL(raw)
+		if err != nil {
+			return err
+		}
+		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("server-%d", i), Role: RoleNatsServer, Addr: u.Host, payload: &natsNode{url: raw}})
+	}
+	return nil
+}
+
+// NatsURLs are the URLs the lock's connection uses, one per server; an
+// external server's may carry its password: never print them, use
+// RedactURL.
+func (t *Topology) NatsURLs() []string {
+	var out []string
+	for _, n := range t.DataNodes() {
+		if p := n.natsServerOf(); p != nil {
+			out = append(out, p.url)
+		}
+	}
+	return out
 }
 
 // upNats starts local JetStream servers; Close stops them and removes
@@ -96,7 +126,7 @@ func (t *Topology) upNats(ctx context.Context) error {
 	t.addCleanup(c.Stop)
 	t.backendState = c
 	for i, s := range c.Servers() {
-		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("server-%d", i), Role: RoleNatsServer, Addr: s.Addr(), payload: &natsNode{server: s}})
+		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("server-%d", i), Role: RoleNatsServer, Addr: s.Addr(), payload: &natsNode{server: s, url: s.URL()}})
 	}
 	return nil
 }

@@ -28,10 +28,11 @@ func (zookeeperShape) Info() KindInfo {
 		Kind: KindZookeeper, Syntax: "zookeeper:N with N = 1, 3 or 5", Example: "zookeeper:N", Sample: "zookeeper:3",
 		Backend: lockimpl.BackendZookeeper, Program: "java (ZooKeeper)", Node: "member",
 		Locks:     lockimpl.LocksOn(lockimpl.BackendZookeeper),
-		Providers: []string{ProviderLocal},
+		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   5 * time.Second,
+		RunFlags:  []string{"zookeeper"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
-		Faults:    map[string][]FaultKind{ProviderLocal: processFaults},
+		Faults:    map[string][]FaultKind{ProviderLocal: processFaults, ProviderExternal: {}},
 		FaultNotes: map[FaultKind]string{
 			FaultLatency:    "the lock's client is not routed through the proxy on zookeeper yet",
 			FaultPartition:  "the lock's client is not routed through the proxy on zookeeper yet",
@@ -73,10 +74,30 @@ func (zookeeperShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.D
 }
 
 func (zookeeperShape) up(ctx context.Context, t *Topology, provider string) error {
-	if provider != ProviderLocal {
-		return fmt.Errorf("topology %s runs local members only", t.Spec)
+	if provider == ProviderExternal {
+		return t.upZookeeperExternal()
 	}
 	return t.upZookeeper(ctx)
+}
+
+// upZookeeperExternal reaches the members the --zookeeper connect string
+// names, as many as zookeeper:N says.
+func (t *Topology) upZookeeperExternal() error {
+	if len(t.opts.URLs) != 1 {
+		return badRequest("--zookeeper: topology %s takes one connect string (host:port,host:port,…), got %d", t.Spec, len(t.opts.URLs))
+	}
+	addrs, err := ParseZkServers(t.opts.URLs[0])
+	if err != nil {
+		return err
+	}
+	if len(addrs) != t.Spec.Masters {
+		return badRequest("--zookeeper names %d member(s); %s needs %d", len(addrs), t.Spec, t.Spec.Masters)
+	}
+	t.Provider = ProviderExternal
+	for i, a := range addrs {
+		t.Nodes = append(t.Nodes, &Node{Name: fmt.Sprintf("member-%d", i), Role: RoleZkMember, Addr: a, payload: &zkNode{}})
+	}
+	return nil
 }
 
 // upZookeeper starts a local ensemble; Close stops it and removes its

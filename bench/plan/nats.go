@@ -2,7 +2,9 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
@@ -26,17 +28,17 @@ func (p *parser) natsChecks(pl *Plan) {
 // lock bucket, replicated on every server of a cluster, and cleans the
 // run's keys up after it.
 func armNats(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error) {
-	c := topo.NatsCluster()
-	if c == nil {
-		return armed{}, nil, fmt.Errorf("topology %s has no NATS servers", topo.Spec)
-	}
-	var urls []string
-	for _, a := range topo.Addrs() {
-		urls = append(urls, "nats://"+a)
-	}
-	js, closeConn, err := lockimpl.NatsJetStream(urls)
+	js, closeConn, err := lockimpl.NatsJetStream(topo.NatsURLs())
 	if err != nil {
-		return armed{}, nil, err
+		// The error names the URLs, passwords and all: name them redacted.
+		var shown []string
+		for _, u := range topo.NatsURLs() {
+			shown = append(shown, compose.RedactURL(u))
+		}
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause
+		}
+		return armed{}, nil, fmt.Errorf("%s: connect to %s: %w", topo.Spec, strings.Join(shown, ","), err)
 	}
 	n := len(topo.DataNodes())
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -61,7 +63,7 @@ func armNats(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 			k, err := locker.DeletePrefix(cctx, prefix)
 			logDeleted(env, prefix, int(k), err)
 		}}
-	r := newResult(id, pl, topo, locker, "nats-server "+c.Version(), env)
+	r := newResult(id, pl, topo, locker, "nats-server v"+js.Conn().ConnectedServerVersion(), env)
 	r.Config["pool-size"] = "one NATS connection"
 	return a, r, nil
 }

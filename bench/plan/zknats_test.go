@@ -12,7 +12,8 @@ import (
 
 // TestZkNatsPlans: zookeeper:N and nats:N default to their own locks, take
 // process faults on a node and on the leader, and refuse in one line what
-// their locks cannot do.
+// their locks cannot do; external servers are named by --zookeeper and
+// --nats, whose passwords no refusal shows.
 func TestZkNatsPlans(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -41,6 +42,14 @@ func TestZkNatsPlans(t *testing.T) {
 		{name: "latency on zookeeper", v: Values{"topology": {"zookeeper:3"}, "fault": {"at=1s latency node=0 300ms for=1s"}, "duration": {"3s"}}, bad: "fault"},
 		{name: "node past the members", v: Values{"topology": {"zookeeper:3"}, "fault": {"at=1s kill node=3"}, "duration": {"3s"}}, bad: "fault"},
 		{name: "Redis persistence on nats", v: Values{"topology": {"nats:1"}, "persistence": {"aof-always"}}, bad: "persistence"},
+		{name: "external ensemble", v: Values{"topology": {"zookeeper:3"}, "zookeeper": {"a:2181,b,c:1"}}, lock: lockimpl.LockZk},
+		{name: "external ensemble's own ttl bounds", v: Values{"topology": {"zookeeper:1"}, "zookeeper": {"a"}, "ttl": {"30s"}}, lock: lockimpl.LockZk},
+		{name: "external NATS servers", v: Values{"topology": {"nats:3"}, "nats": {"nats://a", "tls://u:pw@b:4222", "nats://c:1"}}, lock: lockimpl.LockNatsKV},
+		{name: "bad --zookeeper", v: Values{"topology": {"zookeeper:1"}, "zookeeper": {"a:99999"}}, bad: "zookeeper"},
+		{name: "bad --nats", v: Values{"topology": {"nats:1"}, "nats": {"http://u:pw@a:4222"}}, bad: "nats"},
+		{name: "--nats on Redis", v: Values{"nats": {"nats://a"}}, bad: "nats"},
+		{name: "--zookeeper on nats", v: Values{"topology": {"nats:1"}, "zookeeper": {"a"}}, bad: "zookeeper"},
+		{name: "kill an external member", v: Values{"topology": {"zookeeper:1"}, "zookeeper": {"a"}, "fault": {"at=1s kill node=0"}, "duration": {"3s"}}, bad: "fault"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plans, err := Expand(tc.v)
@@ -49,8 +58,8 @@ func TestZkNatsPlans(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case tc.bad != "" && (err == nil || !IsInputError(err) || !strings.HasPrefix(err.Error(), "--"+tc.bad+":")):
 				t.Fatalf("got %v, want an input error naming --%s", err, tc.bad)
-			case tc.bad != "" && strings.Contains(err.Error(), "\n"):
-				t.Fatalf("error %q is not one line", err)
+			case tc.bad != "" && (strings.Contains(err.Error(), "pw") || strings.Contains(err.Error(), "\n")):
+				t.Fatalf("error %q shows a password or is not one line", err)
 			case tc.bad == "" && plans[0].Lock != tc.lock:
 				t.Fatalf("plan %s on %s, want %s", plans[0].Lock, plans[0].Topology, tc.lock)
 			}
@@ -115,5 +124,41 @@ func TestZkNatsLeaderFaults(t *testing.T) {
 				t.Errorf("left behind: %v", left)
 			}
 		})
+	}
+}
+
+// TestZkNatsExternal runs each lock on servers it did not start, named by
+// --zookeeper and --nats: the run reaches them, acquires, records them as
+// external, and leaves them running.
+func TestZkNatsExternal(t *testing.T) {
+	ctx := context.Background()
+	t.Run("zookeeper:1", func(t *testing.T) {
+		skipWithoutServers(t, "zookeeper")
+		e, err := compose.StartZkEnsemble(ctx, compose.ZkOptions{Members: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Stop() })
+		r := execute(t, "topology", "zookeeper:1", "zookeeper", e.Addrs()[0], "duration", "1s", "concurrency", "2", "ttl", "3s")
+		checkExternalRun(t, r.Topology.Provider, r.Contention.Acquired, len(e.Processes()))
+	})
+	t.Run("nats:1", func(t *testing.T) {
+		skipWithoutServers(t, "nats")
+		c, err := compose.StartNatsCluster(ctx, compose.NatsOptions{Servers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Stop() })
+		r := execute(t, "topology", "nats:1", "nats", c.URLs()[0], "duration", "1s", "concurrency", "2", "ttl", "3s")
+		checkExternalRun(t, r.Topology.Provider, r.Contention.Acquired, len(c.Processes()))
+	})
+}
+
+// checkExternalRun: the run was on external servers, acquired, and left
+// the server running.
+func checkExternalRun(t *testing.T, provider string, acquired int64, running int) {
+	t.Helper()
+	if provider != compose.ProviderExternal || acquired == 0 || running != 1 {
+		t.Errorf("provider %s, acquired %d, servers still running %d: want external, above 0, 1", provider, acquired, running)
 	}
 }

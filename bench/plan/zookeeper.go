@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -15,7 +14,8 @@ import (
 
 // zkChecks refuses, for the zk lock, a TTL the local ensemble would clamp
 // (its session timeout bounds are 2 to 20 ticks) and a renewal: the
-// session's own pings keep the lease, and nothing renews it.
+// session's own pings keep the lease, and nothing renews it. An external
+// ensemble's bounds are its own: the run says when it clamped.
 func (p *parser) zkChecks(pl *Plan) {
 	if p.err != nil || pl.Lock != lockimpl.LockZk {
 		return
@@ -24,7 +24,7 @@ func (p *parser) zkChecks(pl *Plan) {
 	switch ttl := pl.Workload.TTL; {
 	case pl.Workload.RenewEvery > 0:
 		p.fail("renew-every", "%s has no TTL to renew: its lease is its session, which the client's pings keep alive; drop --renew-every", pl.Lock)
-	case ttl < lo || ttl > hi:
+	case len(pl.URLs) == 0 && (ttl < lo || ttl > hi):
 		p.fail("ttl", "%v on %s: the zk lock's lease is its session timeout, which local members (tick %v) clamp to %v..%v; want a ttl from %v to %v",
 			ttl, pl.Topology, compose.DefaultZkTick, lo, hi, lo, hi)
 	}
@@ -34,19 +34,17 @@ func (p *parser) zkChecks(pl *Plan) {
 // when the ensemble granted another session timeout than --ttl, and
 // cleans the run's key nodes up after it.
 func armZk(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compose.Topology) (armed, *results.Result, error) {
-	e := topo.ZkEnsemble()
-	if e == nil {
-		return armed{}, nil, fmt.Errorf("topology %s has no ZooKeeper ensemble", topo.Spec)
-	}
-	version, err := e.Version(ctx)
-	if err == nil {
-		version = zkVersionName(version)
-	}
-	if err != nil {
+	info, err := compose.ZkSrvr(ctx, topo.Addrs()[0])
+	version := zkVersionName(info.Version)
+	if err != nil && topo.Provider != compose.ProviderExternal {
 		if ierr := interrupted(ctx, "while reaching the servers"); ierr != nil {
 			return armed{}, nil, ierr
 		}
 		return armed{}, nil, err
+	}
+	if err != nil {
+		// An external ensemble may not allow srvr (4lw.commands.whitelist).
+		version = "zookeeper (version not told: srvr refused)"
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
