@@ -10,6 +10,8 @@ func shapes() []Shape {
 		clusterShape{},
 		etcdShape{},
 		postgresShape{},
+		zookeeperShape{},
+		natsShape{},
 	}
 }
 
@@ -21,5 +23,7 @@ func backends() []Backend {
 		redisBackend{},
 		etcdBackend{},
 		postgresBackend{},
+		zookeeperBackend{},
+		natsBackend{},
 	}
 }

@@ -79,6 +79,10 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return nil, fmt.Errorf("lock %s needs an etcd topology (--topology etcd:N), not Redis servers; see NewEtcd", name)
 	case LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC:
 		return nil, fmt.Errorf("lock %s needs a PostgreSQL topology (--topology postgres), not Redis servers; see NewPg", name)
+	case LockZk:
+		return nil, fmt.Errorf("lock %s needs a ZooKeeper topology (--topology zookeeper:N), not Redis servers; see NewZk", name)
+	case LockNatsKV:
+		return nil, fmt.Errorf("lock %s needs a NATS topology (--topology nats:N), not Redis servers; see NewNatsKV", name)
 	}
 	return nil, unknownLock(name)
 }

@@ -156,6 +156,7 @@ func ErrorKind(err error) string {
 		return ""
 	}
 	cause, etcdKind, pgKind := causeOf(err), etcdErrorKind(err), pgErrorKind(err)
+	zkKind, natsKind := ZkErrorKind(err), NatsErrorKind(err)
 	switch {
 	case errors.Is(err, ErrNoRenewal):
 		return "no_renewal"
@@ -180,6 +181,10 @@ func ErrorKind(err error) string {
 		return etcdKind
 	case pgKind != "":
 		return pgKind
+	case zkKind != "":
+		return zkKind
+	case natsKind != "":
+		return natsKind
 	}
 	return classifyRedisError(err)
 }

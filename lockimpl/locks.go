@@ -19,6 +19,10 @@ const (
 	// BackendPostgres is a PostgreSQL server: advisory, transaction, lease
 	// and OCC locks.
 	BackendPostgres = "postgres"
+	// BackendZookeeper is a ZooKeeper ensemble: Curator's lock recipe.
+	BackendZookeeper = "zookeeper"
+	// BackendNats is NATS with JetStream: the KV lock with per-key TTLs.
+	BackendNats = "nats"
 )
 
 // lockbench's own Redis locks, by their --lock names; the other locks'
@@ -86,6 +90,10 @@ func descriptors() []Descriptor {
 		{Name: LockPgAdvisoryXact, Backend: BackendPostgres, InTransaction: true},
 		{Name: LockPgLease, Backend: BackendPostgres, Lease: true, Renewable: true, Fencing: true},
 		{Name: LockOCC, Backend: BackendPostgres, InTransaction: true},
+		// zk's lease is its session: --ttl is the session timeout, which the
+		// client's own pings keep alive, so there is nothing to renew.
+		{Name: LockZk, Backend: BackendZookeeper, Lease: true, Fencing: true},
+		{Name: LockNatsKV, Backend: BackendNats, Lease: true, Renewable: true, Fencing: true},
 	}
 }
 

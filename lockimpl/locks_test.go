@@ -34,6 +34,13 @@ func builtInfo(t *testing.T, d lockimpl.Descriptor) (lockimpl.Info, error) {
 		return l.Info(), nil
 	case lockimpl.BackendEtcd:
 		return lockimpl.NewEtcd(nil, 1, 0).Info(), nil
+	case lockimpl.BackendZookeeper:
+		// NewZk connects at once; what the lock says of itself does not
+		// depend on its sessions (TestZk builds it on an ensemble).
+		return (&lockimpl.Zk{}).Info(), nil
+	case lockimpl.BackendNats:
+		// NewNatsKV creates its bucket at once (TestNatsKV builds it on a server).
+		return (&lockimpl.NatsKV{}).Info(), nil
 	case lockimpl.BackendPostgres:
 		l, err := lockimpl.NewPg(d.Name, nil, "versions", 0)
 		if err != nil {
@@ -51,7 +58,7 @@ func builtInfo(t *testing.T, d lockimpl.Descriptor) (lockimpl.Info, error) {
 // what it declares hangs together (renewal needs a lease; quorum and
 // pipelining are Redis's); and the other backends' builders refuse it.
 func TestEveryLockIsWhole(t *testing.T) {
-	backends := []string{lockimpl.BackendRedis, lockimpl.BackendEtcd, lockimpl.BackendPostgres}
+	backends := []string{lockimpl.BackendRedis, lockimpl.BackendEtcd, lockimpl.BackendPostgres, lockimpl.BackendZookeeper, lockimpl.BackendNats}
 	seen := map[string]bool{}
 	for _, d := range lockimpl.Descriptors() {
 		t.Run(d.Name, func(t *testing.T) {
@@ -121,6 +128,8 @@ func TestLockQueries(t *testing.T) {
 		{lockimpl.LockPgAdvisoryXact, false, false, false, false, true, true},
 		{lockimpl.LockPgLease, false, false, true, false, false, true},
 		{lockimpl.LockOCC, false, false, false, false, true, true},
+		{lockimpl.LockZk, false, false, false, false, false, true},
+		{lockimpl.LockNatsKV, false, false, true, false, false, true},
 		{"redlok", false, false, false, false, false, false},
 		{"", false, false, false, false, false, false},
 	} {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +51,38 @@ type Zk struct {
 	next      atomic.Uint64
 	requested time.Duration
 	opts      ZkOptions
+	// orphans are nodes an attempt may have left in a key's queue and
+	// could not delete then (the connection was lost): each would block
+	// its key for the session's life, so later attempts delete them.
+	orphans zkOrphans
+}
+
+// zkOrphan is an attempt's node that may exist: its session, key node
+// and token (findOwn finds it by the token).
+type zkOrphan struct {
+	session       *zkSession
+	parent, token string
+}
+
+// zkOrphans is the list of nodes left to delete, shared by the workers.
+type zkOrphans struct {
+	mu   sync.Mutex
+	list []zkOrphan
+}
+
+func (o *zkOrphans) add(x zkOrphan) {
+	o.mu.Lock()
+	o.list = append(o.list, x)
+	o.mu.Unlock()
+}
+
+// take empties the list and returns what it held.
+func (o *zkOrphans) take() []zkOrphan {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := o.list
+	o.list = nil
+	return out
 }
 
 // ZkOptions configures the ZooKeeper lock.
@@ -159,8 +192,12 @@ func (z *Zk) Close() {
 	}
 }
 
-// Granted is the session timeout the ensemble granted: the lease.
+// Granted is the session timeout the ensemble granted: the lease; 0 on a
+// lock with no session (its zero value, which the registry's test asks).
 func (z *Zk) Granted() time.Duration {
+	if len(z.sessions) == 0 {
+		return 0
+	}
 	return time.Duration(z.sessions[0].granted.Load()) * time.Millisecond
 }
 
@@ -260,6 +297,7 @@ func (z *Zk) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease,
 	if s.conn.State() != zk.StateHasSession {
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w (%v)", key, ErrZkNoSession, s.conn.State())
 	}
+	z.sweepOrphans(ctx)
 	start := time.Now()
 	token := NewToken()
 	parent := z.keyPath(key)
@@ -272,6 +310,9 @@ func (z *Zk) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease,
 		// Leave no node in the queue: it would block the key for the
 		// session's life.
 		derr := z.deleteNode(context.WithoutCancel(ctx), s, path)
+		if derr != nil {
+			z.orphans.add(zkOrphan{session: s, parent: parent, token: token})
+		}
 		if err != nil {
 			return Lease{}, Failed, fmt.Errorf("acquire %s: %w%s", key, err, errSuffix("delete own node", derr))
 		}
@@ -284,6 +325,9 @@ func (z *Zk) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease,
 	}
 	if err != nil {
 		derr := z.deleteNode(context.WithoutCancel(ctx), s, path)
+		if derr != nil {
+			z.orphans.add(zkOrphan{session: s, parent: parent, token: token})
+		}
 		return Lease{}, Failed, fmt.Errorf("acquire %s: read the node's czxid: %w%s", key, err, errSuffix("delete own node", derr))
 	}
 	return Lease{Key: key, Token: token, Fence: st.Czxid, Start: start, Validity: z.Granted(),
@@ -308,11 +352,35 @@ func (z *Zk) create(ctx context.Context, s *zkSession, parent, token string) (st
 		}
 	}
 	if err != nil && maybeCreated(err) {
-		if p, ferr := z.findOwn(context.WithoutCancel(ctx), s, parent, token); ferr == nil && p != "" {
-			_ = z.deleteNode(context.WithoutCancel(ctx), s, p)
-		}
+		z.dropOrphan(context.WithoutCancel(ctx), zkOrphan{session: s, parent: parent, token: token})
 	}
 	return path, err
+}
+
+// dropOrphan deletes the node an attempt may have left, if it is there;
+// when the ensemble cannot be asked now (the connection that lost the
+// create's answer is still down), it is kept for a later attempt: left,
+// it would hold its key until the session ends.
+func (z *Zk) dropOrphan(ctx context.Context, o zkOrphan) {
+	p, err := z.findOwn(ctx, o.session, o.parent, o.token)
+	if err == nil && p != "" {
+		err = z.deleteNode(ctx, o.session, p)
+	}
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		z.orphans.add(o)
+	}
+}
+
+// sweepOrphans deletes the nodes earlier attempts could not, before this
+// attempt queues (its own key's orphan would make it contended).
+func (z *Zk) sweepOrphans(ctx context.Context) {
+	for _, o := range z.orphans.take() {
+		if o.session.conn.State() != zk.StateHasSession {
+			z.orphans.add(o)
+			continue
+		}
+		z.dropOrphan(context.WithoutCancel(ctx), o)
+	}
 }
 
 // maybeCreated reports whether a create that failed with err may still

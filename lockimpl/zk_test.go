@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,33 @@ func TestZk(t *testing.T) {
 	t.Run("SessionTimeoutClamped", func(t *testing.T) { testZkClamp(t, addrs, e.Tick()) })
 	t.Run("SessionExpiryFenced", func(t *testing.T) { testZkSessionExpiry(t, addrs) })
 	t.Run("DeletePrefix", func(t *testing.T) { testZkDeletePrefix(t, addrs) })
+	t.Run("OrphanNodeDeleted", func(t *testing.T) { testZkOrphan(t, addrs) })
+}
+
+// testZkOrphan: a node an attempt left in a key's queue (its create's
+// answer lost with the connection, as after a leader's kill) sorts first
+// and blocks the key for the session's life; one the lock remembered is
+// deleted by the next attempt, which then holds the key.
+func testZkOrphan(t *testing.T, addrs []string) {
+	l := newZk(t, addrs, lockimpl.ZkOptions{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		remembered bool
+		want       lockimpl.Outcome
+	}{{false, lockimpl.Contended}, {true, lockimpl.OK}} {
+		key := fmt.Sprintf("lockbench:test:zk-orphan-%v", tc.remembered)
+		if err := l.PlantZkNode(ctx, key, tc.remembered); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, out, err := l.Acquire(ctx, key, zkTTL); out != tc.want || err != nil {
+				t.Fatalf("remembered %v: acquire %v, %v; want %v", tc.remembered, out, err, tc.want)
+			}
+			if tc.want == lockimpl.OK {
+				break
+			}
+		}
+	}
 }
 
 func testZkMutualExclusion(t *testing.T, addrs []string) {

@@ -105,8 +105,8 @@ func PgPool(t testing.TB, s *compose.PgServer, n int, app string) *pgxpool.Pool 
 }
 
 // Main runs a package's tests with go-redis's own log lines held back, then
-// fails the run if any local PostgreSQL server a test started left a process
-// or a data directory. go-redis logs every failed dial by itself ("failed to
+// fails the run if any local PostgreSQL, ZooKeeper or NATS server a test
+// started left a process or a data directory. go-redis logs every failed dial by itself ("failed to
 // dial after 5 attempts"), which tests that stop or pause servers provoke on
 // purpose: a passing package prints none of them, a failing one prints them
 // all after its tests, where they may explain the failure.
@@ -117,8 +117,11 @@ func Main(m *testing.M) int {
 	if code != 0 {
 		held.PrintTo(os.Stderr)
 	}
-	if left := compose.PgLeftovers(os.Getpid()); len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: tests left PostgreSQL behind:\n  %s\n", strings.Join(left, "\n  "))
+	left := compose.PgLeftovers(os.Getpid())
+	left = append(left, compose.ZkLeftovers(os.Getpid())...)
+	left = append(left, compose.NatsLeftovers(os.Getpid())...)
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: tests left local servers behind (PostgreSQL, ZooKeeper, NATS):\n  %s\n", strings.Join(left, "\n  "))
 		if code == 0 {
 			code = 1
 		}
