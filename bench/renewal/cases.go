@@ -37,7 +37,9 @@ func Locks() []Lock {
 	const redisTTL, pgTTL = 300 * time.Millisecond, 500 * time.Millisecond
 	// etcd raises a shorter lease to ⌈1.5 × election timeout⌉: 2 s locally.
 	const etcdTTL = 2 * time.Second
-	const issue33 = "not on main yet: arrives with issue 33 (zk and nats-kv backends)"
+	// They run since issue 35 (lockbench run --lock zk|nats-kv), but their
+	// cases (a session for a lease, whole-second TTLs) are not set up here.
+	const notWired = "not in renewal-check yet: the lock runs (issue 35), its cases are not set up"
 	return []Lock{
 		{Name: lockimpl.LockSingle, Topology: "single", Nodes: 1, TTL: redisTTL},
 		{Name: lockimpl.LockFenced, Topology: "single", Nodes: 1, TTL: redisTTL, Fencing: true},
@@ -46,8 +48,8 @@ func Locks() []Lock {
 		{Name: lockimpl.LockRedislock, Topology: "single", Nodes: 1, TTL: redisTTL},
 		{Name: lockimpl.LockEtcd, Topology: "etcd:1", Nodes: 1, TTL: etcdTTL, Fencing: true},
 		{Name: lockimpl.LockPgLease, Topology: "postgres", Nodes: 1, TTL: pgTTL, Fencing: true},
-		{Name: "zk", Absent: issue33},
-		{Name: "nats-kv", Absent: issue33},
+		{Name: lockimpl.LockZk, Absent: notWired},
+		{Name: lockimpl.LockNatsKV, Absent: notWired},
 	}
 }
 
