@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"time"
@@ -138,7 +139,7 @@ func runAdvise(c *cli.Context, p advise.Plan, format string) error {
 		deps.Stored = stored
 	}
 	if !quiet {
-		deps.Progress = adviseProgress(c)
+		deps.Progress = budgetProgress(c, "experiments")
 	}
 	ev := advise.Run(c.Context, p, deps)
 	if !quiet && isTerminal(c.App.ErrWriter) {
@@ -154,15 +155,8 @@ func runAdvise(c *cli.Context, p advise.Plan, format string) error {
 	if err != nil {
 		return err
 	}
-	if path := c.String("report"); path != "" {
-		var buf bytes.Buffer
-		if err := advise.WriteHTML(&buf, page, p.Input.Out); err != nil {
-			return err
-		}
-		if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.ErrWriter, "advice page written to %s\n", path)
+	if err := writeHTMLReport(c, "advice page", func(w io.Writer) error { return advise.WriteHTML(w, page, p.Input.Out) }); err != nil {
+		return err
 	}
 	if ev.Interrupted {
 		return fmt.Errorf("interrupted: the page shows what was measured and what is missing; lockbench advise --resume with the same flags runs the rest")
@@ -170,13 +164,14 @@ func runAdvise(c *cli.Context, p advise.Plan, format string) error {
 	return nil
 }
 
-// adviseProgress prints, before each experiment, where the plan stands and
-// the time left at the pace so far.
-func adviseProgress(c *cli.Context) func(advise.Progress) {
+// budgetProgress prints, before each step of a budgeted plan (advise's
+// experiments, failover-map's failovers), where the plan stands and the time
+// left at the pace so far; unit names the steps.
+func budgetProgress(c *cli.Context, unit string) func(advise.Progress) {
 	w := c.App.ErrWriter
 	term := isTerminal(w)
 	return func(p advise.Progress) {
-		line := fmt.Sprintf("[%s] %d/%d experiments, %s elapsed, ETA %s  %s", bar(p.Done, p.Total, 20), p.Done, p.Total,
+		line := fmt.Sprintf("[%s] %d/%d %s, %s elapsed, ETA %s  %s", bar(p.Done, p.Total, 20), p.Done, p.Total, unit,
 			p.Elapsed.Round(time.Second), p.ETA.Round(time.Second), p.Label)
 		if term {
 			fmt.Fprintf(w, "\r\033[K%s", line)
@@ -184,4 +179,22 @@ func adviseProgress(c *cli.Context) func(advise.Progress) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// writeHTMLReport writes the page --report names, if any, atomically, with
+// render, and says where (what names the page).
+func writeHTMLReport(c *cli.Context, what string, render func(io.Writer) error) error {
+	path := c.String("report")
+	if path == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "%s written to %s\n", what, path)
+	return nil
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"time"
 
@@ -127,7 +127,7 @@ func runFailoverMap(c *cli.Context, p failovermap.Plan, format string) error {
 		deps.Stored = stored
 	}
 	if !quiet {
-		deps.Progress = failoverMapProgress(c)
+		deps.Progress = budgetProgress(c, "failovers")
 	}
 	m := failovermap.Run(c.Context, p, deps)
 	if !quiet && isTerminal(c.App.ErrWriter) {
@@ -142,34 +142,11 @@ func runFailoverMap(c *cli.Context, p failovermap.Plan, format string) error {
 	if err != nil {
 		return err
 	}
-	if path := c.String("report"); path != "" {
-		var buf bytes.Buffer
-		if err := failovermap.WriteHTML(&buf, m); err != nil {
-			return err
-		}
-		if err := results.WriteFileAtomic(path, buf.Bytes()); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.App.ErrWriter, "failover map written to %s\n", path)
+	if err := writeHTMLReport(c, "failover map", func(w io.Writer) error { return failovermap.WriteHTML(w, m) }); err != nil {
+		return err
 	}
 	if m.Interrupted {
 		return fmt.Errorf("interrupted: the map shows what was measured; lockbench failover-map --resume with the same flags runs the rest")
 	}
 	return nil
-}
-
-// failoverMapProgress prints, before each failover, where the map stands and
-// the time left at the pace so far.
-func failoverMapProgress(c *cli.Context) func(advise.Progress) {
-	w := c.App.ErrWriter
-	term := isTerminal(w)
-	return func(p advise.Progress) {
-		line := fmt.Sprintf("[%s] %d/%d failovers, %s elapsed, ETA %s  %s", bar(p.Done, p.Total, 20), p.Done, p.Total,
-			p.Elapsed.Round(time.Second), p.ETA.Round(time.Second), p.Label)
-		if term {
-			fmt.Fprintf(w, "\r\033[K%s", line)
-			return
-		}
-		fmt.Fprintln(w, line)
-	}
 }
