@@ -135,7 +135,7 @@ func exitCode(err error) int {
 func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:      "lockbench",
-		Usage:     "benchmark and load-test distributed locks on Redis, etcd and PostgreSQL",
+		Usage:     "benchmark and load-test distributed locks on Redis, etcd, PostgreSQL, ZooKeeper and NATS",
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Metadata:  map[string]interface{}{storedKey: &storedRuns{}},
