@@ -296,7 +296,9 @@ func pgSessionLoss() Scenario {
 // one. Holders stall 4 s before writing (a GC pause, twice the 2 s session
 // timeout) so that one is inside, stalled, at each expiry, and its write
 // comes after its successor's; without an expiry the stall is harmless,
-// the session's pings keep the node. Every worker shares the lock's one
+// the session's pings keep the node. Four expiries a trial, a second
+// apart: one lands with nobody stalled inside often enough that two
+// showed the stale write in three trials of five. Every worker shares the lock's one
 // session, as Curator's clients in a process share theirs, so each expiry
 // ends every holder's lease at once.
 func zkSessionExpiry() Scenario {
@@ -306,11 +308,12 @@ func zkSessionExpiry() Scenario {
 			"first writes after it (Curator #727); the node's czxid fences the stale write, a write without it is accepted",
 		Base: vals("topology", "zookeeper:3", "lock", lockimpl.LockZk, "keys", "uniform:2", "concurrency", "8", "ttl", "2s",
 			"hold", "const:10ms", "pause-prob", "0.3", "pause", "const:4s", "retry", "fixed:20ms", "acquire-timeout", "10s",
-			"duration", "7s", "warmup", "1s", "fault", "at=1s expire holder", "fault", "at=2500ms expire holder"),
+			"duration", "9s", "warmup", "1s", "fault", "at=1s expire holder", "fault", "at=2s expire holder",
+			"fault", "at=3s expire holder", "fault", "at=4s expire holder"),
 		Violation: "a stale write accepted (a holder whose session had expired wrote after the key's next holder): silent corruption",
 		violated:  staleWrites,
 		exposure:  atFault("expire holder"),
-		Per:       "per trial of two expiries",
+		Per:       "per trial of four expiries",
 		Variants: []Variant{
 			{Name: "zk, writes without the czxid", Flags: vals("unfenced-writes", "true")},
 			{Name: "zk, czxid fence", Mitigated: true},
