@@ -71,6 +71,17 @@ func (p inProcess) Abandon(_ context.Context, e Entry, now time.Time) (Stamp, er
 
 func (inProcess) Remote() bool { return false }
 
+// unfencedWrites is a resource whose writes carry no fencing token
+// (Options.UnfencedWrites): a stale holder's write is judged as any
+// unfenced lock's is.
+type unfencedWrites struct{ Protected }
+
+// Write drops the lease's fencing token.
+func (u unfencedWrites) Write(ctx context.Context, e Entry, lease lockimpl.Lease, expired bool) (WriteVerdict, Stamp, error) {
+	lease.Fence = 0
+	return u.Protected.Write(ctx, e, lease, expired)
+}
+
 // MayBeStale says whether a write may come from a holder whose lease has
 // ended: it expired, or it has no TTL and may have ended without the holder
 // knowing (a session ended under it). Such a write after a newer holder's

@@ -50,6 +50,10 @@ type Options struct {
 	Live *Live
 	// Resource is the protected resource; nil keeps an exact one in process.
 	Resource Protected
+	// UnfencedWrites makes every protected write carry no fencing token, as
+	// when the resource cannot check one: what a fencing lock's token is
+	// worth shows against the same lock with it.
+	UnfencedWrites bool
 	// StartAt, when set, is when the warm-up starts, so generators of one
 	// run start together; the run waits for it. Zero starts at once.
 	StartAt time.Time
@@ -232,6 +236,9 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 	_, optimistic := locker.(lockimpl.Optimistic)
 	if _, versioned := resource.(Versioned); optimistic && !versioned {
 		return nil, fmt.Errorf("lock %s takes no lock: its write is a compare-and-set that only the PostgreSQL resource checks", locker.Info().Name)
+	}
+	if opts.UnfencedWrites {
+		resource = unfencedWrites{resource}
 	}
 	r := &run{locker: locker, optimistic: optimistic, wl: wl, opts: opts, resource: resource, win: win}
 	if wl.BurstProb > 0 {

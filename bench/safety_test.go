@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 func TestResourceCountsOverlaps(t *testing.T) {
@@ -121,6 +124,34 @@ func TestResourceOverlapCause(t *testing.T) {
 			}
 			if wantSeq := uint64(2); tc.renewTo > 0 && st.Seq != wantSeq+1 || tc.renewTo == 0 && st.Seq != wantSeq {
 				t.Fatalf("seq %d: every event of the key is numbered in order", st.Seq)
+			}
+		})
+	}
+}
+
+// TestUnfencedWrites: the same stale write a fence rejects is accepted,
+// and counted stale, once writes carry no token (--unfenced-writes).
+func TestUnfencedWrites(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	g := Grant{At: now, ValidUntil: now.Add(time.Second)}
+	for _, tc := range []struct {
+		name     string
+		unfenced bool
+		want     WriteVerdict
+	}{{"fenced", false, WriteFencingRejected}, {"unfenced", true, WriteStaleAccepted}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Protected = InProcess()
+			if tc.unfenced {
+				p = unfencedWrites{p}
+			}
+			old, _, _, _, _ := p.Enter(ctx, 3, g)
+			newer, _, _, _, _ := p.Enter(ctx, 3, g)
+			if v, _, _ := p.Write(ctx, newer, lockimpl.Lease{Fence: 2, Validity: time.Second}, false); v != WriteAccepted {
+				t.Fatalf("newer holder's write: %v", v)
+			}
+			if v, _, _ := p.Write(ctx, old, lockimpl.Lease{Fence: 1, Validity: time.Second}, true); v != tc.want {
+				t.Fatalf("expired holder's write: %v, want %v", v, tc.want)
 			}
 		})
 	}

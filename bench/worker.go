@@ -247,6 +247,9 @@ type section struct {
 func (s *section) event(op history.Op, out history.Outcome, call, ret time.Time, seq uint64, err error) {
 	e := history.Event{Key: s.key, Op: op, Out: out, Window: s.recorded, Call: s.hist.Since(call), Return: s.hist.Since(ret),
 		Token: s.lease.Token, Fence: s.lease.Fence, Seq: seq}
+	if _, unfenced := s.resource.(unfencedWrites); unfenced && op == history.OpWrite {
+		e.Fence = 0 // the write carried no token, as the resource saw it
+	}
 	switch op {
 	case history.OpEnter, history.OpRenew, history.OpRenewed, history.OpWrite:
 		e.Valid = s.hist.Since(s.lease.ValidUntil())

@@ -10,15 +10,15 @@ import (
 )
 
 // zookeeperBackend is a ZooKeeper ensemble (zookeeper:N): local members
-// started from Debian's jars (compose/zookeeper.go); its own fault target
-// is the leader.
+// started from Debian's jars (compose/zookeeper.go); its own fault targets
+// are the leader and a lock holder (whose session expire ends).
 type zookeeperBackend struct{}
 
 // Info describes the ZooKeeper backend. Its connect string has no scheme:
 // host:port,… as ZooKeeper's own clients take it.
 func (zookeeperBackend) Info() BackendInfo {
 	return BackendInfo{Name: lockimpl.BackendZookeeper, URLFlag: "zookeeper", SampleURL: "127.0.0.1:2181",
-		Targets: map[FaultTarget]string{TargetLeader: "it has no leader"}}
+		Targets: map[FaultTarget]string{TargetLeader: "it has no leader", TargetHolder: "it has no lock sessions to expire"}}
 }
 
 // CheckURL checks a --zookeeper value.
@@ -28,8 +28,13 @@ func (zookeeperBackend) CheckURL(raw string) error {
 }
 
 // target resolves the member whose srvr says it leads (or the standalone
-// one), waiting out an election a fault before may have started.
+// one), waiting out an election a fault before may have started. A
+// holder's session is the ensemble's, not a member's: expire reaches it
+// through any member, and names the first.
 func (zookeeperBackend) target(ctx context.Context, t *Topology, f FaultSpec) (*Node, error) {
+	if f.Target == TargetHolder {
+		return t.DataNodes()[0], nil
+	}
 	if f.Target != TargetLeader {
 		return nil, fmt.Errorf("topology %s has no %s", t.Spec, f.Target)
 	}
@@ -71,6 +76,9 @@ func (t *Topology) zkState() *ZkEnsemble {
 // Server), so they fit it and not an external member; the others follow
 // the shared rules.
 func (z *zkNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
+	if k == FaultExpire {
+		return "", true // a session is ended through the client protocol, local or external
+	}
 	return processMisfit(n, k, z.member != nil)
 }
 
@@ -86,8 +94,13 @@ func processMisfit(n *Node, k FaultKind, local bool) (string, bool) {
 	return "", true
 }
 
-// apply applies the process faults to the member's JVM.
-func (z *zkNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
+// apply applies the process faults to the member's JVM, and expire to a
+// holder's session.
+func (z *zkNode) apply(ctx context.Context, t *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
+	if f.Kind == FaultExpire {
+		_, err := t.expireZkHolder(ctx)
+		return nil, true, err
+	}
 	return applyProcFault(ctx, f, &z.member.localProc, z.member.Restart, 60*time.Second)
 }
 

@@ -45,6 +45,10 @@ const (
 	// (pg_terminate_backend): the server stays up, the holder's session and
 	// every lock it held are gone, and the holder may not know.
 	FaultTerminate FaultKind = "terminate"
+	// FaultExpire has the ZooKeeper ensemble end a lock holder's session
+	// (Curator's KillSession): its ephemeral nodes go, the next waiter is
+	// granted, and the holder learns of it only on its next request.
+	FaultExpire FaultKind = "expire"
 	// FaultFailover runs CLUSTER FAILOVER on a replica of a cluster shard: a
 	// graceful, coordinated promotion (no write is lost).
 	FaultFailover FaultKind = "failover"
@@ -65,15 +69,16 @@ const (
 	// TargetShard is a replica of cluster shard S (shard=S), for failover
 	// and lag-replica.
 	TargetShard FaultTarget = "shard"
-	// TargetHolder is a session holding a lock on the postgres topology,
-	// picked when the fault applies (terminate's target).
+	// TargetHolder is a session holding a lock (on postgres or
+	// zookeeper:N), picked when the fault applies (terminate's and
+	// expire's target).
 	TargetHolder FaultTarget = "holder"
 )
 
 // FaultHelp lists the accepted fault specs, for error messages and --help.
 const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
 	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
-	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S · terminate holder; " +
+	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S · terminate holder · expire holder; " +
 	"TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
 
 // faultFormHint ends a refusal of a fault spec: FaultHelp, every form, is
@@ -214,9 +219,9 @@ func ParseFault(spec string) (FaultSpec, error) {
 		if f.Target != TargetShard {
 			return bad("failover needs shard=S (the cluster shard whose replica takes over)")
 		}
-	case FaultTerminate:
+	case FaultTerminate, FaultExpire:
 		if f.Target != TargetHolder {
-			return bad("terminate ends a lock holder's session: its target is holder")
+			return bad("%s ends a lock holder's session: its target is holder", f.Kind)
 		}
 	default:
 		if f.Target == "" {
@@ -234,6 +239,10 @@ func ParseFault(spec string) (FaultSpec, error) {
 	case FaultTerminate:
 		if haveFor {
 			return bad("terminate takes no for=; the session is gone, the pool opens a new one")
+		}
+	case FaultExpire:
+		if haveFor {
+			return bad("expire takes no for=; the session is gone, the client starts a new one")
 		}
 	case FaultFailover:
 		if haveFor {
@@ -272,7 +281,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 func faultKindNames() []string {
 	var out []string
 	for _, k := range []FaultKind{FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump,
-		FaultClockSpeed, FaultLagReplica, FaultFailover, FaultTerminate} {
+		FaultClockSpeed, FaultLagReplica, FaultFailover, FaultTerminate, FaultExpire} {
 		out = append(out, string(k))
 	}
 	return out
@@ -281,7 +290,7 @@ func faultKindNames() []string {
 func knownFaultKind(k FaultKind) bool {
 	switch k {
 	case FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump, FaultClockSpeed, FaultLagReplica,
-		FaultFailover, FaultTerminate:
+		FaultFailover, FaultTerminate, FaultExpire:
 		return true
 	}
 	return false

@@ -37,6 +37,9 @@ func TestParseFault(t *testing.T) {
 		{in: "at=1s terminate holder", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultTerminate, Target: compose.TargetHolder}},
 		{in: "at=1s terminate node=0", bad: "its target is holder"},
 		{in: "at=1s terminate holder for=1s", bad: "takes no for="},
+		{in: "at=2s expire holder", want: compose.FaultSpec{At: 2 * time.Second, Kind: compose.FaultExpire, Target: compose.TargetHolder}},
+		{in: "at=1s expire leader", bad: "its target is holder"},
+		{in: "at=1s expire holder for=1s", bad: "takes no for="},
 		{in: "", bad: "missing at="},
 		{in: "kill primary", bad: "missing at="},
 		{in: "at=1s", bad: "missing the fault kind"},
@@ -96,7 +99,7 @@ func FuzzParseFault(f *testing.F) {
 		"at=2s clock-jump node=2 -2s", "at=1s clock-speed node=1 2.0 for=2s", "at=1s lag-replica for=3s",
 		"at=1s clock-speed node=1 1e-300 for=1s", "node=99999999999999999999", "at==", "= = =",
 		"at=1s kill master=2", "at=1s failover shard=0", "at=0s lag-replica shard=1 for=2s", "at=0s lag-replica replica for=1s",
-		"at=2s terminate holder", "at=1s kill holder",
+		"at=2s terminate holder", "at=1s kill holder", "at=2s expire holder",
 	} {
 		f.Add(s)
 	}

@@ -96,6 +96,13 @@ func TestFitFault(t *testing.T) {
 		{"postgres", compose.ProviderLocal, "at=1s clock-jump node=0 +1s", "clock"},
 		{"postgres", compose.ProviderLocal, "at=1s kill primary", "no primary"},
 		{"single", compose.ProviderLocal, "at=1s terminate holder", "holder is on postgres"},
+		{"zookeeper:3", compose.ProviderLocal, "at=1s expire holder", ""},
+		{"zookeeper:3", compose.ProviderExternal, "at=1s expire holder", ""},
+		{"zookeeper:3", compose.ProviderLocal, "at=1s kill holder", "target of expire"},
+		{"zookeeper:3", compose.ProviderLocal, "at=1s terminate holder", "terminate on zookeeper:3"},
+		{"postgres", compose.ProviderLocal, "at=1s expire holder", "expire on postgres"},
+		{"nats:3", compose.ProviderLocal, "at=1s expire holder", "nats:3 has no holder"},
+		{"etcd:3", compose.ProviderLocal, "at=1s expire holder", "etcd:3 has no holder"},
 	} {
 		spec, err := compose.ParseSpec(tc.topo)
 		if err != nil {

@@ -31,8 +31,9 @@ func (zookeeperShape) Info() KindInfo {
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   5 * time.Second,
 		RunFlags:  []string{"zookeeper"},
-		Targets:   []FaultTarget{TargetNode, TargetLeader},
-		Faults:    map[string][]FaultKind{ProviderLocal: processFaults, ProviderExternal: {}},
+		Targets:   []FaultTarget{TargetNode, TargetLeader, TargetHolder},
+		Faults: map[string][]FaultKind{ProviderLocal: faultsOf(processFaults, []FaultKind{FaultExpire}),
+			ProviderExternal: {FaultExpire}},
 		FaultNotes: map[FaultKind]string{
 			FaultLatency:    "the lock's client is not routed through the proxy on zookeeper yet",
 			FaultPartition:  "the lock's client is not routed through the proxy on zookeeper yet",
@@ -71,6 +72,17 @@ func (zookeeperShape) URLs(Spec) int { return 1 }
 // CanonicalFault kills the leader a fifth into the window.
 func (zookeeperShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
 	return FaultSpec{At: (window / 5).Round(time.Millisecond), Kind: FaultKill, Target: TargetLeader}, window
+}
+
+// fitFault: holder is expire's target, and expire's only one.
+func (zookeeperShape) fitFault(f FaultSpec, s Spec) string {
+	switch {
+	case f.Kind == FaultExpire && f.Target != TargetHolder:
+		return fmt.Sprintf("expire on %s ends a lock holder's session; its target is holder", s)
+	case f.Kind != FaultExpire && f.Target == TargetHolder:
+		return fmt.Sprintf("holder on %s is the target of expire; %s takes node=N or leader", s, f.Kind)
+	}
+	return ""
 }
 
 func (zookeeperShape) up(ctx context.Context, t *Topology, provider string) error {

@@ -80,20 +80,20 @@ type Descriptor struct {
 func descriptors() []Descriptor {
 	return []Descriptor{
 		{Name: LockSingle, Backend: BackendRedis, Lease: true, Renewable: true, Pipelinable: true, RunFlags: []string{"wait-replicas"}},
-		{Name: LockFenced, Backend: BackendRedis, Lease: true, Renewable: true, Fencing: true, Pipelinable: true, RunFlags: []string{"wait-replicas"}},
+		{Name: LockFenced, Backend: BackendRedis, Lease: true, Renewable: true, Fencing: true, Pipelinable: true, RunFlags: []string{"wait-replicas", "unfenced-writes"}},
 		{Name: LockRedlock, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, RunFlags: []string{"node-timeout", "drift-factor", "fail-fast"}},
 		{Name: LockNaive, Backend: BackendRedis, Lease: true, Renewable: true, Unsafe: true, RunFlags: []string{"naive-gap"}},
 		{Name: LockRedsync, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, Peer: true, RunFlags: []string{"peer-option"}},
 		{Name: LockRedislock, Backend: BackendRedis, Lease: true, Renewable: true, Peer: true, RunFlags: []string{"peer-option"}},
-		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout"}},
+		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout", "unfenced-writes"}},
 		{Name: LockPgAdvisory, Backend: BackendPostgres},
 		{Name: LockPgAdvisoryXact, Backend: BackendPostgres, InTransaction: true},
-		{Name: LockPgLease, Backend: BackendPostgres, Lease: true, Renewable: true, Fencing: true},
+		{Name: LockPgLease, Backend: BackendPostgres, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},
 		{Name: LockOCC, Backend: BackendPostgres, InTransaction: true},
 		// zk's lease is its session: --ttl is the session timeout, which the
 		// client's own pings keep alive, so there is nothing to renew.
-		{Name: LockZk, Backend: BackendZookeeper, Lease: true, Fencing: true},
-		{Name: LockNatsKV, Backend: BackendNats, Lease: true, Renewable: true, Fencing: true},
+		{Name: LockZk, Backend: BackendZookeeper, Lease: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},
+		{Name: LockNatsKV, Backend: BackendNats, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},
 	}
 }
 

@@ -404,7 +404,7 @@ func newResult(id string, pl Plan, topo *compose.Topology, locker lockimpl.Locke
 		Schema: results.Schema,
 		ID:     id,
 		Config: cfg,
-		Lock: results.LockInfo{Name: info.Name, Fencing: info.Fencing, Unsafe: info.Unsafe, Nodes: info.Nodes,
+		Lock: results.LockInfo{Name: info.Name, Fencing: info.Fencing && !pl.Bench.UnfencedWrites, Unsafe: info.Unsafe, Nodes: info.Nodes,
 			Library: info.Library, Version: info.Version, Settings: info.Settings, LibraryDefaults: info.Defaults},
 		Topology: results.Topology{Kind: string(topo.Spec.Kind), Spec: topo.Spec.String(), Provider: topo.Provider,
 			Nodes: topo.Addrs(), ServerVersion: version},

@@ -388,6 +388,7 @@ func Parse(v Values) (Plan, error) {
 	p.redlockTimings(pl.LockOptions.Redlock, pl.Workload.TTL)
 	pl.Format = p.oneOf("format", "table", "json", "csv", "marked")
 	pl.Quiet = p.boolean("quiet")
+	pl.Bench.UnfencedWrites = p.boolean("unfenced-writes")
 	pl.Pipeline = p.oneOf("pipeline", "off", "auto")
 	if pl.Pipeline == "auto" && p.err == nil {
 		switch {

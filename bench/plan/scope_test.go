@@ -18,7 +18,7 @@ var scopeSamples = map[string]string{
 	"peer-option": "tries=2", "naive-gap": "1ms", "wait-replicas": "1", "wait-timeout": "50ms",
 	"restart-delay": "1s", "think": "1ms", "pause": "const:1ms", "pipeline": "auto", "pool-size": "4",
 	"postgres": "postgres://127.0.0.1:1/db", "renewer": "goroutine", "burst": "const:1ms",
-	"zookeeper": "127.0.0.1:1", "nats": "nats://127.0.0.1:1",
+	"zookeeper": "127.0.0.1:1", "nats": "nats://127.0.0.1:1", "unfenced-writes": "true",
 }
 
 var needsMet = map[string]Values{

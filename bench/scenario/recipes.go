@@ -288,3 +288,63 @@ func pgSessionLoss() Scenario {
 		},
 	}
 }
+
+// zkSessionExpiry is Curator #727/#1121: the ensemble expires a lock
+// holder's session while the holder works (here: expire holder, which ends
+// the session as an expiry would), deletes its node and grants the key to
+// the next waiter; the first holder, not yet told, writes after the new
+// one. Holders stall 4 s before writing (a GC pause, twice the 2 s session
+// timeout) so that one is inside, stalled, at each expiry, and its write
+// comes after its successor's; without an expiry the stall is harmless,
+// the session's pings keep the node. Four expiries a trial, a second
+// apart: one lands with nobody stalled inside often enough that two
+// showed the stale write in three trials of five. Every worker shares the lock's one
+// session, as Curator's clients in a process share theirs, so each expiry
+// ends every holder's lease at once.
+func zkSessionExpiry() Scenario {
+	return Scenario{
+		Name: "zk-session-expiry",
+		Description: "ZooKeeper: a stalled holder's session is expired by the ensemble, the next waiter is granted, and the " +
+			"first writes after it (Curator #727); the node's czxid fences the stale write, a write without it is accepted",
+		Base: vals("topology", "zookeeper:3", "lock", lockimpl.LockZk, "keys", "uniform:2", "concurrency", "8", "ttl", "2s",
+			"hold", "const:10ms", "pause-prob", "0.3", "pause", "const:4s", "retry", "fixed:20ms", "acquire-timeout", "10s",
+			"duration", "9s", "warmup", "1s", "fault", "at=1s expire holder", "fault", "at=2s expire holder",
+			"fault", "at=3s expire holder", "fault", "at=4s expire holder"),
+		Violation: "a stale write accepted (a holder whose session had expired wrote after the key's next holder): silent corruption",
+		violated:  staleWrites,
+		exposure:  atFault("expire holder"),
+		Per:       "per trial of four expiries",
+		Variants: []Variant{
+			{Name: "zk, writes without the czxid", Flags: vals("unfenced-writes", "true")},
+			{Name: "zk, czxid fence", Mitigated: true},
+		},
+	}
+}
+
+// natsLeaderLoss: the leader of the lock bucket's stream (KV_lockbench) is
+// killed while holders work, renewing every third of a 1 s TTL (NATS
+// counts key TTLs in whole seconds). Until the two other servers elect a
+// leader nothing can be written: renewals fail and leases run out under
+// their holders. The hazard is such a holder writing after the key's next
+// holder; the key's revision fences that write, and without it the write
+// would be accepted. Holds are heavy-tailed so that some are long enough to
+// span the election. The verdict adds the unavailability window.
+func natsLeaderLoss() Scenario {
+	return Scenario{
+		Name: "nats-leader-loss",
+		Description: "NATS JetStream KV: the lock stream's leader is killed with holders inside; renewals fail until a new " +
+			"leader is elected and leases run out under working holders; a stale write, if any, is fenced by the key's revision",
+		Base: vals("topology", "nats:3", "lock", lockimpl.LockNatsKV, "keys", "uniform:4", "concurrency", "16", "ttl", "1s",
+			"hold", "lognormal:300ms,1.5", "renew-every", "ttl/3", "retry", "fixed:20ms", "acquire-timeout", "10s",
+			"duration", "10s", "warmup", "1s", "fault", "at=2s kill leader"),
+		Violation:    "a stale write accepted (a holder whose lease ran out during the election wrote after the next holder): silent corruption",
+		violated:     staleWrites,
+		exposure:     atFault("kill leader"),
+		Per:          "per leader loss",
+		Availability: true,
+		Variants: []Variant{
+			{Name: "nats-kv, unfenced writes", Flags: vals("unfenced-writes", "true")},
+			{Name: "nats-kv, revision fence", Mitigated: true},
+		},
+	}
+}

@@ -94,8 +94,9 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 		t.Skip("scenarios take minutes; run without -short")
 	}
 	for _, s := range All() {
-		if strings.HasPrefix(s.Name, "etcd-") {
-			// TestEtcdScenarios runs them, with checks of their own.
+		if strings.HasPrefix(s.Name, "etcd-") || strings.HasPrefix(s.Name, "zk-") || strings.HasPrefix(s.Name, "nats-") {
+			// TestEtcdScenarios and TestZkNatsScenarios run them, with
+			// checks of their own.
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {

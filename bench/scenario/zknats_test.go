@@ -1,0 +1,117 @@
+package scenario
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/longtest"
+)
+
+// TestZkNatsRecipes checks the two recipes' shape without servers: each
+// variant's flags plan on its topology (the unfenced variant takes
+// --unfenced-writes, which only fencing locks take), and the exposure is
+// read at the fault the base schedules.
+func TestZkNatsRecipes(t *testing.T) {
+	for _, tc := range []struct{ name, fault string }{
+		{"zk-session-expiry", "expire holder"},
+		{"nats-leader-loss", "kill leader"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Lookup(tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.violated == nil || s.exposure == nil || s.exposure.what != tc.fault {
+				t.Fatalf("want a violation and exposure at %q, got exposure %+v", tc.fault, s.exposure)
+			}
+			if !strings.Contains(strings.Join(s.Base["fault"], " "), tc.fault) {
+				t.Fatalf("base faults %v do not schedule %q", s.Base["fault"], tc.fault)
+			}
+			var mitigated, unmitigated int
+			for _, v := range s.Variants {
+				if _, err := variantPlans(s, v); err != nil {
+					t.Errorf("%s: %v", v.Name, err)
+				}
+				if v.Mitigated {
+					mitigated++
+					if v.Flags.Has("unfenced-writes") {
+						t.Errorf("%s: a mitigated variant without its fence", v.Name)
+					}
+				} else {
+					unmitigated++
+				}
+			}
+			if mitigated != 1 || unmitigated != 1 {
+				t.Errorf("%d mitigated, %d unmitigated variants; want the fence and the same lock without it", mitigated, unmitigated)
+			}
+		})
+	}
+}
+
+// TestZkNatsRecipeRefused: the planning TestZkNatsRecipes relies on does
+// refuse a recipe that could not run: expire on nats, the fence dropped
+// from a lock without one.
+func TestZkNatsRecipeRefused(t *testing.T) {
+	zk, _ := Lookup("zk-session-expiry")
+	for _, flags := range []plan.Values{
+		vals("topology", "nats:3", "lock", "nats-kv"),
+		vals("topology", "single", "lock", "single"),
+	} {
+		if _, err := variantPlans(zk, Variant{Name: "bad", Flags: flags}); err == nil {
+			t.Errorf("%v over zk-session-expiry planned; want a refusal", flags)
+		}
+	}
+}
+
+// TestZkNatsScenarios runs both recipes with 2 trials on real servers: an
+// expired session's holder writes after the next holder, which the czxid
+// fence rejects and an unfenced write lets through; the KV stream's leader
+// loss lets no stale write through the revision fence; nothing of the
+// servers is left.
+func TestZkNatsScenarios(t *testing.T) {
+	longtest.Skip(t)
+	for _, name := range []string{"zk-session-expiry", "nats-leader-loss"} {
+		t.Run(name, func(t *testing.T) {
+			if name == "zk-session-expiry" && !compose.ZkInstalled() {
+				t.Skip(compose.ErrNoZooKeeper)
+			}
+			s, err := Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := Run(context.Background(), s, 2, execute, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if left := append(compose.ZkLeftovers(os.Getpid()), compose.NatsLeftovers(os.Getpid())...); len(left) > 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+			var sb strings.Builder
+			_ = WriteVerdict(&sb, v)
+			t.Log("\n" + sb.String())
+			checkConclusive(t, v)
+			for _, vv := range v.Variants {
+				switch {
+				case vv.Variant.Mitigated && vv.StaleAccepted != 0:
+					t.Errorf("%s: %d stale writes accepted through the fence", vv.Variant.Name, vv.StaleAccepted)
+				case name == "zk-session-expiry" && !vv.Variant.Mitigated && vv.Violated == 0:
+					t.Errorf("%s: no stale write accepted in %d trials of four expiries", vv.Variant.Name, len(vv.Trials))
+				}
+			}
+		})
+	}
+}
+
+// variantPlans plans one variant's flags as Run would run them, without
+// running them.
+func variantPlans(s Scenario, v Variant) ([]plan.Plan, error) {
+	flags := s.Base.Clone()
+	for k, val := range v.Flags {
+		flags[k] = append([]string(nil), val...)
+	}
+	return plan.Expand(flags)
+}
