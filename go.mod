@@ -9,10 +9,12 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/containerd/errdefs v1.0.0
 	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/klauspost/compress v1.20.0
 	github.com/moby/moby/api v1.56.1
 	github.com/moby/moby/client v0.6.2
+	github.com/nats-io/nats.go v1.56.0
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/client_golang v1.13.0
 	github.com/redis/go-redis/v9 v9.23.0
@@ -56,7 +58,6 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
-	github.com/go-zookeeper/zk v1.0.4 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -80,7 +81,6 @@ require (
 	github.com/moby/term v0.5.2 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
-	github.com/nats-io/nats.go v1.56.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect

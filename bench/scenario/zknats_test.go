@@ -83,7 +83,12 @@ func TestZkNatsScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := Run(context.Background(), s, 2, execute, nil)
+			// Three trials, of which one may be inconclusive: on a loaded
+			// machine one trial in the helper's first runs had no acquisition
+			// in its window (once on each backend; not reproduced from the
+			// command line in 20 trials). A recipe that cannot be conclusive
+			// fails every trial.
+			v, err := Run(context.Background(), s, 3, execute, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +98,12 @@ func TestZkNatsScenarios(t *testing.T) {
 			var sb strings.Builder
 			_ = WriteVerdict(&sb, v)
 			t.Log("\n" + sb.String())
-			checkConclusive(t, v)
+			for _, vv := range v.Variants {
+				if vv.Conclusive < len(vv.Trials)-1 {
+					t.Errorf("%s / %s: %d of %d trials conclusive (%s), want all but one", name, vv.Variant.Name, vv.Conclusive,
+						len(vv.Trials), whyInconclusive(vv.Trials))
+				}
+			}
 			for _, vv := range v.Variants {
 				switch {
 				case vv.Variant.Mitigated && vv.StaleAccepted != 0:
