@@ -241,10 +241,18 @@ func Ladder(p Profile, budget time.Duration, lock string) (ttls []time.Duration,
 // ttlFor is a TTL as the lock takes it: etcd leases count in whole
 // seconds, from plan.EtcdMinTTL.
 func ttlFor(lock string, ttl time.Duration) time.Duration {
-	if lock != lockimpl.LockEtcd {
-		return ttl
+	switch lock {
+	case lockimpl.LockEtcd:
+		return max(plan.EtcdMinTTL, ttl.Round(time.Second))
+	case lockimpl.LockNatsKV:
+		// NATS counts key TTLs in whole seconds from 1 s.
+		return max(time.Second, ttl.Round(time.Second))
+	case lockimpl.LockZk:
+		// The lease is the session, which local members hold within bounds.
+		lo, hi := compose.ZkSessionBounds(compose.DefaultZkTick)
+		return min(max(lo, ttl), hi)
 	}
-	return max(plan.EtcdMinTTL, ttl.Round(time.Second))
+	return ttl
 }
 
 // renewalsFor are the tuning's renewal intervals at one TTL: none, and a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -253,4 +254,27 @@ func TestRunSkipsAndKeeps(t *testing.T) {
 		t.Errorf("cancelled run: interrupted %v, first %s", ev.Interrupted, ev.Outcomes[0].Status)
 	}
 	_ = sweep.LockSpec{}
+}
+
+// TestTTLForEachLock: a lock whose server counts leases its own way runs at
+// the nearest TTL it grants: etcd and nats-kv in whole seconds (etcd from
+// 2 s, NATS from 1 s), zk within the local members' session bounds; the
+// others at the TTL asked.
+func TestTTLForEachLock(t *testing.T) {
+	for _, tc := range []struct {
+		lock     string
+		ttl, got time.Duration
+	}{
+		{lockimpl.LockSingle, 1600 * time.Millisecond, 1600 * time.Millisecond},
+		{lockimpl.LockEtcd, 1600 * time.Millisecond, 2 * time.Second},
+		{lockimpl.LockNatsKV, 1600 * time.Millisecond, 2 * time.Second},
+		{lockimpl.LockNatsKV, 100 * time.Millisecond, time.Second},
+		{lockimpl.LockZk, 100 * time.Millisecond, time.Second},
+		{lockimpl.LockZk, 1600 * time.Millisecond, 1600 * time.Millisecond},
+		{lockimpl.LockZk, time.Minute, 10 * time.Second},
+	} {
+		if got := ttlFor(tc.lock, tc.ttl); got != tc.got {
+			t.Errorf("ttlFor(%s, %v) = %v, want %v", tc.lock, tc.ttl, got, tc.got)
+		}
+	}
 }
