@@ -129,11 +129,8 @@ func runAdvise(c *cli.Context, p advise.Plan, format string) error {
 	}
 	deps := advise.Deps{Run: storeRunner(c)}
 	if c.Bool("resume") {
-		stored, _, err := results.List(p.Input.Out)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(c.App.ErrWriter, "advise --resume: no results in %s yet; running every experiment\n", p.Input.Out)
-		case err != nil:
+		stored, err := storedForResume(c, "advise", p.Input.Out, "experiment")
+		if err != nil {
 			return err
 		}
 		deps.Stored = stored
@@ -179,6 +176,18 @@ func budgetProgress(c *cli.Context, unit string) func(advise.Progress) {
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// storedForResume reads the results --resume may reuse from dir; a dir with
+// none yet is said (cmd names the command, unit what it runs) and not an
+// error: everything then runs.
+func storedForResume(c *cli.Context, cmd, dir, unit string) ([]*results.Result, error) {
+	stored, _, err := results.List(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(c.App.ErrWriter, "%s --resume: no results in %s yet; running every %s\n", cmd, dir, unit)
+		return nil, nil
+	}
+	return stored, err
 }
 
 // writeHTMLReport writes the page --report names, if any, atomically, with

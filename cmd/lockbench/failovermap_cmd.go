@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +10,6 @@ import (
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/failovermap"
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/results"
 )
 
 func failoverMapCommand() *cli.Command {
@@ -117,11 +114,8 @@ func runFailoverMap(c *cli.Context, p failovermap.Plan, format string) error {
 	}
 	deps := failovermap.Deps{Run: storeRunner(c)}
 	if c.Bool("resume") {
-		stored, _, err := results.List(p.Out)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(c.App.ErrWriter, "failover-map --resume: no results in %s yet; running every failover\n", p.Out)
-		case err != nil:
+		stored, err := storedForResume(c, "failover-map", p.Out, "failover")
+		if err != nil {
 			return err
 		}
 		deps.Stored = stored
