@@ -219,6 +219,64 @@ func (n *NatsKV) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 }
 
+// Remaining reads key's remaining lifetime on the server: its last
+// message's TTL (the Nats-TTL header its acquisition or latest renewal
+// set) from the message's timestamp. The timestamp is the server's clock
+// and the answer is from this host's, so it is exact only where both are
+// one clock (local servers). A key whose last message is a delete or
+// purge marker, or whose TTL has passed, is not present; one without a
+// TTL never expires.
+func (n *NatsKV) Remaining(ctx context.Context, key string) (left time.Duration, present bool, err error) {
+	cctx, cancel := n.call(ctx)
+	defer cancel()
+	stream, err := n.js.Stream(cctx, "KV_"+n.opts.Bucket)
+	if err != nil {
+		return 0, false, fmt.Errorf("remaining TTL of %s: bucket %s: %w", key, n.opts.Bucket, err)
+	}
+	m, err := stream.GetLastMsgForSubject(cctx, n.subject+natsKey(key))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("remaining TTL of %s: %w", key, err)
+	case m.Header.Get(natsKVOperation) != "" || m.Header.Get(jetstream.MarkerReasonHeader) != "":
+		return 0, false, nil
+	}
+	raw := m.Header.Get(jetstream.MsgTTLHeader)
+	if raw == "" {
+		return NoExpiry, true, nil
+	}
+	ttl, err := parseNatsTTL(raw)
+	switch {
+	case err != nil:
+		return 0, false, fmt.Errorf("remaining TTL of %s: %w", key, err)
+	case ttl == NoExpiry:
+		return NoExpiry, true, nil
+	}
+	left = time.Until(m.Time.Add(ttl))
+	return left, left > 0, nil
+}
+
+// natsKVOperation is the header the KV client writes on a delete or purge
+// marker (the jetstream package keeps its name unexported).
+const natsKVOperation = "KV-Operation"
+
+// parseNatsTTL reads a Nats-TTL header: a Go duration ("2s", as the client
+// writes it) or whole seconds ("2"); "never" is no expiry.
+func parseNatsTTL(raw string) (time.Duration, error) {
+	if raw == "never" {
+		return NoExpiry, nil
+	}
+	if d, err := time.ParseDuration(raw); err == nil {
+		return d, nil
+	}
+	s, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || s < 0 {
+		return 0, fmt.Errorf("Nats-TTL header %q: not a duration or whole seconds", raw)
+	}
+	return time.Duration(s) * time.Second, nil
+}
+
 // isWrongRevision reports whether a conditional write failed because the
 // key's last revision was not the one expected.
 func isWrongRevision(err error) bool {

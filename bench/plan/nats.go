@@ -51,7 +51,7 @@ func armNats(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		}
 		return armed{}, nil, err
 	}
-	a := armed{locker: locker, close: closeConn,
+	a := armed{locker: locker, close: closeConn, remaining: natsRemaining(locker),
 		meter: newCostMeter(topo.Addrs(), "NATS request counters", unreadCounters),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -66,4 +66,11 @@ func armNats(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 	r := newResult(id, pl, topo, locker, "nats-server v"+js.Conn().ConnectedServerVersion(), env)
 	r.Config["pool-size"] = "one NATS connection"
 	return a, r, nil
+}
+
+// natsRemaining reads a key's remaining TTL from its last message on the
+// bucket's stream (renewal-check's probes); the message's timestamp is in
+// nanoseconds, so the reading is as fine as the two clocks agree.
+func natsRemaining(locker *lockimpl.NatsKV) remaining {
+	return remaining{read: locker.Remaining, resolution: time.Millisecond}
 }

@@ -2,9 +2,11 @@ package renewal
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -30,6 +32,27 @@ type Lock struct {
 	Absent string
 }
 
+// session says whether l's lease is a session that its client's pings
+// keep alive (zk): nothing renews it, so each case runs its session
+// analogue on l, or is n/a there.
+func (l Lock) session() bool {
+	d, _ := lockimpl.Describe(l.Name)
+	return d.Lease && !d.Renewable
+}
+
+// cut is the fault that cuts l's path to its servers for a while, so that
+// its renewals fail: a partition through the proxy where the kind has one,
+// else the server paused (SIGSTOP: NATS clients learn the other servers'
+// addresses and would bypass a proxy), which answers nothing meanwhile and
+// expires the keys whose TTL passed as it resumes.
+func (l Lock) cut() compose.FaultKind {
+	spec, err := compose.ParseSpec(l.Topology)
+	if err == nil && !slices.Contains(spec.Info().Faults[compose.ProviderLocal], compose.FaultPartition) {
+		return compose.FaultPause
+	}
+	return compose.FaultPartition
+}
+
 // Locks returns every lock that renews, in column order: lockbench's own,
 // the peer libraries, then the other backends, and the places of the locks
 // still to come.
@@ -37,9 +60,9 @@ func Locks() []Lock {
 	const redisTTL, pgTTL = 300 * time.Millisecond, 500 * time.Millisecond
 	// etcd raises a shorter lease to ⌈1.5 × election timeout⌉: 2 s locally.
 	const etcdTTL = 2 * time.Second
-	// They run since issue 35 (lockbench run --lock zk|nats-kv), but their
-	// cases (a session for a lease, whole-second TTLs) are not set up here.
-	const notWired = "not in renewal-check yet: the lock runs (issue 35), its cases are not set up"
+	// NATS counts key TTLs in whole seconds; ZooKeeper's local members
+	// grant session timeouts from two ticks: 1 s.
+	const natsTTL, zkTTL = time.Second, time.Second
 	return []Lock{
 		{Name: lockimpl.LockSingle, Topology: "single", Nodes: 1, TTL: redisTTL},
 		{Name: lockimpl.LockFenced, Topology: "single", Nodes: 1, TTL: redisTTL, Fencing: true},
@@ -48,8 +71,8 @@ func Locks() []Lock {
 		{Name: lockimpl.LockRedislock, Topology: "single", Nodes: 1, TTL: redisTTL},
 		{Name: lockimpl.LockEtcd, Topology: "etcd:1", Nodes: 1, TTL: etcdTTL, Fencing: true},
 		{Name: lockimpl.LockPgLease, Topology: "postgres", Nodes: 1, TTL: pgTTL, Fencing: true},
-		{Name: lockimpl.LockZk, Absent: notWired},
-		{Name: lockimpl.LockNatsKV, Absent: notWired},
+		{Name: lockimpl.LockZk, Topology: "zookeeper:1", Nodes: 1, TTL: zkTTL, Fencing: true},
+		{Name: lockimpl.LockNatsKV, Topology: "nats:1", Nodes: 1, TTL: natsTTL, Fencing: true},
 	}
 }
 
@@ -101,6 +124,34 @@ type Case struct {
 	// Words name the outcomes where the case's own words say them better
 	// (a probe's correct answer is not a holder being told).
 	Words map[Outcome]string
+	// SessionNA, when set, says why the case has no analogue on a lock
+	// whose lease is a session (zk); otherwise session is the analogue.
+	SessionNA string
+	// session is the case as a session shows the hazard (zk), when it
+	// has an analogue.
+	session *sessionForm
+}
+
+// sessionForm is a case's run on a lock whose lease is a session: its own
+// recipe, and when the lease is lost there.
+type sessionForm struct {
+	loss   Loss
+	faults int
+	recipe func(l Lock) plan.Values
+}
+
+// on is c as it runs on l: on a session lock, its session analogue, or
+// n/a with SessionNA's reason (a case n/a everywhere stays so).
+func (c Case) on(l Lock) Case {
+	if !l.session() || c.NotApplicable != "" {
+		return c
+	}
+	if c.session == nil {
+		c.NotApplicable, c.probe = c.SessionNA, nil
+		return c
+	}
+	c.Loss, c.Faults, c.recipe, c.probe = c.session.loss, c.session.faults, c.session.recipe, nil
+	return c
 }
 
 // word names outcome o in c's cells.
@@ -113,6 +164,7 @@ func (c Case) word(o Outcome) string {
 
 // Applies says whether c has runs on l, and if not, why.
 func (c Case) Applies(l Lock) (ok bool, why string) {
+	c = c.on(l)
 	switch {
 	case l.Absent != "":
 		return false, l.Absent
@@ -125,7 +177,7 @@ func (c Case) Applies(l Lock) (ok bool, why string) {
 }
 
 // Flags are the run flags of one run of c on l.
-func (c Case) Flags(l Lock) plan.Values { return c.recipe(l) }
+func (c Case) Flags(l Lock) plan.Values { return c.on(l).recipe(l) }
 
 // ms renders a multiple of the TTL as a duration flag value.
 func ms(ttl time.Duration, num, den int) string {
@@ -133,11 +185,15 @@ func ms(ttl time.Duration, num, den int) string {
 }
 
 // base are the flags every recipe shares: four workers on four keys, so
-// that a lost key is taken by someone, renewal every third of the TTL, and
-// acquisitions retried for a TTL.
+// that a lost key is taken by someone, renewal every third of the TTL
+// (a session lock renews nothing), and acquisitions retried for a TTL.
 func base(l Lock) plan.Values {
-	return plan.Values{"topology": {l.Topology}, "lock": {l.Name}, "ttl": {ms(l.TTL, 1, 1)}, "renew-every": {"ttl/3"},
+	v := plan.Values{"topology": {l.Topology}, "lock": {l.Name}, "ttl": {ms(l.TTL, 1, 1)},
 		"keys": {"uniform:4"}, "concurrency": {"4"}, "retry": {"fixed:10ms"}, "warmup": {"0"}}
+	if !l.session() {
+		v.Set("renew-every", "ttl/3")
+	}
+	return v
 }
 
 // faultTimes are the firings of a fault recipe: the first after a TTL
@@ -155,7 +211,7 @@ func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
 
 // everyNode is one fault spec per node of l at each firing, so a cut path
 // reaches the lease wherever it lives (Redlock's quorum too).
-func everyNode(l Lock, n int, kind, forDur string) plan.Values {
+func everyNode(l Lock, n int, kind compose.FaultKind, forDur string) plan.Values {
 	v := base(l)
 	at, window := faultTimes(l, n)
 	for _, t := range at {
@@ -184,6 +240,8 @@ func All() []Case {
 			Reproduces: "redisson #5697, #5698 (watchdog starved: two holders)",
 			Advice: "check the lease right before each write and fence the writes; keep GOMAXPROCS headroom for the " +
 				"renewer, and a TTL well above the longest burst",
+			SessionNA: "zk has no renewer to starve: the session's pings are the client library's, and a burst " +
+				"that starves them past the timeout ends the session as renewal-failing's expire does",
 			Loss: LossAtExpiry,
 			recipe: func(l Lock) plan.Values {
 				// A renewer goroutine per lease; half the holders' work
@@ -206,6 +264,8 @@ func All() []Case {
 			Reproduces: "redisson #5697 (pause longer than the lease); Kleppmann's GC-pause argument",
 			Advice: "no renewal survives a paused process: use a fenced lock (fenced, etcd, pg-lease) and a resource that " +
 				"checks the token, or a TTL above the longest pause",
+			SessionNA: "the run's pause stalls the holder's goroutine, not the process: the zk client's pings go on " +
+				"and keep the session (a real pause past the timeout ends it: renewal-failing's expire)",
 			Loss: LossAtExpiry,
 			recipe: func(l Lock) plan.Values {
 				v := base(l)
@@ -224,6 +284,7 @@ func All() []Case {
 			Name: "release-race", Title: "a renewal in flight while the holder releases",
 			Reproduces: "redis-semaphore PR #206 (refresh racing release)",
 			Advice:     "stop the renewer and wait for it before releasing; release and renew by the same token, atomically",
+			SessionNA:  "zk renews nothing: no renewal can race the release, which deletes the holder's own node",
 			probe:      releaseRace, Words: map[Outcome]string{Caught: "deleted", Overran: "resurrected"},
 		},
 		{
@@ -231,7 +292,8 @@ func All() []Case {
 			Reproduces: "redsync PR #147, #149 (extend after a node restart)",
 			Advice: "persistence (AOF fsync always) or a restart delay of a TTL, a quorum (redlock) or a store that keeps " +
 				"leases (etcd, PostgreSQL); fencing for the writes between the restart and the next renewal",
-			Loss: LossAtFault, Faults: faultsPerRun,
+			SessionNA: "zk extends nothing, and ZooKeeper restores sessions and nodes from its fsync'd log",
+			Loss:      LossAtFault, Faults: faultsPerRun,
 			recipe: func(l Lock) plan.Values {
 				// Master 0 only: the hazard is one server forgetting.
 				v := base(l)
@@ -249,29 +311,32 @@ func All() []Case {
 			Reproduces: "node-redlock PR #167, #273, #283 (extension timed from the acquisition's start)",
 			Advice: "a lock whose extend resurrects an expired key must not be renewed late: renew well inside the TTL, " +
 				"and treat a late extension as lost",
-			Loss: LossResurrect, Faults: faultsPerRun,
+			SessionNA: "zk has no extension: ZooKeeper never revives an expired session; its client must open another",
+			Loss:      LossResurrect, Faults: faultsPerRun,
 			// The path is cut for one TTL: every lease expires on the server
 			// meanwhile, and the holder's next renewal arrives after.
-			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, "partition", ms(l.TTL, 1, 1)) },
+			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), ms(l.TTL, 1, 1)) },
 		},
 		{
 			Name: "adds-or-resets", Title: "whether extend adds to the remaining time or resets it to the TTL",
 			Reproduces: "redis-py #629 (extend adds instead of resetting)",
 			Advice:     "where extend adds, a crashed holder blocks the key for every extension it made: reset instead",
+			SessionNA:  "zk has no TTL to extend: the session timeout is fixed when the session is established",
 			probe:      addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
 		},
 		{
 			Name: "renew-after-unlock", Title: "a renewal after unlock must not recreate the key",
 			Reproduces: "redisson #7272 (renewal going on after unlock)",
 			Advice:     "cancel the renewer before unlock; a renew script must check the token, never SET",
+			SessionNA:  "zk renews nothing: no renewal runs after unlock, and nothing recreates the deleted node",
 			probe:      renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
 		},
 		{
 			Name: "waiter-expired", Title: "a waiter whose own session or lease expired while it waited",
 			Reproduces: "etcd #19597, PR #22387 (Lock returns after its session expired)",
 			Advice:     "check the session is alive after a blocking lock returns (etcd: session.Done())",
-			NotApplicable: "every lock on main acquires in one attempt and retries: a waiter holds no session or lease " +
-				"while it waits (zk and a blocking etcd mutex would)",
+			NotApplicable: "every lock here acquires in one attempt and retries: a waiter holds no session or lease " +
+				"while it waits (zk with a wait, and a blocking etcd mutex, would; neither is a run flag)",
 		},
 		{
 			Name: "renewal-failing", Title: "renewal failing while the holder works (the path cut for two TTLs)",
@@ -279,7 +344,25 @@ func All() []Case {
 			Advice: "stop work when the lease's validity passes without a renewal, check it right before each write, " +
 				"and fence the writes; a renewal interval of TTL/3 leaves two tries",
 			Loss: LossAtExpiry, Faults: faultsPerRun,
-			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, "partition", ms(l.TTL, 2, 1)) },
+			recipe:  func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), ms(l.TTL, 2, 1)) },
+			session: &sessionForm{loss: LossAtFault, faults: faultsPerRun, recipe: expireHolders},
 		},
 	}
+}
+
+// expireHolders is renewal-failing on a session lock (zk): the ensemble
+// ends a holder's session while it works, three times a run, as it does
+// to a holder whose pings stopped (a pause, a cut path). The work is
+// shorter than the session timeout, since the history bounds a zk lease
+// by the timeout from its acquisition (nothing renews it): a write after
+// that is late by the lease model whatever the ensemble did.
+func expireHolders(l Lock) plan.Values {
+	v := base(l)
+	at, window := faultTimes(l, faultsPerRun)
+	for _, t := range at {
+		v["fault"] = append(v["fault"], fmt.Sprintf("at=%dms expire holder", t.Milliseconds()))
+	}
+	v.Set("hold", "uniform:"+ms(l.TTL, 1, 4)+","+ms(l.TTL, 1, 2))
+	v.Set("duration", fmt.Sprintf("%dms", window.Milliseconds()))
+	return v
 }

@@ -118,7 +118,7 @@ func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner
 			case c.probe != nil:
 				probing[l.Name] = append(probing[l.Name], c)
 			default:
-				total += runsFor(c, trials)
+				total += runsFor(c.on(l), trials)
 			}
 		}
 	}
@@ -148,12 +148,14 @@ func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner
 			if c.probe != nil {
 				cell.Trials = append(cell.Trials, probed[c.Name+" on "+l.Name]...)
 			}
-			for range runsFor(c, trials) {
+			// On a session lock the case runs as its analogue.
+			onLock := c.on(l)
+			for range runsFor(onLock, trials) {
 				if progress != nil {
 					progress(done, total, c.Name+" on "+l.Name)
 				}
 				done++
-				if err := runOne(ctx, c, l, run, &cell); err != nil {
+				if err := runOne(ctx, onLock, l, run, &cell); err != nil {
 					return m, fmt.Errorf("renewal-check %s on %s: %w", c.Name, l.Name, err)
 				}
 			}
