@@ -105,7 +105,7 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 // once instead of being sent late. close ends the connection.
 func NatsJetStream(urls []string) (js jetstream.JetStream, close func(), err error) {
 	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
-		nats.ReconnectBufSize(-1), nats.Name("lockbench"))
+		nats.ReconnectBufSize(-1), nats.Name("lockbench"), nats.ErrorHandler(ignoreAsyncError))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", strings.Join(urls, ","), err)
 	}
@@ -116,6 +116,12 @@ func NatsJetStream(urls []string) (js jetstream.JetStream, close func(), err err
 	}
 	return js, nc.Close, nil
 }
+
+// ignoreAsyncError drops the connection's asynchronous errors (a broken
+// pipe while a server restarts), which the client would otherwise print
+// on stderr over a run's progress: every request they fail returns its
+// error to the caller, and the run counts it by kind.
+func ignoreAsyncError(*nats.Conn, *nats.Subscription, error) {}
 
 // Info describes the lock: fenced by the acquisition's revision.
 func (n *NatsKV) Info() Info {

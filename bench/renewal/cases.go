@@ -91,6 +91,11 @@ const (
 	// LossResurrect: a renewal that reaches the server after the lease
 	// expired must fail; one that succeeds brought the lease back.
 	LossResurrect
+	// LossSessionEnded: the fault ends the session every lease of the run
+	// lives in (the zk lock keeps one session per process, as Curator's
+	// one client), before the fault is recorded: a lease held then is
+	// gone, and a write after it overran unless its holder was told.
+	LossSessionEnded
 )
 
 // Case is one row of the matrix: a way renewal fails that users of the
@@ -135,6 +140,7 @@ type Case struct {
 // sessionForm is a case's run on a lock whose lease is a session: its own
 // recipe, and when the lease is lost there.
 type sessionForm struct {
+	advice string
 	loss   Loss
 	faults int
 	recipe func(l Lock) plan.Values
@@ -151,6 +157,9 @@ func (c Case) on(l Lock) Case {
 		return c
 	}
 	c.Loss, c.Faults, c.recipe, c.probe = c.session.loss, c.session.faults, c.session.recipe, nil
+	if c.session.advice != "" {
+		c.Advice = c.session.advice
+	}
 	return c
 }
 
@@ -344,8 +353,10 @@ func All() []Case {
 			Advice: "stop work when the lease's validity passes without a renewal, check it right before each write, " +
 				"and fence the writes; a renewal interval of TTL/3 leaves two tries",
 			Loss: LossAtExpiry, Faults: faultsPerRun,
-			recipe:  func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), ms(l.TTL, 2, 1)) },
-			session: &sessionForm{loss: LossAtFault, faults: faultsPerRun, recipe: expireHolders},
+			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), ms(l.TTL, 2, 1)) },
+			session: &sessionForm{loss: LossSessionEnded, faults: faultsPerRun, recipe: expireHolders,
+				advice: "watch the session (Curator's ConnectionStateListener: SUSPENDED means stop, LOST means the " +
+					"lock is gone) and check it right before each write, and fence the writes by the node's czxid"},
 		},
 	}
 }

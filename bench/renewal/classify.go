@@ -283,6 +283,25 @@ func (l *lease) atFault(from, back int64, others []*lease) leaseVerdict {
 	return leaseVerdict{}
 }
 
+// atSessionEnd judges a lease held when its session was ended at from:
+// the lease is gone then. A write after that overran (or was fenced); a
+// holder that left without writing was caught if a call of its own had
+// found the lease gone, or a renewal failing past the validity told it.
+func (l *lease) atSessionEnd(from int64) leaseVerdict {
+	for _, e := range l.events {
+		if e.Call < from {
+			continue
+		}
+		switch e.Op {
+		case history.OpWrite:
+			return written(e, e.Call-from)
+		case history.OpExit:
+			return l.aborted(e.Return, from)
+		}
+	}
+	return leaseVerdict{}
+}
+
 // lostLater says whether a call of the holder after t found the lease gone.
 func (l *lease) lostLater(t int64) bool {
 	for _, e := range l.events {
@@ -346,6 +365,8 @@ func Classify(c Case, run string, h *history.History) []Trial {
 				v = l.atFault(f.start, f.end, ls)
 			case LossResurrect:
 				v = l.resurrected(f.start, margin)
+			case LossSessionEnded:
+				v = l.atSessionEnd(f.start)
 			default:
 				v = l.atExpiry(f.start, margin)
 			}

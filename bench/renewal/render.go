@@ -68,7 +68,7 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	for i, c := range m.Cases {
 		for j := range m.Locks {
 			if cell := m.Cell(i, j); len(cell.Trials) > 0 {
-				fmt.Fprintln(w, detail(c, cell))
+				fmt.Fprintln(w, detail(c.on(m.Locks[j]), cell))
 			}
 		}
 	}
@@ -80,12 +80,28 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 			fmt.Fprintf(w, "%s: not measured: %s\n", c.Name, c.NotMeasured)
 		}
 	}
-	for _, l := range m.Locks {
+	for j, l := range m.Locks {
 		if l.Absent != "" {
 			fmt.Fprintf(w, "%s: absent: %s\n", l.Name, l.Absent)
+			continue
+		}
+		for i, c := range m.Cases {
+			if why := lockOnlyReason(c, m.Cell(i, j)); why != "" {
+				fmt.Fprintf(w, "%s on %s: %s: %s\n", c.Name, l.Name, m.Cell(i, j).Verdict, why)
+			}
 		}
 	}
 	return nil
+}
+
+// lockOnlyReason is why a cell has no runs when the reason is its lock's
+// alone (zk's session has no analogue of the case), or "" when the
+// case's own line says it.
+func lockOnlyReason(c Case, cell Cell) string {
+	if cell.Why == "" || cell.Why == c.NotApplicable || cell.Why == c.NotMeasured {
+		return ""
+	}
+	return cell.Why
 }
 
 // unmeasuredWord is the legend's word for cases not measured yet, if the
@@ -237,7 +253,7 @@ func WriteMatrixHTML(w io.Writer, m Matrix, outDir, pageDir string) error {
 			v := cellView{Short: cell.Short(), Verdict: strings.ReplaceAll(cell.Verdict, " ", "-"), Why: cell.Why,
 				Anchor: c.Name + "--" + l.Name}
 			if len(cell.Trials) > 0 {
-				v.Detail = detail(c, cell)
+				v.Detail = detail(c.on(l), cell)
 				for _, r := range cell.Runs {
 					v.Runs = append(v.Runs, link{ID: r.ID, Result: rel(filepath.Join(outDir, r.ID+".json")), History: rel(r.History)})
 				}

@@ -47,7 +47,7 @@ func fixtureMatrix() Matrix {
 				}
 				cell.judge(c)
 			} else if ok, why := c.Applies(l); !ok {
-				cell.Verdict, cell.Why = emptyVerdict(c, l), why
+				cell.Verdict, cell.Why = emptyVerdict(c.on(l), l), why
 			} else {
 				cell.Verdict = Inconclusive.String()
 			}

@@ -141,7 +141,7 @@ func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner
 		for _, l := range locks {
 			cell := Cell{Case: c.Name, Lock: l.Name, Runs: []RunRef{}, Trials: []Trial{}, Outcomes: map[string]int{}}
 			if ok, why := c.Applies(l); !ok {
-				cell.Verdict, cell.Why = emptyVerdict(c, l), why
+				cell.Verdict, cell.Why = emptyVerdict(c.on(l), l), why
 				row = append(row, cell)
 				continue
 			}
