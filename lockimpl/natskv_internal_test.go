@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -75,5 +76,27 @@ func TestZkSortBySequence(t *testing.T) {
 	want := []string{"lock-zz-0000000001", "lock-ff-0000000003", "lock-aa-0000000010"}
 	if fmt.Sprint(kids) != fmt.Sprint(want) {
 		t.Fatalf("sorted %v, want %v", kids, want)
+	}
+}
+
+func TestParseNatsTTL(t *testing.T) {
+	cases := []struct {
+		raw  string
+		want time.Duration
+		ok   bool
+	}{
+		{"1s", time.Second, true},
+		{"2", 2 * time.Second, true},
+		{"1m30s", 90 * time.Second, true},
+		{"never", NoExpiry, true},
+		{"", 0, false},
+		{"-3", 0, false},
+		{"soon", 0, false},
+	}
+	for _, c := range cases {
+		got, err := parseNatsTTL(c.raw)
+		if (err == nil) != c.ok || got != c.want {
+			t.Errorf("parseNatsTTL(%q) = %v, %v; want %v, ok %v", c.raw, got, err, c.want, c.ok)
+		}
 	}
 }

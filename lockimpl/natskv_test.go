@@ -53,6 +53,45 @@ func TestNatsKV(t *testing.T) {
 	t.Run("ExpiryByKeyTTL", func(t *testing.T) { testNatsExpiry(t, urls) })
 	t.Run("TTLInWholeSeconds", func(t *testing.T) { testNatsTTLRefused(t, urls) })
 	t.Run("DeletePrefix", func(t *testing.T) { testNatsDeletePrefix(t, urls) })
+	t.Run("Remaining", func(t *testing.T) { testNatsRemaining(t, urls) })
+}
+
+// testNatsRemaining reads a key's remaining TTL as the server keeps it:
+// absent before the acquisition, at most the TTL after it (and after a
+// renewal, which sets a fresh TTL, not an added one), absent after the
+// release (its purge marker is not the key), and absent once the TTL
+// passed.
+func testNatsRemaining(t *testing.T, urls []string) {
+	l := newNatsKV(t, urls, lockimpl.NatsKVOptions{})
+	ctx := context.Background()
+	const ttl = 3 * time.Second
+	key := "lockbench:test:nats-remaining"
+	present := func(step string, wantPresent bool, atMost time.Duration) {
+		t.Helper()
+		left, ok, err := l.Remaining(ctx, key)
+		if err != nil || ok != wantPresent || ok && (left <= 0 || left > atMost) {
+			t.Fatalf("%s: %v left, present %v, %v; want present %v with at most %v", step, left, ok, err, wantPresent, atMost)
+		}
+	}
+	present("before", false, 0)
+	a, out, err := l.Acquire(ctx, key, ttl)
+	if out != lockimpl.OK {
+		t.Fatalf("acquire: %v, %v", out, err)
+	}
+	present("acquired", true, ttl)
+	if out, err := l.Renew(ctx, &a, ttl); out != lockimpl.OK {
+		t.Fatalf("renew: %v, %v", out, err)
+	}
+	present("renewed", true, ttl)
+	if out, err := l.Release(ctx, a); out != lockimpl.OK {
+		t.Fatalf("release: %v, %v", out, err)
+	}
+	present("released", false, 0)
+	if _, out, err := l.Acquire(ctx, key, natsTTL); out != lockimpl.OK {
+		t.Fatalf("acquire again: %v, %v", out, err)
+	}
+	time.Sleep(natsTTL + 100*time.Millisecond)
+	present("expired", false, 0)
 }
 
 func testNatsMutualExclusion(t *testing.T, urls []string) {

@@ -271,7 +271,7 @@ func All() []Case {
 		{
 			Name: "process-paused", Title: "the whole holder paused past its TTL (GC, SIGSTOP) after renewing, before its write",
 			Reproduces: "redisson #5697 (pause longer than the lease); Kleppmann's GC-pause argument",
-			Advice: "no renewal survives a paused process: use a fenced lock (fenced, etcd, pg-lease) and a resource that " +
+			Advice: "no renewal survives a paused process: use a fenced lock (fenced, etcd, pg-lease, nats-kv) and a resource that " +
 				"checks the token, or a TTL above the longest pause",
 			SessionNA: "the run's pause stalls the holder's goroutine, not the process: the zk client's pings go on " +
 				"and keep the session (a real pause past the timeout ends it: renewal-failing's expire)",

@@ -2,10 +2,12 @@ package renewal
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/bench/history"
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 const milli = int64(time.Millisecond)
@@ -43,63 +45,78 @@ func caseNamed(t *testing.T, name string) Case {
 // resource rejected it), a holder that left after a lost or failed renewal
 // past its validity was caught, a renewal that succeeded though called
 // after the lease expired resurrected it, and a fault that hit no held
-// lease is inconclusive.
+// lease is inconclusive. On zk (lock set), renewal-failing's session ended
+// at the fault: a holder inside then that writes after it overran.
 func TestClassify(t *testing.T) {
 	const A, B = "aaaa", "bbbb"
 	for _, tc := range []struct {
 		name    string
 		kase    string
+		lock    string
 		h       *history.History
 		want    []Outcome
 		exposed int
 		delayMS []int64
 	}{
-		{"renewals fail, holder leaves without writing: caught at the next renewal", "renewal-failing", hist(at(50, 650),
+		{"renewals fail, holder leaves without writing: caught at the next renewal", "renewal-failing", "", hist(at(50, 650),
 			acquired(A, 0), ev(A, history.OpEnter, history.OutOK, 0, 0, 300),
 			ev(A, history.OpRenew, history.OutFailed, 100, 101, 300), ev(A, history.OpRenew, history.OutFailed, 200, 201, 300),
 			ev(A, history.OpRenew, history.OutFailed, 320, 330, 300), ev(A, history.OpExit, history.OutOK, 331, 331, 0)),
 			[]Outcome{Caught}, 1, []int64{30}},
-		{"renewals fail, holder writes after its validity: overran", "renewal-failing", hist(at(50, 650),
+		{"renewals fail, holder writes after its validity: overran", "renewal-failing", "", hist(at(50, 650),
 			acquired(A, 0), ev(A, history.OpRenew, history.OutFailed, 100, 101, 300),
 			ev(A, history.OpWrite, history.OutOK, 310, 310, 300), ev(A, history.OpExit, history.OutOK, 311, 311, 0)),
 			[]Outcome{Overran}, 1, nil},
-		{"the late write rejected by the fence: fenced", "renewal-failing", hist(at(50, 650),
+		{"the late write rejected by the fence: fenced", "renewal-failing", "", hist(at(50, 650),
 			acquired(A, 0), ev(A, history.OpWrite, history.OutFencingRejected, 310, 310, 300), ev(A, history.OpExit, history.OutOK, 311, 311, 0)),
 			[]Outcome{Fenced}, 1, nil},
-		{"work done within the validity: no exposure", "renewal-failing", hist(at(50, 650),
+		{"work done within the validity: no exposure", "renewal-failing", "", hist(at(50, 650),
 			acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 200, 200, 300), ev(A, history.OpExit, history.OutOK, 201, 201, 0)),
 			[]Outcome{Inconclusive}, 0, nil},
-		{"nobody holds when the fault fires: inconclusive", "renewal-failing", hist(at(500, 900),
+		{"nobody holds when the fault fires: inconclusive", "renewal-failing", "", hist(at(500, 900),
 			acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 100, 100, 300), ev(A, history.OpExit, history.OutOK, 101, 101, 0)),
 			[]Outcome{Inconclusive}, 0, nil},
-		{"extend called after expiry succeeds: resurrected, overran", "expired-extend", hist(at(50, 350),
+		{"extend called after expiry succeeds: resurrected, overran", "expired-extend", "", hist(at(50, 350),
 			acquired(A, 0), ev(A, history.OpRenew, history.OutFailed, 100, 101, 300), ev(A, history.OpRenew, history.OutOK, 400, 401, 700)),
 			[]Outcome{Overran}, 1, nil},
-		{"extend answered after expiry says lost: caught", "expired-extend", hist(at(50, 350),
+		{"extend answered after expiry says lost: caught", "expired-extend", "", hist(at(50, 350),
 			acquired(A, 0), ev(A, history.OpRenew, history.OutLost, 100, 360, 300), ev(A, history.OpExit, history.OutOK, 361, 361, 0)),
 			[]Outcome{Caught}, 1, []int64{60}},
-		{"extend never answered after expiry: not asked, inconclusive", "expired-extend", hist(at(50, 350),
+		{"extend never answered after expiry: not asked, inconclusive", "expired-extend", "", hist(at(50, 350),
 			acquired(A, 0), ev(A, history.OpRenew, history.OutFailed, 310, 311, 300), ev(A, history.OpExit, history.OutOK, 312, 312, 0)),
 			[]Outcome{Inconclusive}, 0, nil},
-		{"server restarted empty, next renewal lost: caught", "restart-empty", hist(at(100, 150),
+		{"server restarted empty, next renewal lost: caught", "restart-empty", "", hist(at(100, 150),
 			acquired(A, 0), ev(A, history.OpRenew, history.OutLost, 200, 201, 300), ev(A, history.OpExit, history.OutOK, 202, 202, 0)),
 			[]Outcome{Caught}, 1, []int64{101}},
-		{"server restarted, a renewal after it succeeds: kept", "restart-empty", hist(at(100, 150),
+		{"server restarted, a renewal after it succeeds: kept", "restart-empty", "", hist(at(100, 150),
 			acquired(A, 0), ev(A, history.OpRenew, history.OutOK, 200, 201, 500),
 			ev(A, history.OpWrite, history.OutOK, 250, 250, 500), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
 			[]Outcome{Kept}, 1, nil},
-		{"server restarted, another holder enters, the first writes: overran", "restart-empty", hist(at(100, 150),
+		{"server restarted, another holder enters, the first writes: overran", "restart-empty", "", hist(at(100, 150),
 			acquired(A, 0), acquired(B, 160), ev(A, history.OpWrite, history.OutOK, 200, 200, 300), ev(A, history.OpExit, history.OutOK, 201, 201, 0),
 			ev(A, history.OpRelease, history.OutLost, 202, 203, 0)),
 			[]Outcome{Overran}, 1, nil},
-		{"a paused holder writes past its validity: one trial, overran", "process-paused", hist(nil,
+		{"a paused holder writes past its validity: one trial, overran", "process-paused", "", hist(nil,
 			acquired(A, 0), ev(A, history.OpRenew, history.OutOK, 100, 101, 400),
 			ev(A, history.OpWrite, history.OutOK, 750, 750, 400), ev(A, history.OpExit, history.OutOK, 751, 751, 0),
 			acquired(B, 0), ev(B, history.OpWrite, history.OutOK, 150, 150, 300), ev(B, history.OpExit, history.OutOK, 151, 151, 0)),
 			[]Outcome{Overran}, 1, nil},
+		{"zk: the session ended while inside, the holder writes within its recorded validity: overran", "renewal-failing", "zk",
+			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 250, 250, 1000), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
+			[]Outcome{Overran}, 1, nil},
+		{"zk: the late write rejected by the node's czxid: fenced", "renewal-failing", "zk",
+			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutFencingRejected, 250, 250, 1000), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
+			[]Outcome{Fenced}, 1, nil},
+		{"zk: the holder wrote before the session ended: no exposure", "renewal-failing", "zk",
+			hist(at(300, 300), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 250, 250, 1000), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
+			[]Outcome{Inconclusive}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			trials := Classify(caseNamed(t, tc.kase), "run", tc.h)
+			c := caseNamed(t, tc.kase)
+			if tc.lock != "" {
+				c = c.on(lockNamed(t, tc.lock))
+			}
+			trials := Classify(c, "run", tc.h)
 			var got []Outcome
 			exposed := 0
 			var delays []int64
@@ -183,5 +200,28 @@ func TestFirings(t *testing.T) {
 	want := []firing{{301 * milli, 690 * milli}, {1502 * milli, 1802 * milli}}
 	if !slices.Equal(got, want) {
 		t.Errorf("firings %v; want %v", got, want)
+	}
+}
+
+// TestSessionAnalogues: on zk, whose lease is a session, a case runs as
+// its session analogue (renewal-failing: the session ended by the
+// ensemble, no renewal flag), or is n/a with a reason of its own; on a
+// lock that renews, every case is itself.
+func TestSessionAnalogues(t *testing.T) {
+	zk, single := lockNamed(t, lockimpl.LockZk), lockNamed(t, lockimpl.LockSingle)
+	for _, c := range All() {
+		ok, why := c.Applies(zk)
+		switch {
+		case c.Name == "renewal-failing":
+			v := c.Flags(zk)
+			if !ok || c.on(zk).Loss != LossSessionEnded || v.Has("renew-every") || !strings.Contains(v["fault"][0], "expire holder") {
+				t.Errorf("renewal-failing on zk: applies %v (%s), flags %v; want the session ended by expire holder, no renewal", ok, why, v)
+			}
+		case ok || why == "":
+			t.Errorf("%s on zk: applies %v, why %q; want n/a with a reason", c.Name, ok, why)
+		}
+		if on := c.on(single); on.NotApplicable != c.NotApplicable || on.Loss != c.Loss {
+			t.Errorf("%s on single: changed by on()", c.Name)
+		}
 	}
 }

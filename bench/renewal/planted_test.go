@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
@@ -236,4 +237,109 @@ type heldRenewal struct {
 func (h heldRenewal) Renew(ctx context.Context, lease *lockimpl.Lease, ttl time.Duration) (lockimpl.Outcome, error) {
 	time.Sleep(h.transit)
 	return h.renew(ctx, h.Locker, lease, ttl)
+}
+
+// TestPlantedNatsKV runs two cells on a real nats-server (nats:1) whose
+// answers follow from first principles, and checks the matrix says them:
+//   - overran: process-paused with one worker on one key. Each holder
+//     works half a TTL, then stalls two TTLs before writing: a paused
+//     holder renews nothing, so its key's TTL (one second) runs out and
+//     the write comes more than half a TTL after the lease ended. Nobody
+//     else holds the key meanwhile, so no newer revision exists for the
+//     fence to reject the write by: it lands.
+//   - caught: renewal-failing with work far longer than the run. The
+//     server is paused (SIGSTOP) for two TTLs; a holder's lease ends at
+//     most a TTL into the pause, its renewals meanwhile get no answer
+//     and fail, the first failure past the validity stops the holder,
+//     and no holder's work could have ended first.
+//
+// lockbench check agrees with every run's incidents.
+func TestPlantedNatsKV(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nats-server for twenty seconds; run without -short")
+	}
+	if _, _, err := compose.NatsServerBinary(); err != nil {
+		t.Skip(err)
+	}
+	paused := caseNamed(t, "process-paused")
+	pausedRecipe := paused.recipe
+	paused.recipe = func(l Lock) plan.Values {
+		v := pausedRecipe(l)
+		v.Set("concurrency", "1")
+		v.Set("keys", "uniform:1")
+		v.Set("pause-prob", "1")
+		return v
+	}
+	failing := caseNamed(t, "renewal-failing")
+	failingRecipe := failing.recipe
+	failing.recipe = func(l Lock) plan.Values {
+		v := failingRecipe(l)
+		v.Set("hold", "const:"+ms(l.TTL, 20, 1))
+		return v
+	}
+	nats := lockNamed(t, lockimpl.LockNatsKV)
+	m, err := Run(context.Background(), []Case{paused, failing}, []Lock{nats}, 3, storing(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := WriteMatrix(&text, m); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + text.String())
+	for i, want := range []string{"overran", "caught"} {
+		cell := m.Cell(i, 0)
+		if cell.Verdict != want || cell.Conclusive == 0 || cell.Outcomes[want] != cell.Conclusive {
+			t.Errorf("%s on nats-kv: %s over %d conclusive trials (%v); want %s in every one", cell.Case, cell.Verdict,
+				cell.Conclusive, cell.Outcomes, want)
+		}
+		if cell.Check != "agrees" {
+			t.Errorf("%s on nats-kv: check %s", cell.Case, cell.Check)
+		}
+	}
+	if got := m.Cell(0, 0).FencingRejected; got != 0 {
+		t.Errorf("process-paused with one holder: %d writes rejected by the fence; want none (no newer revision)", got)
+	}
+}
+
+// lockNamed is the matrix's column of lock name.
+func lockNamed(t *testing.T, name string) Lock {
+	t.Helper()
+	for _, l := range Locks() {
+		if l.Name == name {
+			return l
+		}
+	}
+	t.Fatalf("no lock %s in the matrix", name)
+	return Lock{}
+}
+
+// TestPlantedZk runs renewal-failing on a real ZooKeeper member
+// (zookeeper:1), as its session analogue: the ensemble ends the session
+// every lease of the run lives in, three times. Nothing of the zk lock
+// tells a holder (it renews nothing, and the runner does not watch the
+// session), and every holder's work ends within its session timeout, so
+// a holder inside when the session ended writes after losing its node:
+// overran, or fenced where a newer holder wrote first; never caught.
+func TestPlantedZk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs ZooKeeper for ten seconds; run without -short")
+	}
+	if !compose.ZkInstalled() {
+		t.Skip(compose.ErrNoZooKeeper)
+	}
+	m, err := Run(context.Background(), []Case{caseNamed(t, "renewal-failing")}, []Lock{lockNamed(t, lockimpl.LockZk)}, 3,
+		storing(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := m.Cell(0, 0)
+	t.Logf("%+v", cell.Outcomes)
+	if cell.Conclusive == 0 || cell.Outcomes["caught"] > 0 || cell.Outcomes["overran"]+cell.Outcomes["fenced"] != cell.Conclusive {
+		t.Errorf("renewal-failing on zk: %s, %v over %d conclusive trials; want overran or fenced in every one",
+			cell.Verdict, cell.Outcomes, cell.Conclusive)
+	}
+	if cell.Check != "agrees" {
+		t.Errorf("renewal-failing on zk: check %s", cell.Check)
+	}
 }
