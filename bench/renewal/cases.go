@@ -54,8 +54,7 @@ func (l Lock) cut() compose.FaultKind {
 }
 
 // Locks returns every lock that renews, in column order: lockbench's own,
-// the peer libraries, then the other backends, and the places of the locks
-// still to come.
+// the peer libraries, then the other backends, zk's session among them.
 func Locks() []Lock {
 	const redisTTL, pgTTL = 300 * time.Millisecond, 500 * time.Millisecond
 	// etcd raises a shorter lease to ⌈1.5 × election timeout⌉: 2 s locally.
