@@ -20,9 +20,9 @@ type callLedgers struct {
 	// origin is time 0 of the ledger's clock: the history's when there is
 	// one, so both hold the same numbers.
 	origin time.Time
-	// acquiring holds each worker's acquisition start (ns from origin)
-	// while it acquires, startingAcquire while it is about to read it, 0
-	// otherwise: the earliest bounds the calls still to come (see prune).
+	// acquiring holds a lower bound of each worker's acquisition start (ns
+	// from origin) while it acquires, 0 otherwise: the earliest bounds the
+	// calls still to come (see watermark).
 	acquiring []atomic.Int64
 }
 
@@ -32,9 +32,6 @@ type callShard struct {
 	// releases counts the shard's releases, to sweep it every sweepEvery.
 	releases int
 }
-
-// startingAcquire marks a worker that is about to read its start time.
-const startingAcquire = -1 << 63
 
 // pruneAbove is how many leases a key keeps before released ones are
 // forgotten.
@@ -67,10 +64,13 @@ func (c *callLedgers) lock(key int) (*callShard, *history.CallLedger) {
 	return s, l
 }
 
-// acquiringFrom marks worker id as acquiring from now on.
-func (c *callLedgers) acquiringFrom(id int) {
-	c.acquiring[id].Store(startingAcquire)
-	c.acquiring[id].Store(c.ns(time.Now()))
+// acquiringFrom marks worker id as acquiring, from a time read before
+// this call (the worker's own, so no clock is read here). A watermark that
+// missed the mark was taken before it, so before the acquisition's first
+// call: whatever it pruned was released before that call and cannot be
+// judged against it.
+func (c *callLedgers) acquiringFrom(id int, from time.Time) {
+	c.acquiring[id].Store(max(1, c.ns(from)))
 }
 
 // acquired records worker id's acquisition of key, called at call, and
@@ -82,9 +82,7 @@ func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid 
 	c.acquiring[id].Store(0)
 	v := l.Acquired(token, c.ns(call), c.ns(ret), c.ns(valid))
 	if l.Len() > pruneAbove {
-		if mark, ok := c.watermark(ret); ok {
-			l.Prune(mark)
-		}
+		l.Prune(c.watermark(ret))
 	}
 	return ret, v
 }
@@ -93,19 +91,15 @@ func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid 
 func (c *callLedgers) notAcquiring(id int) { c.acquiring[id].Store(0) }
 
 // watermark is the earliest start of the acquisitions still in flight (or
-// now): a lease released before it can no longer be judged against. ok is
-// false while a worker is about to read its start: it is not known yet.
-func (c *callLedgers) watermark(now time.Time) (mark int64, ok bool) {
-	mark = c.ns(now)
+// now): a lease released before it can no longer be judged against.
+func (c *callLedgers) watermark(now time.Time) int64 {
+	mark := c.ns(now)
 	for i := range c.acquiring {
-		switch v := c.acquiring[i].Load(); {
-		case v == startingAcquire:
-			return 0, false
-		case v != 0:
+		if v := c.acquiring[i].Load(); v != 0 {
 			mark = min(mark, v)
 		}
 	}
-	return mark, true
+	return mark
 }
 
 // stamped reads the clock under key's lock and tells the key's ledger
@@ -143,10 +137,7 @@ func (c *callLedgers) released(key int, token string) time.Time {
 // sweep forgets the shard's leases released before the watermark, and
 // the keys left empty.
 func (c *callLedgers) sweep(s *callShard, now time.Time) {
-	mark, ok := c.watermark(now)
-	if !ok {
-		return
-	}
+	mark := c.watermark(now)
 	for k, l := range s.keys {
 		if l.Prune(mark); l.Len() == 0 {
 			delete(s.keys, k)

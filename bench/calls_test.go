@@ -13,7 +13,7 @@ func TestCallLedgersForgetReleasedKeys(t *testing.T) {
 	const keys = 4 * resourceShards * sweepEvery
 	c := newCallLedgers(3*time.Millisecond, time.Now(), 2)
 	for k := range keys {
-		c.acquiringFrom(0)
+		c.acquiringFrom(0, time.Now())
 		call := time.Now()
 		tok := "t" + strconv.Itoa(k)
 		if _, v := c.acquired(0, k, tok, call, call.Add(time.Second)); v.Certain || v.Possible {
@@ -29,12 +29,35 @@ func TestCallLedgersForgetReleasedKeys(t *testing.T) {
 	if kept > keys/2 {
 		t.Errorf("%d keys kept after %d released ones", kept, keys)
 	}
-	c.acquiringFrom(0)
+	c.acquiringFrom(0, time.Now())
 	now := time.Now()
 	c.acquired(0, 7, "a", now, now.Add(time.Second))
-	c.acquiringFrom(1)
+	c.acquiringFrom(1, time.Now())
 	call := time.Now()
 	if _, v := c.acquired(1, 7, "b", call, call.Add(time.Second)); !v.Certain || v.Against != "a" {
 		t.Errorf("second grant inside the first's lease: %+v", v)
+	}
+}
+
+// TestCallLedgersWatermarkHeldByAcquisition: a worker marked acquiring from
+// a time holds the watermark there, so a lease released after that time is
+// kept for its acquisition to be judged against; one marked done lets it go.
+func TestCallLedgersWatermarkHeldByAcquisition(t *testing.T) {
+	origin := time.Now()
+	c := newCallLedgers(time.Millisecond, origin, 3)
+	from := origin.Add(5 * time.Millisecond)
+	now := origin.Add(time.Second)
+	c.acquiringFrom(1, from)
+	if got, want := c.watermark(now), c.ns(from); got != want {
+		t.Errorf("watermark %d while worker 1 acquires from %d", got, want)
+	}
+	c.acquiringFrom(2, origin) // a start at the origin still marks a worker acquiring
+	if got := c.watermark(now); got > c.ns(from) || got < 0 {
+		t.Errorf("watermark %d with worker 2 acquiring from the origin", got)
+	}
+	c.notAcquiring(1)
+	c.notAcquiring(2)
+	if got, want := c.watermark(now), c.ns(now); got != want {
+		t.Errorf("watermark %d with no acquisition in flight, want now %d", got, want)
 	}
 }

@@ -190,7 +190,14 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	key := w.key(keyIdx)
 	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
-	w.calls.acquiringFrom(w.id)
+	// The ledger needs a lower bound of the acquisition's first call: in
+	// closed loop the worker read one just now; an open-loop request's
+	// intended start may lie far back and would hold the ledger's pruning.
+	from := wantAt
+	if m != closedLoop {
+		from = time.Now()
+	}
+	w.calls.acquiringFrom(w.id, from)
 	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
 	var now time.Time
 	var byCalls history.CallVerdict

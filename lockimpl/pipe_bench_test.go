@@ -2,7 +2,6 @@ package lockimpl_test
 
 import (
 	"context"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -98,10 +97,6 @@ func BenchmarkPipelinedPairs(b *testing.B) {
 // CPU is its own process's (rusage), so a busy machine moves both. Skipped
 // where redis-benchmark is not on PATH.
 func BenchmarkPipelinedCPURatio(b *testing.B) {
-	tool, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		b.Skip("redis-benchmark not on PATH")
-	}
 	server := composetest.Servers(b, 1)[0]
 	c := composetest.Client(b, server)
 	sha, err := c.ScriptLoad(context.Background(), lockimpl.ReleaseScript()).Result()
@@ -112,7 +107,7 @@ func BenchmarkPipelinedCPURatio(b *testing.B) {
 	defer closeLock()
 	ours := pairsCPU(b, l, 256)
 	b.StopTimer() // ns/op is the pipe's wall time per pair, not redis-benchmark's too
-	theirs := redisBenchmarkCPU(b, tool, server.Port(), sha)
+	theirs := composetest.RedisBenchmarkPairsCPU(b, server.Port(), sha, b.N)
 	b.ReportMetric(float64(ours.Nanoseconds())/1e3/float64(b.N), "client-cpu-µs/acquisition")
 	b.ReportMetric(float64(theirs.Nanoseconds())/1e3/float64(b.N), "redis-benchmark-cpu-µs/pair")
 	b.ReportMetric(float64(ours)/float64(theirs), "cpu-ratio")
@@ -147,30 +142,6 @@ func parallelPairs(b *testing.B, l lockimpl.Locker, workers int, prefix string) 
 			}
 		}
 	})
-}
-
-// redisBenchmarkCPU runs redis-benchmark's two halves of b.N pairs at once
-// against the server on port and returns their CPU time.
-func redisBenchmarkCPU(b *testing.B, tool string, port int, sha string) time.Duration {
-	common := []string{"-p", strconv.Itoa(port), "-P", "16", "-c", "25", "-n", strconv.Itoa(b.N), "-r", "1000000", "-q"}
-	halves := [][]string{{"SET", "rb:__rand_int__", "0123456789abcdef0123456789abcdef", "NX", "PX", "10000"},
-		{"EVALSHA", sha, "1", "rb:__rand_int__", "0123456789abcdef0123456789abcdef"}}
-	var cmds []*exec.Cmd
-	for _, h := range halves {
-		cmd := exec.Command(tool, append(append([]string{}, common...), h...)...)
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	var total time.Duration
-	for _, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			b.Fatalf("redis-benchmark: %v", err)
-		}
-		total += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	}
-	return total
 }
 
 // runPairs runs b.N acquire+release pairs on workers goroutines and

@@ -20,6 +20,11 @@ var renewSrc string
 //go:embed scripts/fenced_acquire.lua
 var fencedAcquireSrc string
 
+// ReleaseScript is the compare-and-delete script's source, for tools that
+// release by hand as the lock does (redis-benchmark's EVALSHA half, set
+// beside the generator in issue 39's benchmarks).
+func ReleaseScript() string { return releaseSrc }
+
 // scripts holds the compiled scripts one locker uses; go-redis runs them by
 // EVALSHA and falls back to EVAL on NOSCRIPT (after a restart, say).
 type scripts struct {

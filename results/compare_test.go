@@ -211,6 +211,42 @@ func TestSaturationNote(t *testing.T) {
 	}
 }
 
+// TestUnservedNote: a closed-loop run with a key per worker that left
+// workers without an acquisition says so; one that served them all, one
+// whose keys are shared (contention starves) and an open-loop one (a worker
+// may get no request) do not.
+func TestUnservedNote(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keys      any
+		starved   int64
+		scheduled int64
+		want      bool
+	}{
+		{"unique keys, workers unserved", "unique", 2500, 0, true},
+		{"keys 0, workers unserved", "0", 1, 0, true},
+		{"every worker served", "unique", 0, 0, false},
+		{"shared keys", "uniform:10", 2500, 0, false},
+		{"open loop", "unique", 2500, 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fixture(t, "unserved", fixtureOpts{})
+			r.Config["keys"] = tc.keys
+			r.Counters.Scheduled = tc.scheduled
+			r.Fairness = &Fairness{Workers: 100000, Starved: tc.starved}
+			var buf bytes.Buffer
+			if err := WriteSummary(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			words := strings.Join(strings.Fields(buf.String()), " ")
+			has := strings.Contains(words, fmt.Sprintf("%d of the 100000 workers acquired nothing in the window", tc.starved))
+			if has != tc.want {
+				t.Errorf("note shown %v, want %v:\n%s", has, tc.want, buf.String())
+			}
+		})
+	}
+}
+
 // TestCompareRatiosOfShownValues: a ratio divides the values as the table
 // shows them, so two latencies that both print as 1µs are "same", not
 // 0.89x, and a figure that prints alike in both runs claims no difference.

@@ -197,10 +197,30 @@ func writeCounts(w io.Writer, r *Result) error {
 	if note := SaturationNote(r); note != "" {
 		fmt.Fprintln(w, note)
 	}
+	if note := UnservedNote(r); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if line := ServerCostLine(r); line != "" {
 		fmt.Fprintln(w, line)
 	}
 	return nil
+}
+
+// UnservedNote says so when a closed-loop run with a key per worker left
+// workers without a single acquisition in the window (fairness.starved):
+// with nobody to contend with, only the generator kept them waiting (its
+// connections, its CPUs, or a window too short to reach them all), so the
+// run did not serve the concurrency it was asked for. "" otherwise. With
+// shared keys the fairness line says how many starved, and contention
+// can starve a worker.
+func UnservedNote(r *Result) string {
+	f := r.Fairness
+	if f == nil || f.Starved == 0 || sharedKeys(r) || r.OpenLoop() {
+		return ""
+	}
+	return fmt.Sprintf("note: %d of the %s acquired nothing in the window, each on a key of its own: the generator did not serve them "+
+		"(its connections, --pool-size, or its CPUs); fewer workers, --pipeline auto or more generators (see Beyond one machine) would",
+		f.Starved, plural(f.Workers, "worker"))
 }
 
 // SaturationNote warns when the generator used nearly all its CPUs: then
