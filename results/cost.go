@@ -140,13 +140,3 @@ func NoSuccessLine(r *Result) string {
 	}
 	return fmt.Sprintf("no attempt succeeded: %d attempts, %d failed; commonest error %s (%d of them)", c.Attempts, r.TotalErrors(), kind, n)
 }
-
-// NotMeasuredText is the cell of a figure r lacks: "n/a" for a figure per
-// acquisition of a run that made none (err is ErrNoAcquisitions), "-" for
-// one the run does not have at all.
-func NotMeasuredText(err error) string {
-	if errors.Is(err, ErrNoAcquisitions) {
-		return "n/a"
-	}
-	return "-"
-}

@@ -19,14 +19,15 @@ import (
 
 // NewTable returns a table writer in lockbench's style: ASCII borders (they
 // survive every terminal and log), headers as written, numbers right-aligned.
-func NewTable(w io.Writer, header ...any) *tablewriter.Table {
+// Its columns are figures of the catalogue or declared label columns.
+func NewTable(w io.Writer, cols ...TableColumn) *tablewriter.Table {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 	)
-	t.Header(header...)
+	t.Header(headers(cols)...)
 	return t
 }
 
@@ -137,9 +138,9 @@ func writeSummaryText(w io.Writer, r *Result) error {
 
 // writeOps is one row per operation recorded, one column per latency figure.
 func writeOps(w io.Writer, r *Result) error {
-	header := []any{"op", "count", "errors"}
+	header := []TableColumn{LabelColumn("op"), RowFigureColumn("count"), RowFigureColumn("errors")}
 	for _, p := range percentileFields {
-		header = append(header, p.label)
+		header = append(header, RowFigureColumn(p.label))
 	}
 	t := NewTable(w, header...)
 	for _, op := range opsPresent([]*Result{r}) {
@@ -168,7 +169,7 @@ func writeCounts(w io.Writer, r *Result) error {
 	left := append(InGroup(figs, GroupContention), figuresNamed("errors")...)
 	right := InGroup(figs, GroupIncidents)
 	right = right[:len(right)-1] // the total is the sum of the rows above it
-	t := NewTable(w, "contention", "", "incidents", "")
+	t := NewTable(w, RowFigureColumn("contention"), RowFigureColumn(""), RowFigureColumn("incidents"), RowFigureColumn(""))
 	for i := range max(len(left), len(right)) {
 		row := make([]any, 0, 4)
 		for _, side := range [][]Figure{left, right} {
