@@ -144,15 +144,19 @@ func (f Figure) Format(v float64) string {
 	case UnitUS:
 		return FormatUS(v)
 	case UnitSeconds:
-		return f.number(v) + "s"
+		return f.Number(v) + "s"
 	case UnitShare:
-		return f.number(100*v) + "%"
+		return f.Number(v) + "%"
 	}
-	return f.number(v)
+	return f.Number(v)
 }
 
-// number is v at the figure's precision, without its unit.
-func (f Figure) number(v float64) string {
+// Number is v at the figure's precision without its unit's suffix (a list
+// of values whose unit the heading gives); shares are in percent.
+func (f Figure) Number(v float64) string {
+	if f.Unit == UnitShare {
+		v *= 100
+	}
 	if f.Significant > 0 {
 		return significant(v, f.Significant)
 	}
@@ -162,10 +166,12 @@ func (f Figure) number(v float64) string {
 // significant prints v with n significant digits, whole from 10^n up so
 // that a large value never prints as an exponent (1234, not 1.23e+03).
 func significant(v float64, n int) string {
-	if math.Abs(v) >= math.Pow10(n) {
+	s := strconv.FormatFloat(v, 'g', n, 64)
+	if math.Abs(v) >= 1 && strings.Contains(s, "e") {
+		// 99.7 at two digits is 1e+02: whole numbers read better.
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(v, 'g', n, 64)
+	return s
 }
 
 // Shown is v as Format shows it: rounded to the figure's precision. Ratios

@@ -603,7 +603,8 @@ func WritePlan(w io.Writer, p Plan) error {
 	}
 	fmt.Fprintf(w, "work: hold p99 %s, %s, demand %s; TTLs tried %s × renewal %s\n",
 		pr.Hold99, pauses, pr.DemandText(), strings.Join(p.TTLs, ", "), strings.Join(mapStrings(p.Renews, renewText), ", "))
-	t := results.NewTable(w, "#", "experiment", "window", "est.", "why").Configure(func(cfg *tablewriter.Config) {
+	t := results.NewTable(w, results.LabelColumn("#"), results.LabelColumn("experiment"), results.LabelColumn("window"), results.LabelColumn("est."),
+		results.LabelColumn("why")).Configure(func(cfg *tablewriter.Config) {
 		cfg.Row.Alignment.PerColumn = []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	})
 	for i, e := range p.Experiments {
