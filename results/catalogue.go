@@ -678,22 +678,6 @@ func anyOpenLoop(runs []*Result) bool {
 	return slices.ContainsFunc(runs, func(r *Result) bool { return r.OpenLoop() })
 }
 
-// formatValue renders v for a table in its unit.
-func formatValue(unit string, v float64) string {
-	switch unit {
-	case UnitUS:
-		return FormatUS(v)
-	case UnitSeconds:
-		return fmt.Sprintf("%.1fs", v)
-	case UnitPerS, UnitCount:
-		return fmt.Sprintf("%.0f", v)
-	}
-	if v != 0 && v < 0.01 {
-		return fmt.Sprintf("%.4f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

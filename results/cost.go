@@ -93,11 +93,8 @@ func ServerCostLine(r *Result) string {
 			return NotMeasuredText(err)
 		}
 		v, err := f.Value(r)
-		switch {
-		case err != nil:
+		if err != nil {
 			return NotMeasuredText(err)
-		case f.Unit == UnitRatio:
-			return fmt.Sprintf("%.2f", v)
 		}
 		return f.Format(v)
 	}
