@@ -148,7 +148,7 @@ func sloText(slo []results.Assertion) string {
 func workText(p Profile) string {
 	pauses := "no pauses"
 	if p.PauseProb > 0 {
-		pauses = fmt.Sprintf("%.3g of holders pause (p99 %s)", p.PauseProb, p.Pause99)
+		pauses = fmt.Sprintf("%s of holders pause (p99 %s)", results.FigureText("holders_pausing", p.PauseProb), p.Pause99)
 	}
 	return fmt.Sprintf("hold p99 %s, %s, demand %s", p.Hold99, pauses, p.DemandText())
 }

@@ -214,6 +214,7 @@ func WriteHTML(w io.Writer, p Page, resultsDir string) error {
 		"verdict": verdictWord,
 		"deref":   results.FigureColumn("servers.commands_per_acquire", "").Opt,
 		"renew":   renewWords,
+		"figure":  results.FigureText,
 		"reused":  reusedText,
 	}).Parse(htmlTemplate)
 	if err != nil {
@@ -263,7 +264,7 @@ sup { color: #777; }
 {{end}}</table>
 {{if .Tuning.Cells}}<h2>TTL × renewal</h2>
 <table><tr><th>TTL</th><th>renewal</th><th>acquired</th><th>outlived</th><th>≤ per 10,000 (95%)</th><th>renewals/s</th><th>meets</th><th>runs</th></tr>
-{{range .Tuning.Cells}}<tr><td>{{.TTL}}</td><td>{{renew .RenewEvery}}</td><td>{{.Acquired}}</td><td>{{.Expired}}</td><td>{{printf "%.3g" .UpperBound}}</td><td>{{printf "%.1f" .RenewPerS}}</td><td>{{if .Meets}}yes{{else}}no{{end}}</td><td>{{range .RunIDs}}<a href="#run-{{.}}">[{{ref .}}]</a> {{end}}</td></tr>
+{{range .Tuning.Cells}}<tr><td>{{.TTL}}</td><td>{{renew .RenewEvery}}</td><td>{{.Acquired}}</td><td>{{.Expired}}</td><td>{{figure "expiry_rate_upper_95" .UpperBound}}</td><td>{{figure "renew_per_s" .RenewPerS}}</td><td>{{if .Meets}}yes{{else}}no{{end}}</td><td>{{range .RunIDs}}<a href="#run-{{.}}">[{{ref .}}]</a> {{end}}</td></tr>
 {{end}}</table><p>{{.Tuning.Rec.Why}}</p>{{end}}
 {{if or .Missing .Left}}<h2>Missing</h2><ul>{{range .Missing}}<li>{{.}}</li>{{end}}{{range .Left}}<li>{{.}}</li>{{end}}</ul>
 <p>lockbench advise --resume with the same flags reuses what was measured and runs only these.</p>{{end}}
