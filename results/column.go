@@ -125,7 +125,7 @@ func LabelHeaders() []string {
 		"verdict", "SLO", "status", "miti-\ngated", "why",
 		// cells that join several figures or a figure and its verdict word
 		"actual", "window", "wall", "est.",
-		"concl./\nrun", "violated/\nconclusive", "overlaps\n/stale", "acquire\np50/p99", "acquiring\nfault/window",
+		"concl./\nrun", "violated/\nconclusive",
 		"per trial", "served", "dropped/\nlate", "failed/\ngave up", "cpu %\ngen/srv",
 	}
 }
