@@ -38,6 +38,8 @@ func DerivedFigures() []Figure {
 		with(d("holders_inside_at_kill", "holders inside at the kill", UnitRatio, ""), 0, 2),
 		with(d("unavailable_s", "unavailable after the kill", UnitSeconds, "lower"), 2, 0),
 		with(d("renew_per_s", "renewals/s", UnitPerS, ""), 1, 0),
+		// renewal-check: the 95% interval of the share of trials that overran.
+		with(d("trials_overran", "share of trials that overran", UnitShare, "lower"), WholeNumbers, 0),
 		// The work profile advise was given: the share of holders that pause.
 		with(d("holders_pausing", "share of holders that pause", UnitRatio, ""), 0, 3),
 	}
