@@ -123,10 +123,10 @@ func LabelHeaders() []string {
 		"candidate", "#", "experiment", "runs",
 		// words: verdicts and states
 		"verdict", "SLO", "status", "miti-\ngated", "why",
-		// cells that join several figures or a figure and its verdict word
-		"actual", "window", "wall", "est.",
+		// durations as planned or taken, and cells that join several counts
+		"window", "wall", "est.",
 		"concl./\nrun", "violated/\nconclusive",
-		"per trial", "served", "dropped/\nlate", "failed/\ngave up", "cpu %\ngen/srv",
+		"served", "dropped/\nlate", "failed/\ngave up", "cpu %\ngen/srv",
 	}
 }
 

@@ -15,12 +15,13 @@ import (
 func writeAvailability(w io.Writer, v Verdict) error {
 	fmt.Fprintln(w, "unavailability: the longest time without any acquisition in a trial (exact from 1s up; under 1s means no gap reached a second)")
 	var (
-		median = results.FigureColumn("longest_gap_s", "longest gap\n(median)")
-		worst  = results.FigureColumn("longest_gap_s", "longest gap\n(worst)")
-		failed = results.FigureColumn("error_share", "failed\nattempts")
+		median   = results.FigureColumn("longest_gap_s", "longest gap\n(median)")
+		worst    = results.FigureColumn("longest_gap_s", "longest gap\n(worst)")
+		perTrial = results.FigureColumn("longest_gap_s", "per trial")
+		failed   = results.FigureColumn("error_share", "failed\nattempts")
 	)
-	gap, _ := results.FigureNamed("longest_gap_s")
-	t := results.NewTable(w, results.LabelColumn("variant"), median, worst, results.LabelColumn("per trial"), failed)
+	gap, _ := perTrial.Figure()
+	t := results.NewTable(w, results.LabelColumn("variant"), median, worst, perTrial, failed)
 	for _, vv := range v.Variants {
 		// A variant's trials time no gap where its scenario has no series.
 		med, most, per := results.NotApplicable, results.NotApplicable, results.NotApplicable
