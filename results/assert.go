@@ -179,7 +179,7 @@ func (c Check) ActualText() string {
 
 // WriteChecks prints the checks as a table, failures marked.
 func WriteChecks(w io.Writer, cs []Check) error {
-	t := NewTable(w, "assert", "run", "actual", "verdict")
+	t := NewTable(w, LabelColumn("assert"), LabelColumn("run"), RowFigureColumn("actual"), LabelColumn("verdict"))
 	for _, c := range cs {
 		actual := c.ActualText()
 		verdict := "pass"

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +16,13 @@ const (
 	UnitUS      = "us"
 	UnitCount   = "count"
 	UnitRatio   = "ratio"
+	// UnitShare is a share of a whole (0..1), printed as a percentage.
+	UnitShare = "share"
 )
+
+// WholeNumbers is the Precision of a figure printed without decimals where
+// its unit's default has some (seconds, ratios, shares).
+const WholeNumbers = -1
 
 // MergeRule says how a figure of several generators' results becomes the
 // figure of their merged result.
@@ -86,6 +93,11 @@ type Figure struct {
 	// an adaptive unit (FormatUS). Ratios between runs are of the values as
 	// shown at this precision, so two figures that print alike are "same".
 	Precision int
+	// Significant, when set, prints the figure with that many significant
+	// digits instead of fixed decimals (whole from 10^Significant up, never
+	// an exponent there): for rates that span orders of magnitude, such as
+	// incidents per failover or per 10,000 acquisitions.
+	Significant int
 
 	read func(r *Result) (float64, error)
 	// counter, when set, is where a summed count lives: it is read through
@@ -114,6 +126,8 @@ func (f Figure) Value(r *Result) (float64, error) {
 // decimal of a second, whole counts and rates, two decimals of a ratio).
 func (f Figure) Decimals() int {
 	switch {
+	case f.Precision == WholeNumbers:
+		return 0
 	case f.Precision > 0:
 		return f.Precision
 	case f.Unit == UnitSeconds:
@@ -126,12 +140,36 @@ func (f Figure) Decimals() int {
 
 // Format renders v in the figure's unit at the figure's precision.
 func (f Figure) Format(v float64) string {
-	if f.Unit == UnitUS {
+	switch f.Unit {
+	case UnitUS:
 		return FormatUS(v)
+	case UnitSeconds:
+		return f.Number(v) + "s"
+	case UnitShare:
+		return f.Number(v) + "%"
 	}
-	s := strconv.FormatFloat(v, 'f', f.Decimals(), 64)
-	if f.Unit == UnitSeconds {
-		s += "s"
+	return f.Number(v)
+}
+
+// Number is v at the figure's precision without its unit's suffix (a list
+// of values whose unit the heading gives); shares are in percent.
+func (f Figure) Number(v float64) string {
+	if f.Unit == UnitShare {
+		v *= 100
+	}
+	if f.Significant > 0 {
+		return significant(v, f.Significant)
+	}
+	return strconv.FormatFloat(v, 'f', f.Decimals(), 64)
+}
+
+// significant prints v with n significant digits, whole from 10^n up so
+// that a large value never prints as an exponent (1234, not 1.23e+03).
+func significant(v float64, n int) string {
+	s := strconv.FormatFloat(v, 'g', n, 64)
+	if math.Abs(v) >= 1 && strings.Contains(s, "e") {
+		// 99.7 at two digits is 1e+02: whole numbers read better.
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return s
 }
@@ -140,8 +178,16 @@ func (f Figure) Format(v float64) string {
 // between runs divide shown values, so a ratio never claims a difference
 // the table cannot show.
 func (f Figure) Shown(v float64) float64 {
-	if f.Unit == UnitUS {
+	switch {
+	case f.Unit == UnitUS:
 		return shownUS(v)
+	case f.Significant > 0:
+		if r, err := strconv.ParseFloat(significant(v, f.Significant), 64); err == nil {
+			return r
+		}
+		return v
+	case f.Unit == UnitShare:
+		return roundAsPrinted(100*v, f.Decimals()) / 100
 	}
 	return roundAsPrinted(v, f.Decimals())
 }
@@ -630,22 +676,6 @@ func anyServers(runs []*Result) bool {
 
 func anyOpenLoop(runs []*Result) bool {
 	return slices.ContainsFunc(runs, func(r *Result) bool { return r.OpenLoop() })
-}
-
-// formatValue renders v for a table in its unit.
-func formatValue(unit string, v float64) string {
-	switch unit {
-	case UnitUS:
-		return FormatUS(v)
-	case UnitSeconds:
-		return fmt.Sprintf("%.1fs", v)
-	case UnitPerS, UnitCount:
-		return fmt.Sprintf("%.0f", v)
-	}
-	if v != 0 && v < 0.01 {
-		return fmt.Sprintf("%.4f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -342,9 +342,9 @@ func chunks(xs []int, per int) [][]int {
 // tableOf renders the rows not zero everywhere over the columns given.
 func (c Comparison) tableOf(cols []int) (string, error) {
 	var b strings.Builder
-	header := []any{"metric"}
+	header := []TableColumn{LabelColumn("metric")}
 	for _, i := range cols {
-		header = append(header, c.Columns[i].Key)
+		header = append(header, RowFigureColumn(c.Columns[i].Key))
 	}
 	t := labelsLeft(NewTable(&b, header...))
 	for _, row := range c.Rows {
@@ -395,7 +395,7 @@ func RatioLegend(base string) string {
 func cellWithRatio(f Figure, c Cell, runs int, ratio bool) string {
 	s := cellText(f, c, runs)
 	if ratio && c.Present {
-		s += " (" + ratioText(c) + ")"
+		s += " (" + RatioCell(c) + ")"
 	}
 	return s
 }
@@ -406,25 +406,13 @@ func cellWithRatio(f Figure, c Cell, runs int, ratio bool) string {
 func cellText(f Figure, c Cell, runs int) string {
 	switch {
 	case !c.Present:
-		return "n/a"
+		return NotMeasured
 	case runs < 2 || f.Format(c.Min) == f.Format(c.Max):
 		return f.Format(c.Value)
 	case f.Shown(c.Value) == 0:
 		return fmt.Sprintf("%s [%s–%s]", f.Format(c.Value), f.Format(c.Min), f.Format(c.Max))
 	}
 	return f.Format(c.Value) + " " + spread(stats{n: c.N, min: c.Min, median: c.Value, max: c.Max})
-}
-
-func ratioText(c Cell) string {
-	switch {
-	case c.Same:
-		return "same"
-	case c.WithinNoise:
-		return "~"
-	case c.Ratio == nil:
-		return "-"
-	}
-	return RatioText(*c.Ratio)
 }
 
 // RatioText renders a ratio with three significant digits from 1 up (2.58x,
@@ -526,10 +514,11 @@ func writeGroupSummaryText(w io.Writer, g Group) error {
 		}
 	}
 	fmt.Fprintln(w)
-	t := labelsLeft(NewTable(w, "metric", "n", "min", "median", "max", "spread"))
+	t := labelsLeft(NewTable(w, LabelColumn("metric"), RowFigureColumn("n"), RowFigureColumn("min"), RowFigureColumn("median"),
+		RowFigureColumn("max"), RowFigureColumn("spread")))
 	for _, row := range CompareGroups([]Group{g}).Rows {
 		c, f := row.Cells[0], row.figure
-		cells := []any{f.Label, c.N, "n/a", "n/a", "n/a", "-"}
+		cells := []any{f.Label, c.N, NotMeasured, NotMeasured, NotMeasured, NotApplicable}
 		if c.Present {
 			cells = []any{f.Label, c.N, f.Format(c.Min), f.Format(c.Value), f.Format(c.Max), spread(stats{n: c.N, min: c.Min, median: c.Value, max: c.Max})}
 		}

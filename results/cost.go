@@ -93,11 +93,8 @@ func ServerCostLine(r *Result) string {
 			return NotMeasuredText(err)
 		}
 		v, err := f.Value(r)
-		switch {
-		case err != nil:
+		if err != nil {
 			return NotMeasuredText(err)
-		case f.Unit == UnitRatio:
-			return fmt.Sprintf("%.2f", v)
 		}
 		return f.Format(v)
 	}
@@ -139,14 +136,4 @@ func NoSuccessLine(r *Result) string {
 		return fmt.Sprintf("no attempt succeeded: all %d attempts found the key held by another owner (%d contended)", c.Attempts, c.Contended)
 	}
 	return fmt.Sprintf("no attempt succeeded: %d attempts, %d failed; commonest error %s (%d of them)", c.Attempts, r.TotalErrors(), kind, n)
-}
-
-// NotMeasuredText is the cell of a figure r lacks: "n/a" for a figure per
-// acquisition of a run that made none (err is ErrNoAcquisitions), "-" for
-// one the run does not have at all.
-func NotMeasuredText(err error) string {
-	if errors.Is(err, ErrNoAcquisitions) {
-		return "n/a"
-	}
-	return "-"
 }

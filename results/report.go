@@ -175,10 +175,10 @@ func runsTitle(runs []*Result) string {
 func summaryRow(i int, r *Result) runRow {
 	row := runRow{
 		Color: runColor(i), ID: r.ID, Name: RunName(r), Tags: formatTags(r.Tags), Started: r.StartedAt.Format(time.RFC3339), Headline: label(r),
-		Duration: formatValue(UnitSeconds, r.DurationS), Acquired: fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS),
-		Attempts: fmt.Sprintf("%.0f", r.Throughput.AttemptsPerS),
-		P50:      "-", P99: "-", P999: "-", Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(r.TotalErrors()),
-		Rate: fmt.Sprintf("%.4f", r.Contention.Rate), Partial: r.Partial, Unsafe: r.Lock.Unsafe,
+		Duration: FigureText("duration_s", r.DurationS), Acquired: FigureText("throughput.acquired_per_s", r.Throughput.AcquiredPerS),
+		Attempts: FigureText("throughput.attempts_per_s", r.Throughput.AttemptsPerS),
+		P50:      NotApplicable, P99: NotApplicable, P999: NotApplicable, Incidents: fmt.Sprint(r.Incidents.Total()), Errors: fmt.Sprint(r.TotalErrors()),
+		Rate: FigureText("contention.rate", r.Contention.Rate), Partial: r.Partial, Unsafe: r.Lock.Unsafe,
 	}
 	if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
 		row.P50, row.P99, row.P999 = FormatUS(s.LatencyUS.P50), FormatUS(s.LatencyUS.P99), FormatUS(s.LatencyUS.P999)
@@ -454,7 +454,7 @@ func throughputChart(runs []*Result) chart {
 	return seriesChart(seriesSpec{
 		name: "throughput", title: "Acquisitions per second over time", yLabel: "acquisitions/s",
 		empty:  "no per-second series recorded",
-		format: func(v float64) string { return fmt.Sprintf("%.0f", v) },
+		format: func(v float64) string { return FigureText("throughput.acquired_per_s", v) },
 		value:  func(p SeriesPoint, dt float64) (float64, bool) { return float64(p.Acquired) / dt, true },
 		offered: func(p SeriesPoint, dt float64) (float64, bool) {
 			if p.Offered == nil {
@@ -591,7 +591,7 @@ func nodeCharts(runs []*Result) []chart {
 			{"errors", func(n NodeOutcome) int64 { return n.Errors }},
 			{"timeouts", func(n NodeOutcome) int64 { return n.Timeouts }},
 		} {
-			row := barRow{label: fmt.Sprintf("master %d %s", i, f.name), format: func(v float64) string { return formatValue(UnitCount, v) }}
+			row := barRow{label: fmt.Sprintf("master %d %s", i, f.name), format: Figure{Unit: UnitCount}.Format} // per-master counts: whole, as every count
 			for _, r := range runs {
 				has := i < len(r.NodeOutcomes)
 				v := 0.0

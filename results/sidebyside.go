@@ -39,7 +39,7 @@ func writeSideBySideGroupsText(w io.Writer, groups []Group, columns []string) er
 		firsts = append(firsts, r)
 	}
 	c := CompareFigures(groups, figs)
-	if err := c.WriteRows(w, RowsView{Lead: []string{"topology", "lock"}, Names: names, Ratios: true}); err != nil {
+	if err := c.WriteRows(w, RowsView{Lead: []TableColumn{LabelColumn("topology"), LabelColumn("lock")}, Names: names, Ratios: true}); err != nil {
 		return fmt.Errorf("side-by-side: %w", err)
 	}
 	if note := SharedCPUNote(firsts); note != "" {

@@ -19,14 +19,15 @@ import (
 
 // NewTable returns a table writer in lockbench's style: ASCII borders (they
 // survive every terminal and log), headers as written, numbers right-aligned.
-func NewTable(w io.Writer, header ...any) *tablewriter.Table {
+// Its columns are figures of the catalogue or declared label columns.
+func NewTable(w io.Writer, cols ...TableColumn) *tablewriter.Table {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 	)
-	t.Header(header...)
+	t.Header(headers(cols)...)
 	return t
 }
 
@@ -115,7 +116,8 @@ func writeSummaryText(w io.Writer, r *Result) error {
 	if len(r.MergedFrom) > 0 {
 		fmt.Fprintf(w, "merged from %d generators: %s\n", len(r.MergedFrom), strings.Join(r.MergedFrom, ", "))
 	}
-	fmt.Fprintf(w, "%.1fs measured: %.0f acquisitions/s, %.0f attempts/s\n", r.DurationS, r.Throughput.AcquiredPerS, r.Throughput.AttemptsPerS)
+	fmt.Fprintf(w, "%s measured: %s acquisitions/s, %s attempts/s\n", FigureText("duration_s", r.DurationS),
+		FigureText("throughput.acquired_per_s", r.Throughput.AcquiredPerS), FigureText("throughput.attempts_per_s", r.Throughput.AttemptsPerS))
 	if r.OpenLoop() {
 		c := r.Counters
 		fmt.Fprintf(w, "open loop: %d requests scheduled in the window, %d served (%d late by over 1ms), %d dropped (never started; in time_to_acquire up to the window's end)\n",
@@ -137,9 +139,9 @@ func writeSummaryText(w io.Writer, r *Result) error {
 
 // writeOps is one row per operation recorded, one column per latency figure.
 func writeOps(w io.Writer, r *Result) error {
-	header := []any{"op", "count", "errors"}
+	header := []TableColumn{LabelColumn("op"), RowFigureColumn("count"), RowFigureColumn("errors")}
 	for _, p := range percentileFields {
-		header = append(header, p.label)
+		header = append(header, RowFigureColumn(p.label))
 	}
 	t := NewTable(w, header...)
 	for _, op := range opsPresent([]*Result{r}) {
@@ -168,7 +170,7 @@ func writeCounts(w io.Writer, r *Result) error {
 	left := append(InGroup(figs, GroupContention), figuresNamed("errors")...)
 	right := InGroup(figs, GroupIncidents)
 	right = right[:len(right)-1] // the total is the sum of the rows above it
-	t := NewTable(w, "contention", "", "incidents", "")
+	t := NewTable(w, RowFigureColumn("contention"), RowFigureColumn(""), RowFigureColumn("incidents"), RowFigureColumn(""))
 	for i := range max(len(left), len(right)) {
 		row := make([]any, 0, 4)
 		for _, side := range [][]Figure{left, right} {
@@ -187,8 +189,8 @@ func writeCounts(w io.Writer, r *Result) error {
 		fmt.Fprintf(w, "counts: %s\n", line)
 	}
 	if f := r.Fairness; f != nil && sharedKeys(r) {
-		fmt.Fprintf(w, "fairness over %s: Jain's index %.3f, acquisitions per worker %d to %d, %d starved, worst worker's time_to_acquire p99 %s\n",
-			plural(f.Workers, "worker"), f.Jain, f.MinAcquired, f.MaxAcquired, f.Starved, FormatUS(f.WorstTimeToAcquireP99US))
+		fmt.Fprintf(w, "fairness over %s: Jain's index %s, acquisitions per worker %d to %d, %d starved, worst worker's time_to_acquire p99 %s\n",
+			plural(f.Workers, "worker"), FigureText("fairness.jain", f.Jain), f.MinAcquired, f.MaxAcquired, f.Starved, FormatUS(f.WorstTimeToAcquireP99US))
 	}
 	if len(r.Errors) > 0 {
 		fmt.Fprintf(w, "errors by kind: %s\n", formatErrors(r.Errors))
@@ -360,7 +362,7 @@ func WriteList(w io.Writer, runs []*Result) error {
 	changed := map[string]map[string]bool{}
 	row("name", "id", "topology", "lock", "workload", "load", "faults", "acq/s", "p99", "incidents", "group")
 	for _, r := range runs {
-		p99 := "n/a"
+		p99 := NotMeasured
 		if s, ok := r.Ops[OpAcquire]; ok && s.Count > 0 {
 			p99 = FormatUS(s.LatencyUS.P99)
 		}
@@ -368,12 +370,12 @@ func WriteList(w io.Writer, runs []*Result) error {
 		if r.Partial {
 			id += " (partial)"
 		}
-		group := "-"
+		group := NotApplicable
 		if g, _ := r.Config["group"].(string); slices.Contains(groups, g) {
 			group = fmt.Sprintf("g%d", slices.Index(groups, g)+1)
 		}
 		row(orDash(r.Label), id, r.Topology.Spec, r.Lock.Name, workloadCell(r, changed), loadOf(r),
-			strconv.Itoa(len(r.Faults)), fmt.Sprintf("%.0f", r.Throughput.AcquiredPerS), p99, strconv.FormatInt(r.Incidents.Total(), 10), group)
+			strconv.Itoa(len(r.Faults)), FigureText("throughput.acquired_per_s", r.Throughput.AcquiredPerS), p99, strconv.FormatInt(r.Incidents.Total(), 10), group)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("render list: %w", err)

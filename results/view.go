@@ -126,12 +126,14 @@ func Header(f Figure) string {
 type RowsView struct {
 	// Lead heads the cells naming each row; Names has them, one slice per
 	// column of the comparison.
-	Lead  []string
+	Lead  []TableColumn
 	Names [][]string
 	// Ratios adds to every row after the first its ratio to the first.
 	Ratios bool
-	// Extra heads trailing cells; Extras has them, one slice per row.
-	Extra  []string
+	// Extra are trailing columns a command derives outside the comparison
+	// (figures of DerivedFigures, or labels); Extras has their cells, one
+	// slice per row.
+	Extra  []TableColumn
 	Extras [][]string
 }
 
@@ -144,19 +146,15 @@ func (c Comparison) WriteRows(w io.Writer, v RowsView) error {
 	}
 	runs := len(c.Columns[0].Runs)
 	repeats := slices.ContainsFunc(c.Columns, func(col Column) bool { return len(col.Runs) != runs })
-	header := make([]any, 0, len(v.Lead)+len(c.Rows)+len(v.Extra)+1)
-	for _, h := range v.Lead {
-		header = append(header, h)
-	}
+	header := make([]TableColumn, 0, len(v.Lead)+len(c.Rows)+len(v.Extra)+1)
+	header = append(header, v.Lead...)
 	if repeats {
-		header = append(header, "runs")
+		header = append(header, LabelColumn("runs"))
 	}
 	for _, row := range c.Rows {
-		header = append(header, Header(row.figure))
+		header = append(header, ColumnOf(row.figure))
 	}
-	for _, h := range v.Extra {
-		header = append(header, h)
-	}
+	header = append(header, v.Extra...)
 	t := NewTable(w, header...)
 	for i, col := range c.Columns {
 		var cells []any

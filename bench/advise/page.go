@@ -148,7 +148,7 @@ func sloText(slo []results.Assertion) string {
 func workText(p Profile) string {
 	pauses := "no pauses"
 	if p.PauseProb > 0 {
-		pauses = fmt.Sprintf("%.3g of holders pause (p99 %s)", p.PauseProb, p.Pause99)
+		pauses = fmt.Sprintf("%s of holders pause (p99 %s)", results.FigureText("holders_pausing", p.PauseProb), p.Pause99)
 	}
 	return fmt.Sprintf("hold p99 %s, %s, demand %s", p.Hold99, pauses, p.DemandText())
 }
@@ -406,14 +406,14 @@ func redlockVerdict(js []Judgement, best int) Verdict {
 		runs := []string{j.Cell.RunID, against.Cell.RunID}
 		v.Answer = append(v.Answer, txt("%s costs ", rc.Redlock))
 		if rc.LatencyX != nil {
-			v.Answer = append(v.Answer, num(fmt.Sprintf("%.1f×", *rc.LatencyX), runs...), txt(" the p99 "))
+			v.Answer = append(v.Answer, num(results.RatioText(*rc.LatencyX), runs...), txt(" the p99 "))
 		}
 		if rc.CommandsX != nil {
-			v.Answer = append(v.Answer, txt("and "), num(fmt.Sprintf("%.1f×", *rc.CommandsX), runs...), txt(" the server commands "))
+			v.Answer = append(v.Answer, txt("and "), num(results.RatioText(*rc.CommandsX), runs...), txt(" the server commands "))
 		}
-		v.Answer = append(v.Answer, txt("of %s; at your work it had ", rc.Against), num(fmt.Sprintf("%.3g", rc.RedlockPer10k), j.Cell.RunID),
-			txt(" incidents (stale writes accepted, unfenced double grants) per 10,000 against "), num(fmt.Sprintf("%.3g", rc.AgainstPer10k), against.Cell.RunID), txt(", so it prevented "),
-			num(fmt.Sprintf("%.3g", rc.PreventedPer10k), runs...), txt(" per 10,000"))
+		v.Answer = append(v.Answer, txt("of %s; at your work it had ", rc.Against), num(results.FigureText("per_10k_acquisitions", rc.RedlockPer10k), j.Cell.RunID),
+			txt(" incidents (stale writes accepted, unfenced double grants) per 10,000 against "), num(results.FigureText("per_10k_acquisitions", rc.AgainstPer10k), against.Cell.RunID), txt(", so it prevented "),
+			num(results.FigureText("per_10k_acquisitions", rc.PreventedPer10k), runs...), txt(" per 10,000"))
 		if j.Cell.Expired > 0 || against.Cell.Expired > 0 {
 			// Strict correctness counts these too: without a fence each is a
 			// stale write waiting for another holder's write.

@@ -599,11 +599,12 @@ func WritePlan(w io.Writer, p Plan) error {
 		len(p.Experiments), p.Total.Round(time.Second), p.Budget, time.Duration(float64(p.Budget)*1.25).Round(time.Second))
 	pauses := "no pauses"
 	if pr.PauseProb > 0 {
-		pauses = fmt.Sprintf("%.3g of holders pause, p99 %s", pr.PauseProb, pr.Pause99)
+		pauses = fmt.Sprintf("%s of holders pause, p99 %s", results.FigureText("holders_pausing", pr.PauseProb), pr.Pause99)
 	}
 	fmt.Fprintf(w, "work: hold p99 %s, %s, demand %s; TTLs tried %s × renewal %s\n",
 		pr.Hold99, pauses, pr.DemandText(), strings.Join(p.TTLs, ", "), strings.Join(mapStrings(p.Renews, renewText), ", "))
-	t := results.NewTable(w, "#", "experiment", "window", "est.", "why").Configure(func(cfg *tablewriter.Config) {
+	t := results.NewTable(w, results.LabelColumn("#"), results.LabelColumn("experiment"), results.LabelColumn("window"), results.LabelColumn("est."),
+		results.LabelColumn("why")).Configure(func(cfg *tablewriter.Config) {
 		cfg.Row.Alignment.PerColumn = []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	})
 	for i, e := range p.Experiments {

@@ -130,7 +130,7 @@ func indent(s, by string) string {
 func verdictWord(j Judgement) string {
 	switch {
 	case j.Cell == nil:
-		return "n/a"
+		return results.NotMeasured
 	case j.Qualifies:
 		return "qualifies"
 	case !j.Safe && !j.MeetsSLO:
@@ -142,10 +142,21 @@ func verdictWord(j Judgement) string {
 }
 
 func candidateTable(w io.Writer, p Page) error {
-	t := results.NewTable(w, "candidate", "acq/s", "p99", "SLO", "cmds\n/acq", "outlived\n≤/10k", "stale\naccepted", "fence\nrefused", "double\ngrants", "verdict")
+	var (
+		rate     = results.FigureColumn("throughput.acquired_per_s", "acq/s")
+		p99      = results.FigureColumn("time_to_acquire.p99", "p99")
+		cmds     = results.FigureColumn("servers.commands_per_acquire", "cmds\n/acq")
+		outlived = results.FigureColumn("per_10k_acquisitions", "outlived\n≤/10k")
+		stale    = results.FigureColumn("incidents.stale_writes_accepted", "stale\naccepted")
+		fenced   = results.FigureColumn("incidents.fencing_rejected", "fence\nrefused")
+		doubles  = results.FigureColumn("incidents.double_grants", "double\ngrants")
+	)
+	t := results.NewTable(w, results.LabelColumn("candidate"), rate, p99, results.LabelColumn("SLO"), cmds, outlived, stale, fenced, doubles,
+		results.LabelColumn("verdict"))
 	for _, j := range p.Judgements {
 		if j.Cell == nil {
-			_ = t.Append(j.Candidate, "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", verdictWord(j))
+			na := results.NotMeasured
+			_ = t.Append(j.Candidate, na, na, na, na, na, na, na, na, verdictWord(j))
 			continue
 		}
 		c := j.Cell
@@ -153,27 +164,25 @@ func candidateTable(w io.Writer, p Page) error {
 		if !c.Step.MetSLO {
 			slo = "missed"
 		}
-		cmds := "n/a"
-		if c.CommandsPerAcquire != nil {
-			cmds = fmt.Sprintf("%.2f", *c.CommandsPerAcquire)
-		}
-		_ = t.Append(j.Candidate, formatRate(c.Step.Throughput), results.FormatUS(c.Step.P99US), slo, cmds, per10k(verdict.UpperBound(c.Expired, c.Acquired)),
-			c.StaleAccepted, c.FencingRejected, c.DoubleGrants, verdictWord(j))
+		_ = t.Append(j.Candidate, rate.Text(c.Step.Throughput), p99.Text(c.Step.P99US), slo, cmds.Opt(c.CommandsPerAcquire),
+			outlived.Text(1e4*verdict.UpperBound(c.Expired, c.Acquired)), stale.Text(float64(c.StaleAccepted)), fenced.Text(float64(c.FencingRejected)),
+			doubles.Text(float64(c.DoubleGrants)), verdictWord(j))
 	}
 	t.Configure(func(cfg *tablewriter.Config) { cfg.Row.Alignment.PerColumn = []tw.Align{tw.AlignLeft} })
 	return t.Render()
 }
 
 func experimentTable(w io.Writer, p Page) error {
-	t := results.NewTable(w, "#", "experiment", "status", "run", "window", "wall").Configure(func(cfg *tablewriter.Config) {
+	t := results.NewTable(w, results.LabelColumn("#"), results.LabelColumn("experiment"), results.LabelColumn("status"), results.LabelColumn("run"),
+		results.LabelColumn("window"), results.LabelColumn("wall")).Configure(func(cfg *tablewriter.Config) {
 		cfg.Row.Alignment.PerColumn = []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft}
 	})
 	for _, r := range p.Experiments {
 		run := r.RunID
 		if run == "" {
-			run = "-"
+			run = results.NotApplicable
 		}
-		wall := "-"
+		wall := results.NotApplicable
 		if r.Wall > 0 {
 			wall = r.Wall.Round(100 * time.Millisecond).String()
 		}
@@ -203,14 +212,10 @@ func WriteHTML(w io.Writer, p Page, resultsDir string) error {
 			return per10k(verdict.UpperBound(c.Expired, c.Acquired))
 		},
 		"verdict": verdictWord,
-		"deref": func(f *float64) string {
-			if f == nil {
-				return "n/a"
-			}
-			return fmt.Sprintf("%.2f", *f)
-		},
-		"renew":  renewWords,
-		"reused": reusedText,
+		"deref":   results.FigureColumn("servers.commands_per_acquire", "").Opt,
+		"renew":   renewWords,
+		"figure":  results.FigureText,
+		"reused":  reusedText,
 	}).Parse(htmlTemplate)
 	if err != nil {
 		return fmt.Errorf("advise page template: %w", err)
@@ -259,7 +264,7 @@ sup { color: #777; }
 {{end}}</table>
 {{if .Tuning.Cells}}<h2>TTL × renewal</h2>
 <table><tr><th>TTL</th><th>renewal</th><th>acquired</th><th>outlived</th><th>≤ per 10,000 (95%)</th><th>renewals/s</th><th>meets</th><th>runs</th></tr>
-{{range .Tuning.Cells}}<tr><td>{{.TTL}}</td><td>{{renew .RenewEvery}}</td><td>{{.Acquired}}</td><td>{{.Expired}}</td><td>{{printf "%.3g" .UpperBound}}</td><td>{{printf "%.1f" .RenewPerS}}</td><td>{{if .Meets}}yes{{else}}no{{end}}</td><td>{{range .RunIDs}}<a href="#run-{{.}}">[{{ref .}}]</a> {{end}}</td></tr>
+{{range .Tuning.Cells}}<tr><td>{{.TTL}}</td><td>{{renew .RenewEvery}}</td><td>{{.Acquired}}</td><td>{{.Expired}}</td><td>{{figure "expiry_rate_upper_95" .UpperBound}}</td><td>{{figure "renew_per_s" .RenewPerS}}</td><td>{{if .Meets}}yes{{else}}no{{end}}</td><td>{{range .RunIDs}}<a href="#run-{{.}}">[{{ref .}}]</a> {{end}}</td></tr>
 {{end}}</table><p>{{.Tuning.Rec.Why}}</p>{{end}}
 {{if or .Missing .Left}}<h2>Missing</h2><ul>{{range .Missing}}<li>{{.}}</li>{{end}}{{range .Left}}<li>{{.}}</li>{{end}}</ul>
 <p>lockbench advise --resume with the same flags reuses what was measured and runs only these.</p>{{end}}

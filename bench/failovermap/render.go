@@ -38,16 +38,25 @@ func writeText(w io.Writer, m Map) error {
 // writePanel is one lock and mitigation's cells, a row each. concl./run:
 // failovers with holders inside at the kill, of those run.
 func writePanel(w io.Writer, m Map, pn Panel) error {
-	t := results.NewTable(w, "lag", "hold", "concl./\nrun", "double grants/\nfailover [95%]", "pre-\ndicted",
-		"per 10k acq.\n[95%]", "inside\nat kill", "unavail-\nable", "acquire\np50/p99", "acq/s")
+	var (
+		perFailover = results.FigureColumn("double_grants_per_failover", "double grants/\nfailover [95%]")
+		predicted   = results.FigureColumn("double_grants_per_failover", "pre-\ndicted")
+		per10k      = results.FigureColumn("per_10k_acquisitions", "per 10k acq.\n[95%]")
+		inside      = results.FigureColumn("holders_inside_at_kill", "inside\nat kill")
+		unavailable = results.FigureColumn("unavailable_s", "unavail-\nable")
+		p50         = results.FigureColumn("acquire.p50", "acquire\np50/p99")
+		p99         = results.FigureColumn("acquire.p99", "")
+		rate        = results.FigureColumn("throughput.acquired_per_s", "acq/s")
+	)
+	t := results.NewTable(w, results.ParameterColumn("lag"), results.ParameterColumn("hold"), results.LabelColumn("concl./\nrun"),
+		perFailover, predicted, per10k, inside, unavailable, p50, rate)
 	for _, c := range m.Cells {
 		if c.Lock != pn.Lock || c.Mitigation != pn.Mitigation {
 			continue
 		}
 		_ = t.Append(c.Lag.String(), c.Hold.String(), fmt.Sprintf("%d/%d", c.Conclusive, ran(c)),
-			rateText(c.PerFailover), optText(c.Predicted, num), rateText(c.Per10k), optText(c.Exposure, num),
-			optText(c.UnavailableS, seconds), optText(c.AcquireP50US, results.FormatUS)+"/"+optText(c.AcquireP99US, results.FormatUS),
-			optText(c.AcquiredPerS, func(x float64) string { return fmt.Sprintf("%.0f", x) }))
+			rateText(perFailover, c.PerFailover), predicted.Opt(c.Predicted), rateText(per10k, c.Per10k), inside.Opt(c.Exposure),
+			unavailable.Opt(c.UnavailableS), p50.Opt(c.AcquireP50US)+"/"+p99.Opt(c.AcquireP99US), rate.Opt(c.AcquiredPerS))
 	}
 	return t.Render()
 }
@@ -68,7 +77,7 @@ func writeFindings(w io.Writer, m Map) {
 	var disagree, idle, thin []string
 	for _, c := range m.Cells {
 		if c.Disagrees {
-			disagree = append(disagree, fmt.Sprintf("%s (measured %s, predicted %s)", c.Cell, rateText(c.PerFailover), num(*c.Predicted)))
+			disagree = append(disagree, fmt.Sprintf("%s (measured %s, predicted %s)", c.Cell, perFailoverText(c.PerFailover), predictedText(c.Predicted)))
 		}
 		if c.IdleAfterKill {
 			idle = append(idle, c.Cell.String())
@@ -130,33 +139,24 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// rateText is a rate with its interval, "n/a" when not measured.
-func rateText(r *verdict.CountRate) string {
+// rateText is a rate with its interval, each at the column's figure's
+// precision; NotMeasured when not measured.
+func rateText(col results.TableColumn, r *verdict.CountRate) string {
 	if r == nil {
-		return "n/a"
+		return results.NotMeasured
 	}
-	return fmt.Sprintf("%s [%s,%s]", num(r.Rate), num(r.Low), num(r.High))
+	return fmt.Sprintf("%s [%s,%s]", col.Text(r.Rate), col.Text(r.Low), col.Text(r.High))
 }
 
-func optText(x *float64, f func(float64) string) string {
-	if x == nil {
-		return "n/a"
-	}
-	return f(*x)
+// perFailoverText is a cell's double grants per failover with its interval.
+func perFailoverText(r *verdict.CountRate) string {
+	return rateText(results.FigureColumn("double_grants_per_failover", ""), r)
 }
 
-// num prints a figure with two significant digits below 10.
-func num(x float64) string {
-	switch {
-	case x == 0:
-		return "0"
-	case math.Abs(x) >= 10:
-		return fmt.Sprintf("%.0f", x)
-	}
-	return fmt.Sprintf("%.2g", x)
+// predictedText is a cell's predicted double grants per failover.
+func predictedText(x *float64) string {
+	return results.FigureColumn("double_grants_per_failover", "").Opt(x)
 }
-
-func seconds(s float64) string { return fmt.Sprintf("%.2fs", s) }
 
 // WriteJSON writes the map as JSON.
 func WriteJSON(w io.Writer, m Map) error {
@@ -203,9 +203,9 @@ func HeatMaps(m Map) []results.HeatMap {
 // heatCell is a cell's colour value and its text.
 func heatCell(c CellResult) (float64, string) {
 	if c.PerFailover == nil {
-		return math.NaN(), "n/a"
+		return math.NaN(), results.NotMeasured
 	}
-	text := rateText(c.PerFailover) + " · " + optText(c.Predicted, num)
+	text := perFailoverText(c.PerFailover) + " · " + predictedText(c.Predicted)
 	if c.Disagrees {
 		text += " ≠"
 	}

@@ -139,10 +139,11 @@ func detail(c Case, cell Cell) string {
 	fmt.Fprintf(&b, "; %d of %d trials had exposure (%d leases)", cell.Conclusive, len(cell.Trials), exposure)
 	if cell.Conclusive > 0 {
 		fmt.Fprintf(&b, "; by outcome %s", outcomes(c, cell))
+		low, high := results.FigureText("trials_overran", *cell.OverranLower), results.FigureText("trials_overran", *cell.OverranUpper)
 		if c.probe != nil {
-			fmt.Fprintf(&b, "; %s in %.0f%%–%.0f%% of trials (95%%)", c.word(Overran), 100**cell.OverranLower, 100**cell.OverranUpper)
+			fmt.Fprintf(&b, "; %s in %s–%s of trials (95%%)", c.word(Overran), low, high)
 		} else {
-			fmt.Fprintf(&b, "; share of trials that overran %.0f%%–%.0f%% (95%%)", 100**cell.OverranLower, 100**cell.OverranUpper)
+			fmt.Fprintf(&b, "; share of trials that overran %s–%s (95%%)", low, high)
 		}
 	}
 	if d := cell.Delays; d != nil {

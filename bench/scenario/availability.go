@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/lockbench/lockbench/results"
 )
@@ -13,21 +14,27 @@ import (
 // over trials), beside the share of attempts that failed.
 func writeAvailability(w io.Writer, v Verdict) error {
 	fmt.Fprintln(w, "unavailability: the longest time without any acquisition in a trial (exact from 1s up; under 1s means no gap reached a second)")
-	t := results.NewTable(w, "variant", "longest gap\n(median)", "longest gap\n(worst)", "per trial", "failed\nattempts")
+	var (
+		median   = results.FigureColumn("longest_gap_s", "longest gap\n(median)")
+		worst    = results.FigureColumn("longest_gap_s", "longest gap\n(worst)")
+		perTrial = results.FigureColumn("longest_gap_s", "per trial")
+		failed   = results.FigureColumn("error_share", "failed\nattempts")
+	)
+	gap, _ := perTrial.Figure()
+	t := results.NewTable(w, results.LabelColumn("variant"), median, worst, perTrial, failed)
 	for _, vv := range v.Variants {
-		med, worst, per := "-", "-", "-"
+		// A variant's trials time no gap where its scenario has no series.
+		med, most, per := results.NotApplicable, results.NotApplicable, results.NotApplicable
 		if len(vv.GapsS) > 0 {
-			med = fmt.Sprintf("%.2fs", results.Median(vv.GapsS))
-			worst = fmt.Sprintf("%.2fs", slices.Max(vv.GapsS))
-			per = ""
+			med, most = median.Text(results.Median(vv.GapsS)), worst.Text(slices.Max(vv.GapsS))
+			gaps := make([]string, len(vv.GapsS))
 			for i, g := range vv.GapsS {
-				if i > 0 {
-					per += " "
-				}
-				per += fmt.Sprintf("%.2f", g)
+				// Bare numbers: the unit is the neighbouring columns'.
+				gaps[i] = gap.Number(g)
 			}
+			per = strings.Join(gaps, " ")
 		}
-		_ = t.Append(vv.Variant.Name, med, worst, per, fmt.Sprintf("%.1f%%", 100*vv.ErrorShare))
+		_ = t.Append(vv.Variant.Name, med, most, per, failed.Text(vv.ErrorShare))
 	}
 	return t.Render()
 }

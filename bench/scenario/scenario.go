@@ -267,19 +267,29 @@ func writeVerdictText(w io.Writer, v Verdict) error {
 	}
 	// violated/conclusive: "0/2 of 3" is no violation in the 2 conclusive
 	// trials of 3; error share: of acquire attempts, failed with errors.
-	t := results.NewTable(w, "variant", "miti-\ngated", "violated/\nconclusive", "double\ngrants", "over\nruns", "stale\naccepted", "fencing\nrejected",
-		"error\nshare", "acq/s", "acquire\np99")
+	var (
+		doubles  = results.FigureColumn("incidents.double_grants", "double\ngrants")
+		overruns = results.FigureColumn("incidents.overruns", "over\nruns")
+		stale    = results.FigureColumn("incidents.stale_writes_accepted", "stale\naccepted")
+		fenced   = results.FigureColumn("incidents.fencing_rejected", "fencing\nrejected")
+		errShare = results.FigureColumn("error_share", "error\nshare")
+		rate     = results.FigureColumn("throughput.acquired_per_s", "acq/s")
+		p99      = results.FigureColumn("acquire.p99", "acquire\np99")
+	)
+	t := results.NewTable(w, results.LabelColumn("variant"), results.LabelColumn("miti-\ngated"), results.LabelColumn("violated/\nconclusive"),
+		doubles, overruns, stale, fenced, errShare, rate, p99)
 	for _, vv := range v.Variants {
 		mit := "no"
 		if vv.Variant.Mitigated {
 			mit = "yes"
 		}
-		violated := "-"
+		violated := results.NotApplicable
 		if s.violated != nil {
 			violated = fmt.Sprintf("%d/%d of %d", vv.Violated, vv.Conclusive, len(vv.Trials))
 		}
-		_ = t.Append(vv.Variant.Name, mit, violated, vv.DoubleGrants, vv.Overruns, vv.StaleAccepted, vv.FencingRejected,
-			fmt.Sprintf("%.1f%%", 100*vv.ErrorShare), fmt.Sprintf("%.0f", vv.AcquiredPerS), results.FormatUS(vv.AcquireP99US))
+		_ = t.Append(vv.Variant.Name, mit, violated, doubles.Text(float64(vv.DoubleGrants)), overruns.Text(float64(vv.Overruns)),
+			stale.Text(float64(vv.StaleAccepted)), fenced.Text(float64(vv.FencingRejected)), errShare.Text(vv.ErrorShare),
+			rate.Text(vv.AcquiredPerS), p99.Text(vv.AcquireP99US))
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -317,7 +327,7 @@ func writeEvidence(w io.Writer, v Verdict) {
 
 // exposureText is one trial's exposure, marked when inconclusive.
 func exposureText(t Trial) string {
-	x := "-"
+	x := results.NotApplicable
 	if t.Exposure >= 0 {
 		x = fmt.Sprint(t.Exposure)
 	}

@@ -45,24 +45,24 @@ type figureColumns struct {
 // stepColumns are a capacity table's figure columns: those before the
 // open-loop counts and those after them, with their cells for a step.
 type stepColumns struct {
-	before, after         []any
+	before, after         []results.TableColumn
 	beforeCell, afterCell func(Step) []any
 }
 
 // keyColumns are the table's own: throughput and the SLO's p99, then the
 // CPU; with --columns, the figures named and nothing after.
-func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns {
+func keyColumns(op string, thr, p99 results.Figure, cols *figureColumns) stepColumns {
 	if cols == nil {
 		return stepColumns{
-			before:     []any{"acq/s", op + "\np99"},
-			beforeCell: func(s Step) []any { return []any{thr.Format(s.Throughput), results.FormatUS(s.P99US)} },
-			after:      []any{"failed/\ngave up", "cpu %\ngen/srv"},
+			before:     []results.TableColumn{results.ColumnOf(thr), results.ColumnOf(p99).Titled(op + "\np99")},
+			beforeCell: func(s Step) []any { return []any{thr.Format(s.Throughput), p99.Format(s.P99US)} },
+			after:      []results.TableColumn{results.LabelColumn("failed/\ngave up"), results.LabelColumn("cpu %\ngen/srv")},
 			afterCell:  func(s Step) []any { return []any{failuresCell(s), s.CPU.Cell()} },
 		}
 	}
 	sc := stepColumns{beforeCell: func(s Step) []any { return figureCells(cols.figs, cols.runs[s.RunID]) }, afterCell: func(Step) []any { return nil }}
 	for _, f := range cols.figs {
-		sc.before = append(sc.before, results.Header(f))
+		sc.before = append(sc.before, results.ColumnOf(f))
 	}
 	return sc
 }
@@ -71,7 +71,7 @@ func keyColumns(op string, thr results.Figure, cols *figureColumns) stepColumns 
 // n/a for a step stored before steps recorded it.
 func lateCell(s Step) string {
 	if s.Failures == nil {
-		return "n/a"
+		return results.NotMeasured
 	}
 	return fmt.Sprint(s.Failures.Late)
 }
@@ -81,7 +81,7 @@ func lateCell(s Step) string {
 // up; n/a for a step stored before steps recorded them.
 func failuresCell(s Step) string {
 	if s.Failures == nil {
-		return "n/a"
+		return results.NotMeasured
 	}
 	return fmt.Sprintf("%d/%d", s.Failures.FailedAttempts, s.Failures.GaveUp)
 }
@@ -90,7 +90,7 @@ func failuresCell(s Step) string {
 func figureCells(figs []results.Figure, r *results.Result) []any {
 	cells := make([]any, len(figs))
 	for i, f := range figs {
-		cells[i] = "n/a"
+		cells[i] = results.NotMeasured
 		if r == nil {
 			continue
 		}
@@ -111,14 +111,18 @@ func writeCapacityText(w io.Writer, cs []Capacity, loadName string, cols *figure
 	for _, c := range cs {
 		fmt.Fprintf(w, "%s\n", c.Label)
 		op := latencyOpOf(c)
-		sc := keyColumns(op, thr, cols)
+		p99, err := results.LookupFigure(op + ".p99")
+		if err != nil {
+			return fmt.Errorf("capacity %s: %w", c.Label, err)
+		}
+		sc := keyColumns(op, thr, p99, cols)
 		openLoop := openLoopOf(c)
-		header := append([]any{loadName}, sc.before...)
+		header := append([]results.TableColumn{results.ParameterColumn(loadName)}, sc.before...)
 		if openLoop {
-			header = append(header, "served", "dropped/\nlate")
+			header = append(header, results.LabelColumn("served"), results.LabelColumn("dropped/\nlate"))
 		}
 		header = append(header, sc.after...)
-		t := results.NewTable(w, append(header, "SLO", "run")...)
+		t := results.NewTable(w, append(header, results.LabelColumn("SLO"), results.LabelColumn("run"))...)
 		var broken []string
 		for _, s := range c.Steps {
 			verdict := "met"
@@ -189,7 +193,7 @@ func latencyOpOf(c Capacity) string {
 
 func kneeLoad(c Capacity) string {
 	if c.Knee == nil {
-		return "-"
+		return results.NotApplicable
 	}
 	return formatLoad(c.Knee.Load)
 }

@@ -20,8 +20,6 @@ import (
 // runs adds what only a fault defines: the share of attempts answered and
 // the share of its own healthy throughput each lock kept.
 
-func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
-
 // figure is one figure's median over a lock's runs and its range.
 type figure struct {
 	Median float64 `json:"median"`
@@ -109,19 +107,6 @@ func figuresOf(cmp results.Comparison, col int) map[string]figure {
 	return out
 }
 
-// ratioText is a cell's ratio to the first lock as the table shows it.
-func ratioText(c results.Cell) string {
-	switch {
-	case !c.Present:
-		return "-"
-	case c.Same:
-		return "same"
-	case c.Ratio == nil:
-		return "-"
-	}
-	return results.RatioText(*c.Ratio)
-}
-
 // SummarizeCost reduces each lock's runs to its row, over every figure.
 func SummarizeCost(rows []CostRuns) []CostSummary {
 	cmp := results.CompareFigures(costGroups(rows), results.FiguresFor(allRuns(rows, false)))
@@ -130,7 +115,7 @@ func SummarizeCost(rows []CostRuns) []CostSummary {
 		s := CostSummary{Lock: row.Spec.Lock, Topology: row.Spec.Topology, Runs: runIDs(row.Runs), Figures: figuresOf(cmp, i), Ratios: map[string]string{},
 			Limit: medianLimit(row.Runs), Failures: failuresOf(row.Runs)}
 		for _, r := range cmp.Rows {
-			s.Ratios[r.Figure().Name] = ratioText(r.Cells[i])
+			s.Ratios[r.Figure().Name] = results.RatioCell(r.Cells[i])
 			if c := r.Cells[i]; i == 0 && c.Present && r.Figure().Shown(c.Value) != 0 {
 				// The baseline against itself.
 				s.Ratios[r.Figure().Name] = "1.00x"
@@ -181,22 +166,23 @@ func availabilities(runs []*results.Result) map[string]figure {
 }
 
 // availableText is a fault row's availability cell: the fault span's share
-// over the window's, n/a where not measured.
+// over the window's; NotMeasured without a series, NotApplicable for the
+// span of a run whose fault had none.
 func availableText(fs map[string]figure) string {
 	window, ok := fs["availability_window"]
 	if !ok {
-		return "n/a"
+		return results.NotMeasured
 	}
-	span := "-"
+	span := results.NotApplicable
 	if f, ok := fs["availability"]; ok {
-		span = fmt.Sprintf("%.0f%%", 100*f.Median)
+		span = results.FigureText("availability", f.Median)
 	}
-	return fmt.Sprintf("%s/%.0f%%", span, 100*window.Median)
+	return span + "/" + results.FigureText("availability_window", window.Median)
 }
 
-// failedP99 is the median p99 of the failed attempts over runs, n/a with
-// none: beside the successes' p99, what a failing caller waited.
-func failedP99(runs []*results.Result) string {
+// failedP99 is the median p99 of the failed attempts over runs, NotMeasured
+// with none: beside the successes' p99, what a failing caller waited.
+func failedP99(runs []*results.Result) *float64 {
 	var xs []float64
 	for _, r := range runs {
 		if o := r.Ops[results.OpAcquireFailed]; o.Count > 0 {
@@ -204,9 +190,10 @@ func failedP99(runs []*results.Result) string {
 		}
 	}
 	if len(xs) == 0 {
-		return "n/a"
+		return nil
 	}
-	return results.FormatUS(results.Median(xs))
+	m := results.Median(xs)
+	return &m
 }
 
 // kept is faulted throughput over healthy, medians both, or nil when either
@@ -243,7 +230,8 @@ func writeLockCostText(w io.Writer, rows []CostRuns, columns []string) error {
 	for i, row := range rows {
 		names[i] = []string{row.Spec.Lock, row.Spec.Topology}
 	}
-	if err := cmp.WriteRows(w, results.RowsView{Lead: []string{"lock", "topology"}, Names: names, Ratios: true}); err != nil {
+	lead := []results.TableColumn{results.LabelColumn("lock"), results.LabelColumn("topology")}
+	if err := cmp.WriteRows(w, results.RowsView{Lead: lead, Names: names, Ratios: true}); err != nil {
 		return fmt.Errorf("lock-cost: %w", err)
 	}
 	if err := writeFaultView(w, rows, cmp); err != nil {
@@ -279,9 +267,10 @@ func redlockBought(sums []CostSummary) string {
 		f, ok := s.Fault.Figures["availability"]
 		g := s.Fault.Figures["longest_gap_s"]
 		if !ok {
-			return "n/a of its fault's span"
+			return results.NotMeasured + " of its fault's span"
 		}
-		return fmt.Sprintf("%.0f%% of its fault's span (longest gap %.0fs)", 100*f.Median, g.Median)
+		return fmt.Sprintf("%s of its fault's span (longest gap %s)", results.FigureText("availability", f.Median),
+			results.FigureText("availability.longest_gap_s", g.Median))
 	}
 	line := fmt.Sprintf("what Redlock bought: %s@%s kept acquiring in %s under %q; %s@%s in %s under %q",
 		redlock.Lock, redlock.Topology, kept(redlock), redlock.Fault.Spec, single.Lock, single.Topology, kept(single), single.Fault.Spec)
@@ -289,7 +278,7 @@ func redlockBought(sums []CostSummary) string {
 	for _, name := range []string{"throughput.acquired_per_s", "servers.commands_per_acquire"} {
 		r, h := redlock.Figures[name], single.Figures[name]
 		if h.Median > 0 && r.Median > 0 {
-			cost = append(cost, fmt.Sprintf("%.2fx the %s", r.Median/h.Median, map[string]string{"throughput.acquired_per_s": "acquisitions/s",
+			cost = append(cost, fmt.Sprintf("%s the %s", results.RatioText(r.Median/h.Median), map[string]string{"throughput.acquired_per_s": "acquisitions/s",
 				"servers.commands_per_acquire": "server commands per acquisition"}[name]))
 		}
 	}
@@ -317,19 +306,25 @@ func writeFaultView(w io.Writer, rows []CostRuns, healthy results.Comparison) er
 		return err
 	}
 	fcmp := results.CompareFigures(fgs, figs)
-	v := results.RowsView{Lead: []string{"under fault", "topology"}, Extra: []string{"acquiring\nfault/window", "longest\ngap", "failed\np99", "kept"}}
+	acquiring := results.FigureColumn("availability", "acquiring\nfault/window")
+	gap := results.FigureColumn("availability.longest_gap_s", "longest\ngap")
+	failed := results.FigureColumn("acquire_failed.p99", "failed\np99")
+	keptCol := results.FigureColumn("throughput_kept", "kept")
+	v := results.RowsView{Lead: []results.TableColumn{results.LabelColumn("under fault"), results.LabelColumn("topology")},
+		Extra: []results.TableColumn{acquiring, gap, failed, keptCol}}
 	for j, i := range idx {
 		v.Names = append(v.Names, []string{rows[i].Spec.Lock, rows[i].Spec.Topology})
-		k := "-"
+		// Kept is a ratio: none over a zero or missing baseline, as RatioCell.
+		k := results.NotApplicable
 		if p := kept(fcmp, j, healthy, i); p != nil {
-			k = percent(*p)
+			k = keptCol.Text(*p)
 		}
 		av := availabilities(rows[i].Faulted)
-		gap := "n/a"
-		if g, ok := av["longest_gap_s"]; ok {
-			gap = fmt.Sprintf("%.0fs", g.Median)
+		g := results.NotMeasured
+		if f, ok := av["longest_gap_s"]; ok {
+			g = gap.Text(f.Median)
 		}
-		v.Extras = append(v.Extras, []string{availableText(av), gap, failedP99(rows[i].Faulted), k})
+		v.Extras = append(v.Extras, []string{availableText(av), g, failed.Opt(failedP99(rows[i].Faulted)), k})
 	}
 	fmt.Fprintln(w)
 	if err := fcmp.WriteRows(w, v); err != nil {
@@ -390,9 +385,9 @@ func writeCostNotes(w io.Writer, rows []CostRuns, sums []CostSummary) {
 			fmt.Fprintf(w, "%s@%s: %s; %s\n", row.Spec.Lock, row.Spec.Topology, s.Failures.Text(), s.Limit.Text())
 		}
 		if row.Fault != "" {
-			window := "-"
+			window := results.NotApplicable
 			if len(row.Faulted) > 0 {
-				window = fmt.Sprintf("%.1fs", row.Faulted[0].DurationS)
+				window = results.FigureText("duration_s", row.Faulted[0].DurationS)
 			}
 			fmt.Fprintf(w, "fault %s: %s (window %s)\n", row.Spec, row.Fault, window)
 		}

@@ -45,8 +45,8 @@ func TuneHeatMaps(g Grid, cells []TuneCell, rec Recommendation) []results.HeatMa
 		if y < 0 || x < 0 {
 			continue
 		}
-		rate.Value[y][x], rate.Text[y][x] = c.ExpiryRate, fmt.Sprintf("%.2g (%d/%d)", c.ExpiryRate, c.Expired, c.Acquired)
-		blocked.Value[y][x], blocked.Text[y][x] = c.BlockedP99US, results.FormatUS(c.BlockedP99US)
+		rate.Value[y][x], rate.Text[y][x] = c.ExpiryRate, fmt.Sprintf("%s (%d/%d)", results.FigureText("expiry_rate", c.ExpiryRate), c.Expired, c.Acquired)
+		blocked.Value[y][x], blocked.Text[y][x] = c.BlockedP99US, results.FigureText("blocked.p99", c.BlockedP99US)
 		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
 			rate.Best, blocked.Best = [2]int{y, x}, [2]int{y, x}
 		}

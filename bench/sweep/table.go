@@ -119,7 +119,11 @@ func writeTableText(w io.Writer, g Grid, crs []CellResult, columns []string) err
 		return err
 	}
 	cmp, names := Compare(g, crs, figs)
-	return cmp.WriteRows(w, results.RowsView{Lead: axisNames(g), Names: names})
+	lead := make([]results.TableColumn, len(g.Axes))
+	for i, a := range axisNames(g) {
+		lead[i] = results.ParameterColumn(a)
+	}
+	return cmp.WriteRows(w, results.RowsView{Lead: lead, Names: names})
 }
 
 // WriteCSV prints every figure of every cell as CSV: axes, runs, then the

@@ -162,10 +162,10 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 	}
 	if best != nil {
 		return Recommendation{Best: best, Why: fmt.Sprintf(
-			"TTL %s with renewal %s: %d of %d acquisitions outlived their lease, so the rate is at most %.2g at 95%% confidence (target ≤ %g), "+
-				"and a crashed holder blocks its key for %s at p99, the shortest of the cells that met the target, for %.1f renewals/s.%s",
-			best.TTL, renewLabel(best.RenewEvery), best.Expired, best.Acquired, best.UpperBound, maxRate,
-			results.FormatUS(best.blockedBound()), best.RenewPerS, idleNote(cells))}
+			"TTL %s with renewal %s: %d of %d acquisitions outlived their lease, so the rate is at most %s at 95%% confidence (target ≤ %g), "+
+				"and a crashed holder blocks its key for %s at p99, the shortest of the cells that met the target, for %s renewals/s.%s",
+			best.TTL, renewLabel(best.RenewEvery), best.Expired, best.Acquired, results.FigureText("expiry_rate_upper_95", best.UpperBound), maxRate,
+			results.FigureText("blocked.p99", best.blockedBound()), results.FigureText("renew_per_s", best.RenewPerS), idleNote(cells))}
 	}
 	// The closest is a cell more samples could still prove (too thin);
 	// one shown to fail is named only when no cell could be.
@@ -204,8 +204,9 @@ func Recommend(cells []TuneCell, maxRate float64) Recommendation {
 			closest = c
 		}
 	}
-	why := fmt.Sprintf("No cell is proven to meet the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions outlived their lease (rate %.2g, at most %.2g at 95%% confidence), %d overlapped, %d stale writes accepted",
-		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, closest.ExpiryRate, closest.UpperBound, closest.Overlaps, closest.StaleAccepted)
+	why := fmt.Sprintf("No cell is proven to meet the target of %g with no overlaps; closest: TTL %s with renewal %s, %d of %d acquisitions outlived their lease (rate %s, at most %s at 95%% confidence), %d overlapped, %d stale writes accepted",
+		maxRate, closest.TTL, renewLabel(closest.RenewEvery), closest.Expired, closest.Acquired, results.FigureText("expiry_rate", closest.ExpiryRate),
+		results.FigureText("expiry_rate_upper_95", closest.UpperBound), closest.Overlaps, closest.StaleAccepted)
 	if tied > 0 {
 		why += fmt.Sprintf(" (its 95%% interval overlaps %s, so the tie-break chose it: shorter blocking, then fewer renewals, then renewal off)", results.Count(int64(tied), "other cell's|other cells'"))
 	}
@@ -283,31 +284,44 @@ func WriteTune(w io.Writer, cells []TuneCell, rec Recommendation) error {
 }
 
 func writeTuneText(w io.Writer, cells []TuneCell, rec Recommendation) error {
-	t := results.NewTable(w, "ttl", "renew\nevery", "acquired", "expired", "expiry\nrate ≤95%", "overrun\np99", "overlaps\n/stale", "renew/s",
-		"attempts\n/acquire", "crash\nblocks p99", "verdict")
+	var (
+		acquired  = results.FigureColumn("contention.acquired", "acquired")
+		expired   = results.FigureColumn("incidents.expired_during_work", "expired")
+		bound     = results.FigureColumn("expiry_rate_upper_95", "expiry\nrate ≤95%")
+		overrun   = results.FigureColumn("overrun.p99", "overrun\np99")
+		overlaps  = results.FigureColumn("incidents.overlaps", "overlaps\n/stale")
+		stale     = results.FigureColumn("incidents.stale_writes_accepted", "")
+		renewRate = results.FigureColumn("renew_per_s", "renew/s")
+		attempts  = results.FigureColumn("contention.attempts_per_acquire", "attempts\n/acquire")
+		blocks    = results.FigureColumn("blocked.p99", "crash\nblocks p99")
+	)
+	t := results.NewTable(w, results.ParameterColumn("ttl"), results.ParameterColumn("renew\nevery"), acquired, expired, bound, overrun, overlaps,
+		renewRate, attempts, blocks, results.LabelColumn("verdict"))
 	for _, c := range cells {
 		// No crash seen: the TTL bounds how long a crashed holder blocks.
-		blocked := "≤ " + results.FormatUS(c.blockedBound())
+		blocked := "≤ " + blocks.Text(c.blockedBound())
 		if c.BlockedSamples > 0 {
-			blocked = results.FormatUS(c.BlockedP99US)
+			blocked = blocks.Text(c.BlockedP99US)
 		}
 		meets := string(c.Word)
 		if meets == "" {
-			meets = map[bool]string{true: string(verdict.Safe), false: "n/a"}[c.Meets]
+			meets = map[bool]string{true: string(verdict.Safe), false: results.NotMeasured}[c.Meets]
 		}
 		if rec.Best != nil && rec.Best.TTL == c.TTL && rec.Best.RenewEvery == c.RenewEvery {
 			meets = strings.ToUpper(string(verdict.Recommended))
 		}
-		overrun := "n/a"
+		// An overrun is measured only where some work outlived its lease.
+		over := results.NotMeasured
 		if c.Expired > 0 {
-			overrun = results.FormatUS(c.OverrunP99US)
+			over = overrun.Text(c.OverrunP99US)
 		}
 		renew := strings.TrimPrefix(renewLabel(c.RenewEvery), "every ")
 		if c.RenewalIdle() {
 			renew += " idle"
 		}
-		_ = t.Append(c.TTL, renew, c.Acquired, c.Expired, fmt.Sprintf("%.2g", c.UpperBound),
-			overrun, fmt.Sprintf("%d/%d", c.Overlaps, c.StaleAccepted), fmt.Sprintf("%.1f", c.RenewPerS), perAcquireText(c.AttemptsPerAcquire), blocked, meets)
+		_ = t.Append(c.TTL, renew, acquired.Text(float64(c.Acquired)), expired.Text(float64(c.Expired)), bound.Text(c.UpperBound), over,
+			overlaps.Text(float64(c.Overlaps))+"/"+stale.Text(float64(c.StaleAccepted)), renewRate.Text(c.RenewPerS), attempts.Opt(c.AttemptsPerAcquire),
+			blocked, meets)
 	}
 	if err := t.Render(); err != nil {
 		return err
@@ -341,14 +355,6 @@ func WriteTuneCSV(w io.Writer, cells []TuneCell, rec Recommendation) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// perAcquireText is a figure per acquisition as a cell: n/a over none.
-func perAcquireText(v *float64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", *v)
 }
 
 // perAcquireCSV is a figure per acquisition in CSV: empty over none.

@@ -1,6 +1,10 @@
 package verdict
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lockbench/lockbench/results"
+)
 
 // The correctness requirements.
 const (
@@ -101,5 +105,6 @@ func Rate(k, n int64, target float64, what string) Decision {
 	return d
 }
 
-// Per10k renders a rate per 10,000.
-func Per10k(rate float64) string { return fmt.Sprintf("%.3g", rate*1e4) }
+// Per10k renders a rate per 10,000 at the precision of results'
+// per_10k_acquisitions, as every table prints it.
+func Per10k(rate float64) string { return results.FigureText("per_10k_acquisitions", rate*1e4) }
