@@ -192,6 +192,17 @@ func (z *Zk) Close() {
 	}
 }
 
+// ConnectedServers lists the member each of the lock's sessions talks to
+// now, as given in ZkOptions.Servers: which member a partition must cut to
+// reach the lock.
+func (z *Zk) ConnectedServers() []string {
+	out := make([]string, len(z.sessions))
+	for i, s := range z.sessions {
+		out[i] = s.conn.Server()
+	}
+	return out
+}
+
 // Granted is the session timeout the ensemble granted: the lease; 0 on a
 // lock with no session (its zero value, which the registry's test asks).
 func (z *Zk) Granted() time.Duration {

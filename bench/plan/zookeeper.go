@@ -48,7 +48,7 @@ func armZk(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compo
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	locker, err := lockimpl.NewZk(cctx, lockimpl.ZkOptions{Servers: topo.Addrs(), SessionTimeout: pl.Workload.TTL})
+	locker, err := lockimpl.NewZk(cctx, lockimpl.ZkOptions{Servers: topo.ClientAddrs(), SessionTimeout: pl.Workload.TTL})
 	if err != nil {
 		return armed{}, nil, err
 	}
