@@ -301,8 +301,8 @@ func (t *Topology) etcdConfig(nodes []*Node, direct bool) clientv3.Config {
 	var cred EtcdURL
 	for _, n := range nodes {
 		addr := n.Addr
-		if n.ProxyAddr != "" && !direct {
-			addr = n.ProxyAddr
+		if !direct {
+			addr = n.ClientAddr()
 		}
 		eps = append(eps, n.etcdMemberOf().url.Scheme+"://"+addr)
 		if n.etcdMemberOf().url.User != "" {

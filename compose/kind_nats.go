@@ -33,10 +33,10 @@ func (natsShape) Info() KindInfo {
 		StartUp:   3 * time.Second,
 		RunFlags:  []string{"nats"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
-		Faults:    map[string][]FaultKind{ProviderLocal: processFaults, ProviderExternal: {}},
+		// Through the proxies the client keeps to the servers it was given
+		// (IgnoreDiscoveredServers); the cluster's routes stay direct.
+		Faults: map[string][]FaultKind{ProviderLocal: faultsOf(processFaults, proxyFaults), ProviderExternal: proxyFaults},
 		FaultNotes: map[FaultKind]string{
-			FaultLatency:    "the NATS client learns the other servers' addresses and would bypass the proxy",
-			FaultPartition:  "the NATS client learns the other servers' addresses and would bypass the proxy",
 			FaultClockJump:  "the clock shim cannot move nats-server's clock (Go reads the time without libc)",
 			FaultClockSpeed: "the clock shim cannot move nats-server's clock (Go reads the time without libc)",
 		},
@@ -97,14 +97,21 @@ func (t *Topology) upNatsExternal() error {
 	return nil
 }
 
-// NatsURLs are the URLs the lock's connection uses, one per server; an
-// external server's may carry its password: never print them, use
+// NatsURLs are the URLs the lock's connection uses, one per server,
+// through the servers' proxies when the topology has them (the connection
+// must then ignore the servers it discovers: lockimpl.NatsJetStream does);
+// an external server's may carry its password: never print them, use
 // RedactURL.
 func (t *Topology) NatsURLs() []string {
 	var out []string
 	for _, n := range t.DataNodes() {
 		if p := n.natsServerOf(); p != nil {
-			out = append(out, p.url)
+			// The URL parsed when the topology came up (ParseNatsURL).
+			u, err := n.viaProxy(p.url)
+			if err != nil {
+				u = p.url
+			}
+			out = append(out, u)
 		}
 	}
 	return out

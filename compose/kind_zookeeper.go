@@ -32,11 +32,11 @@ func (zookeeperShape) Info() KindInfo {
 		StartUp:   5 * time.Second,
 		RunFlags:  []string{"zookeeper"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader, TargetHolder},
-		Faults: map[string][]FaultKind{ProviderLocal: faultsOf(processFaults, []FaultKind{FaultExpire}),
-			ProviderExternal: {FaultExpire}},
+		// The lock's session dials the members' proxies (ClientAddrs); the
+		// quorum's own links stay direct.
+		Faults: map[string][]FaultKind{ProviderLocal: faultsOf(processFaults, proxyFaults, []FaultKind{FaultExpire}),
+			ProviderExternal: faultsOf(proxyFaults, []FaultKind{FaultExpire})},
 		FaultNotes: map[FaultKind]string{
-			FaultLatency:    "the lock's client is not routed through the proxy on zookeeper yet",
-			FaultPartition:  "the lock's client is not routed through the proxy on zookeeper yet",
 			FaultClockJump:  "the clock shim is for redis-server; a JVM's clock is not moved",
 			FaultClockSpeed: "the clock shim is for redis-server; a JVM's clock is not moved",
 		},

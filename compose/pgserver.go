@@ -366,30 +366,9 @@ func ProcessAlive(pid int) bool { return alive(pid) }
 
 // cpuSeconds sums user and system CPU time of the server's processes now.
 func (s *PgServer) cpuSeconds() float64 {
-	var ticks int64
-	for _, pid := range s.Processes() {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		// After the command: state(0) ppid(1) … utime(11) stime(12).
-		if len(f) > 12 {
-			u, _ := strconv.ParseInt(f[11], 10, 64)
-			st, _ := strconv.ParseInt(f[12], 10, 64)
-			ticks += u + st
-		}
-	}
-	return float64(ticks) / clockTicks
+	secs, _ := processCPUSeconds(s.Processes()...)
+	return secs
 }
-
-// clockTicks is the kernel's USER_HZ, in which /proc reports CPU time
-// (100 on every Linux architecture Go supports).
-const clockTicks = 100
 
 // pgDirWhat names PostgreSQL's data directories (makeTempDir).
 const pgDirWhat = "postgres"

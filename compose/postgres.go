@@ -86,15 +86,7 @@ func (t *Topology) PgURL() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n.ProxyAddr == "" {
-		return n.pgOf().url, nil
-	}
-	u, err := url.Parse(n.pgOf().url)
-	if err != nil {
-		return "", fmt.Errorf("postgres URL %s: %w", RedactURL(n.pgOf().url), err)
-	}
-	u.Host = n.ProxyAddr
-	return u.String(), nil
+	return n.viaProxy(n.pgOf().url)
 }
 
 // PgPool opens a pool of up to size sessions named app on the topology's

@@ -427,6 +427,41 @@ func (t *Topology) Addrs() []string {
 	return out
 }
 
+// ClientAddrs lists the host:port the lock's clients dial, in the order of
+// Addrs: each data node's proxy when the topology has proxies (so latency
+// and partition faults act on the lock's path), the node itself otherwise.
+func (t *Topology) ClientAddrs() []string {
+	data := t.DataNodes()
+	out := make([]string, len(data))
+	for i, n := range data {
+		out[i] = n.ClientAddr()
+	}
+	return out
+}
+
+// ClientAddr is the host:port a client of the lock dials for n: its proxy
+// when it has one, the node itself otherwise.
+func (n *Node) ClientAddr() string {
+	if n.ProxyAddr != "" {
+		return n.ProxyAddr
+	}
+	return n.Addr
+}
+
+// viaProxy is raw, a URL of node n, pointed at n's proxy when it has one;
+// the scheme, credentials and path stay. The error names raw redacted.
+func (n *Node) viaProxy(raw string) (string, error) {
+	if n.ProxyAddr == "" {
+		return raw, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("URL %s of %s: %w", RedactURL(raw), n.Name, err)
+	}
+	u.Host = n.ProxyAddr
+	return u.String(), nil
+}
+
 // SentinelAddrs lists the sentinels' host:port (empty without sentinels).
 func (t *Topology) SentinelAddrs() []string {
 	var out []string

@@ -48,7 +48,7 @@ func (t *Topology) expireZkHolder(ctx context.Context) (string, error) {
 	var errs []error
 	for _, a := range addrs {
 		err := closeZkSession(ctx, a, session)
-		if err == nil {
+		if err == nil || closedEarlier(errs, err) {
 			return fmt.Sprintf("0x%x", session), nil
 		}
 		errs = append(errs, err)
@@ -196,7 +196,7 @@ func closeZkSession(ctx context.Context, addr string, id int64) error {
 		return fmt.Errorf("%s: connect answer of %d bytes", addr, len(resp))
 	}
 	if timeout := int32(binary.BigEndian.Uint32(resp[4:8])); timeout <= 0 {
-		return fmt.Errorf("%s: session 0x%x had already ended", addr, id)
+		return fmt.Errorf("%s: session 0x%x %w", addr, id, errZkSessionGone)
 	}
 	closeReq := binary.BigEndian.AppendUint32(nil, 1) // xid
 	closeReq = binary.BigEndian.AppendUint32(closeReq, zkCloseSessionOp)
@@ -205,7 +205,7 @@ func closeZkSession(ctx context.Context, addr string, id int64) error {
 	}
 	ans, err := readZkFrame(br)
 	if err != nil {
-		return fmt.Errorf("%s: close session 0x%x: %w", addr, id, err)
+		return fmt.Errorf("%s: close session 0x%x: %w: %w", addr, id, errZkCloseUnanswered, err)
 	}
 	if len(ans) < 16 {
 		return fmt.Errorf("%s: close session answer of %d bytes", addr, len(ans))
@@ -214,6 +214,33 @@ func closeZkSession(ctx context.Context, addr string, id int64) error {
 		return fmt.Errorf("%s: close session 0x%x: error code %d", addr, id, code)
 	}
 	return nil
+}
+
+// The ways a close of a session through one member can fail that tell
+// whether it was ended.
+var (
+	// errZkSessionGone: the member said the session had already ended.
+	errZkSessionGone = errors.New("had already ended")
+	// errZkCloseUnanswered: the close was sent and no answer came (the
+	// member may close the connection with the session before its reply).
+	errZkCloseUnanswered = errors.New("no answer to close session")
+)
+
+// closedEarlier reports whether err, a member's answer that the session
+// had already ended, comes after a close sent through an earlier member
+// that went unanswered (earlier): that close did end it. Counting it as
+// failed would record the fault as not applied, and its trial as one that
+// could not have failed.
+func closedEarlier(earlier []error, err error) bool {
+	if !errors.Is(err, errZkSessionGone) {
+		return false
+	}
+	for _, e := range earlier {
+		if errors.Is(e, errZkCloseUnanswered) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeZkFrame writes one length-prefixed packet.

@@ -1,6 +1,11 @@
 package compose
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+)
 
 // TestJavaRandom plants java.util.Random's documented outputs: the
 // session password derivation is only right if the generator is Java's.
@@ -27,5 +32,32 @@ func TestZkSeq(t *testing.T) {
 		if got := zkSeq(in); got != want {
 			t.Errorf("zkSeq(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestClosedEarlier: a member saying the session had already ended counts
+// as the fault's success only after a close sent through an earlier member
+// went unanswered; alone, or after a refused dial, it does not.
+func TestClosedEarlier(t *testing.T) {
+	gone := fmt.Errorf("b: session 0x1 %w", errZkSessionGone)
+	unanswered := fmt.Errorf("a: close session 0x1: %w: %w", errZkCloseUnanswered, io.EOF)
+	refused := errors.New("dial a: connection refused")
+	for _, c := range []struct {
+		name    string
+		earlier []error
+		err     error
+		want    bool
+	}{
+		{name: "ended after an unanswered close", earlier: []error{unanswered}, err: gone, want: true},
+		{name: "ended after a refused dial and an unanswered close", earlier: []error{refused, unanswered}, err: gone, want: true},
+		{name: "ended with no close sent", earlier: []error{refused}, err: gone},
+		{name: "ended at the first member", err: gone},
+		{name: "another failure after an unanswered close", earlier: []error{unanswered}, err: refused},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := closedEarlier(c.earlier, c.err); got != c.want {
+				t.Fatalf("closedEarlier = %v, want %v", got, c.want)
+			}
+		})
 	}
 }

@@ -104,8 +104,11 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 // reconnect buffer, so that a request made while disconnected fails at
 // once instead of being sent late. close ends the connection.
 func NatsJetStream(urls []string) (js jetstream.JetStream, close func(), err error) {
+	// IgnoreDiscoveredServers: the URLs name every server (through its
+	// proxy, when faults act there), and a server the client learnt from
+	// the cluster would be reached past the proxy.
 	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond),
-		nats.ReconnectBufSize(-1), nats.Name("lockbench"), nats.ErrorHandler(ignoreAsyncError))
+		nats.ReconnectBufSize(-1), nats.Name("lockbench"), nats.IgnoreDiscoveredServers(), nats.ErrorHandler(ignoreAsyncError))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", strings.Join(urls, ","), err)
 	}

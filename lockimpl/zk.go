@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -112,6 +113,42 @@ type ZkOptions struct {
 type zkSession struct {
 	conn    *zk.Conn
 	granted atomic.Int64 // milliseconds
+
+	mu  sync.Mutex
+	tcp net.Conn // the connection the client dialled last
+}
+
+// dial is the client's dialer: a plain TCP connection, kept so that
+// dropExpired can close it.
+func (s *zkSession) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := net.DialTimeout(network, address, timeout)
+	if err == nil {
+		s.mu.Lock()
+		s.tcp = c
+		s.mu.Unlock()
+	}
+	return c, err
+}
+
+// dropExpired ends the connection of session sid when err says the
+// ensemble has expired it while the client still holds it: a member that
+// did not close the connection with the session (the session was closed
+// through another member, as expire holder does) answers every request
+// with "session expired", and go-zookeeper keeps asking on it, so the lock
+// would fail every attempt for the rest of the run. Closed, the client
+// reconnects, is told its session is gone, and starts a new one, as
+// Curator makes a new handle on Expired. A session that has changed since
+// (another worker's drop came first) is left alone.
+func (s *zkSession) dropExpired(err error, sid int64) {
+	if !errors.Is(err, zk.ErrSessionExpired) || s.conn.State() != zk.StateHasSession || s.conn.SessionID() != sid {
+		return
+	}
+	s.mu.Lock()
+	c := s.tcp
+	s.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
 }
 
 // Printf receives the client's log lines: the one of a new session carries
@@ -154,7 +191,7 @@ func NewZk(ctx context.Context, opts ZkOptions) (*Zk, error) {
 	z := &Zk{requested: opts.SessionTimeout, opts: opts}
 	for range opts.Sessions {
 		s := &zkSession{}
-		conn, _, err := zk.Connect(opts.Servers, opts.SessionTimeout, zk.WithLogger(s))
+		conn, _, err := zk.Connect(opts.Servers, opts.SessionTimeout, zk.WithLogger(s), zk.WithDialer(s.dial))
 		if err != nil {
 			z.Close()
 			return nil, fmt.Errorf("lock zk: connect to %s: %w", strings.Join(opts.Servers, ","), err)
@@ -190,6 +227,17 @@ func (z *Zk) Close() {
 			s.conn.Close()
 		}
 	}
+}
+
+// ConnectedServers lists the member each of the lock's sessions talks to
+// now, as given in ZkOptions.Servers: which member a partition must cut to
+// reach the lock.
+func (z *Zk) ConnectedServers() []string {
+	out := make([]string, len(z.sessions))
+	for i, s := range z.sessions {
+		out[i] = s.conn.Server()
+	}
+	return out
 }
 
 // Granted is the session timeout the ensemble granted: the lease; 0 on a
@@ -289,7 +337,7 @@ const nodePrefix = "lock-"
 // under the key's node and list the queue; the first node holds the key.
 // Otherwise it waits up to ZkOptions.Wait for its predecessor to go, and
 // then gives up: its node is deleted and the attempt is contended.
-func (z *Zk) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
+func (z *Zk) Acquire(ctx context.Context, key string, ttl time.Duration) (_ Lease, _ Outcome, err error) {
 	if err := z.checkTTL(ttl); err != nil {
 		return Lease{}, Failed, err
 	}
@@ -297,6 +345,8 @@ func (z *Zk) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease,
 	if s.conn.State() != zk.StateHasSession {
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w (%v)", key, ErrZkNoSession, s.conn.State())
 	}
+	sid := s.conn.SessionID()
+	defer func() { s.dropExpired(err, sid) }()
 	z.sweepOrphans(ctx)
 	start := time.Now()
 	token := NewToken()
@@ -522,8 +572,10 @@ func (z *Zk) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcom
 		return Failed, err
 	}
 	start := time.Now()
+	sid := h.session.conn.SessionID()
 	st, err := zkCall(ctx, z.opts.Timeout, func() (*zk.Stat, error) { _, st, err := h.session.conn.Exists(h.path); return st, err })
 	if err != nil {
+		h.session.dropExpired(err, sid)
 		return Failed, fmt.Errorf("renew %s: %w", lease.Key, err)
 	}
 	if st == nil || st.EphemeralOwner != h.owner || st.Czxid != lease.Fence {
@@ -541,11 +593,13 @@ func (z *Zk) Release(ctx context.Context, lease Lease) (Outcome, error) {
 	if err != nil {
 		return Failed, err
 	}
+	sid := h.session.conn.SessionID()
 	_, err = zkCall(ctx, z.opts.Timeout, func() (struct{}, error) { return struct{}{}, h.session.conn.Delete(h.path, -1) })
 	switch {
 	case err == nil:
 		return OK, nil
 	case !errors.Is(err, zk.ErrNoNode):
+		h.session.dropExpired(err, sid)
 		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 	}
 	return z.gone(ctx, h, lease.Key)

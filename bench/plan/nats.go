@@ -52,7 +52,7 @@ func armNats(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		return armed{}, nil, err
 	}
 	a := armed{locker: locker, close: closeConn, remaining: natsRemaining(locker),
-		meter: newCostMeter(topo.Addrs(), "NATS request counters", unreadCounters),
+		meter: newCostMeter(topo.Addrs(), "/varz", topo.ReadNatsStats),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()

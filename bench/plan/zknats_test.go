@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/results"
 )
 
 // TestZkNatsPlans: zookeeper:N and nats:N default to their own locks, take
@@ -39,7 +40,11 @@ func TestZkNatsPlans(t *testing.T) {
 		{name: "nats-kv ttl not whole seconds", v: Values{"topology": {"nats:1"}, "ttl": {"1500ms"}}, bad: "ttl"},
 		{name: "nats-kv ttl under a second", v: Values{"topology": {"nats:1"}, "ttl": {"500ms"}}, bad: "ttl"},
 		{name: "clock on nats", v: Values{"topology": {"nats:3"}, "fault": {"at=1s clock-jump node=0 +5s"}, "duration": {"3s"}}, bad: "fault"},
-		{name: "latency on zookeeper", v: Values{"topology": {"zookeeper:3"}, "fault": {"at=1s latency node=0 300ms for=1s"}, "duration": {"3s"}}, bad: "fault"},
+		{name: "latency on zookeeper", v: Values{"topology": {"zookeeper:3"}, "fault": {"at=1s latency node=0 300ms for=1s"}, "duration": {"3s"}}, lock: lockimpl.LockZk},
+		{name: "partition of a nats server", v: Values{"topology": {"nats:3"}, "fault": {"at=1s partition node=1 for=1s"}, "duration": {"3s"}}, lock: lockimpl.LockNatsKV},
+		{name: "latency on an external ensemble", v: Values{"topology": {"zookeeper:1"}, "zookeeper": {"a"}, "fault": {"at=1s latency node=0 50ms for=1s"}, "duration": {"3s"}}, lock: lockimpl.LockZk},
+		{name: "partition of an external nats server", v: Values{"topology": {"nats:1"}, "nats": {"nats://a"}, "fault": {"at=1s partition node=0 for=1s"}, "duration": {"3s"}}, lock: lockimpl.LockNatsKV},
+		{name: "clock on zookeeper", v: Values{"topology": {"zookeeper:3"}, "fault": {"at=1s clock-speed node=0 2 for=1s"}, "duration": {"3s"}}, bad: "fault"},
 		{name: "node past the members", v: Values{"topology": {"zookeeper:3"}, "fault": {"at=1s kill node=3"}, "duration": {"3s"}}, bad: "fault"},
 		{name: "Redis persistence on nats", v: Values{"topology": {"nats:1"}, "persistence": {"aof-always"}}, bad: "persistence"},
 		{name: "external ensemble", v: Values{"topology": {"zookeeper:3"}, "zookeeper": {"a:2181,b,c:1"}}, lock: lockimpl.LockZk},
@@ -94,10 +99,27 @@ func TestZkNatsRuns(t *testing.T) {
 			if r.Incidents.Overlaps != 0 || r.Incidents.DoubleGrants != 0 {
 				t.Errorf("incidents %+v on unique keys", r.Incidents)
 			}
+			checkServerCost(t, r)
 			if left := append(compose.ZkLeftovers(os.Getpid()), compose.NatsLeftovers(os.Getpid())...); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
 		})
+	}
+}
+
+// checkServerCost: every local server's counters (mntr, /varz) and CPU
+// (/proc) were read, and the sums are positive figures per acquisition: an
+// acquisition cannot happen without a request reaching some server.
+func checkServerCost(t *testing.T, r *results.Result) {
+	t.Helper()
+	s := r.Servers
+	switch {
+	case s == nil:
+		t.Fatal("no server cost")
+	case s.Unavailable != "" || len(s.Nodes) != len(r.Topology.Nodes):
+		t.Fatalf("server cost of %d node(s), unavailable %q; want every one of %d", len(s.Nodes), s.Unavailable, len(r.Topology.Nodes))
+	case s.CommandsPerAcquire == nil || *s.CommandsPerAcquire <= 0 || s.CPUUSPerAcquire == nil || *s.CPUUSPerAcquire <= 0:
+		t.Fatalf("server commands %v and CPU %v per acquisition: want both positive", s.CommandsPerAcquire, s.CPUUSPerAcquire)
 	}
 }
 
@@ -140,7 +162,7 @@ func TestZkNatsExternal(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = e.Stop() })
 		r := execute(t, "topology", "zookeeper:1", "zookeeper", e.Addrs()[0], "duration", "1s", "concurrency", "2", "ttl", "3s")
-		checkExternalRun(t, r.Topology.Provider, r.Contention.Acquired, len(e.Processes()))
+		checkExternalRun(t, r, len(e.Processes()))
 	})
 	t.Run("nats:1", func(t *testing.T) {
 		skipWithoutServers(t, "nats")
@@ -150,15 +172,24 @@ func TestZkNatsExternal(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Stop() })
 		r := execute(t, "topology", "nats:1", "nats", c.URLs()[0], "duration", "1s", "concurrency", "2", "ttl", "3s")
-		checkExternalRun(t, r.Topology.Provider, r.Contention.Acquired, len(c.Processes()))
+		checkExternalRun(t, r, len(c.Processes()))
 	})
 }
 
 // checkExternalRun: the run was on external servers, acquired, and left
 // the server running.
-func checkExternalRun(t *testing.T, provider string, acquired int64, running int) {
+// An external server's CPU cannot be read from here: the cost is absent,
+// and the result says why.
+func checkExternalRun(t *testing.T, r *results.Result, running int) {
 	t.Helper()
-	if provider != compose.ProviderExternal || acquired == 0 || running != 1 {
-		t.Errorf("provider %s, acquired %d, servers still running %d: want external, above 0, 1", provider, acquired, running)
+	if r.Topology.Provider != compose.ProviderExternal || r.Contention.Acquired == 0 || running != 1 {
+		t.Errorf("provider %s, acquired %d, servers still running %d: want external, above 0, 1", r.Topology.Provider, r.Contention.Acquired, running)
+	}
+	f, err := results.LookupFigure("servers.cpu_us_per_acquire")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := f.Value(r); err == nil || !strings.Contains(err.Error(), "external") {
+		t.Errorf("server CPU per acquisition of an external server: %v, %v; want not measured, saying it is external", v, err)
 	}
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -48,7 +47,7 @@ func armZk(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compo
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	locker, err := lockimpl.NewZk(cctx, lockimpl.ZkOptions{Servers: topo.Addrs(), SessionTimeout: pl.Workload.TTL})
+	locker, err := lockimpl.NewZk(cctx, lockimpl.ZkOptions{Servers: topo.ClientAddrs(), SessionTimeout: pl.Workload.TTL})
 	if err != nil {
 		return armed{}, nil, err
 	}
@@ -56,7 +55,7 @@ func armZk(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compo
 		env.logf("%s", note)
 	}
 	a := armed{locker: locker, close: locker.Close,
-		meter: newCostMeter(topo.Addrs(), "ZooKeeper request counters", unreadCounters),
+		meter: newCostMeter(topo.Addrs(), "mntr", topo.ReadZkStats),
 		cleanUp: func(ctx context.Context, m *bench.Measurement, _ map[string]string, env Env) {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
@@ -70,13 +69,6 @@ func armZk(ctx context.Context, pl Plan, env Env, id, prefix string, topo *compo
 	r := newResult(id, pl, topo, locker, version, env)
 	r.Config["pool-size"] = "one ZooKeeper session"
 	return a, r, nil
-}
-
-// unreadCounters is the cost reading of a backend whose request counters
-// lockbench does not read yet: every node reports it unread, so the cost
-// figures are absent rather than zero.
-func unreadCounters(context.Context, int) (compose.ServerStats, error) {
-	return compose.ServerStats{}, errors.New("not read")
 }
 
 // zkVersionName is "zookeeper 3.8.0" from srvr's "3.8.0-<commit>, built

@@ -83,11 +83,11 @@ func TestZkNatsScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Three trials, of which one may be inconclusive: on a loaded
-			// machine one trial in the helper's first runs had no acquisition
-			// in its window (once on each backend; not reproduced from the
-			// command line in 20 trials). A recipe that cannot be conclusive
-			// fails every trial.
+			// Every trial conclusive. Trials with no acquisition in the
+			// window were the zk lock left on a session the ensemble had
+			// expired without closing its connection (lockimpl's
+			// dropExpired), and trials whose expire was reported failed
+			// although it had ended the session (closedEarlier).
 			v, err := Run(context.Background(), s, 3, execute, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -99,8 +99,8 @@ func TestZkNatsScenarios(t *testing.T) {
 			_ = WriteVerdict(&sb, v)
 			t.Log("\n" + sb.String())
 			for _, vv := range v.Variants {
-				if vv.Conclusive < len(vv.Trials)-1 {
-					t.Errorf("%s / %s: %d of %d trials conclusive (%s), want all but one", name, vv.Variant.Name, vv.Conclusive,
+				if vv.Conclusive < len(vv.Trials) {
+					t.Errorf("%s / %s: %d of %d trials conclusive (%s), want all", name, vv.Variant.Name, vv.Conclusive,
 						len(vv.Trials), whyInconclusive(vv.Trials))
 				}
 			}
