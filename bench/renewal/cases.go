@@ -2,7 +2,6 @@ package renewal
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/bench/plan"
@@ -41,17 +40,10 @@ func (l Lock) session() bool {
 }
 
 // cut is the fault that cuts l's path to its servers for a while, so that
-// its renewals fail: a partition through the proxy where the kind has one,
-// else the server paused (SIGSTOP: NATS clients learn the other servers'
-// addresses and would bypass a proxy), which answers nothing meanwhile and
-// expires the keys whose TTL passed as it resumes.
-func (l Lock) cut() compose.FaultKind {
-	spec, err := compose.ParseSpec(l.Topology)
-	if err == nil && !slices.Contains(spec.Info().Faults[compose.ProviderLocal], compose.FaultPartition) {
-		return compose.FaultPause
-	}
-	return compose.FaultPartition
-}
+// its renewals fail: a partition through the proxy in front of each
+// server, which every topology a renewing lock runs on takes
+// (TestEveryLockCanBeCut).
+func (l Lock) cut() compose.FaultKind { return compose.FaultPartition }
 
 // Locks returns every lock that renews, in column order: lockbench's own,
 // the peer libraries, then the other backends, zk's session among them.

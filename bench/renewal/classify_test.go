@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/history"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -222,6 +223,21 @@ func TestSessionAnalogues(t *testing.T) {
 		}
 		if on := c.on(single); on.NotApplicable != c.NotApplicable || on.Loss != c.Loss {
 			t.Errorf("%s on single: changed by on()", c.Name)
+		}
+	}
+}
+
+// TestEveryLockCanBeCut holds cut's premise: every renewal-check lock's
+// topology takes a partition locally, so renewal-failing and
+// expired-extend cut every lock's path the same way.
+func TestEveryLockCanBeCut(t *testing.T) {
+	for _, l := range Locks() {
+		spec, err := compose.ParseSpec(l.Topology)
+		if err != nil {
+			t.Fatalf("%s: topology %q: %v", l.Name, l.Topology, err)
+		}
+		if !slices.Contains(spec.Info().Faults[compose.ProviderLocal], l.cut()) {
+			t.Errorf("%s on %s: its local topology does not take %s; renewal-check cannot cut its path", l.Name, l.Topology, l.cut())
 		}
 	}
 }
