@@ -168,41 +168,20 @@ func runCommand() *cli.Command {
 
 func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([]*results.Result, error) {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	var done []*results.Result
-	for _, pl := range repeat(plans, count) {
-		env := plan.Env{Log: stderr, Group: pl.group, Repeat: pl.repeat, Build: buildVersion()}
-		if !pl.Quiet && isTerminal(stderr) {
-			env.Progress = stderr
+	batch := plan.Batch{Build: buildVersion(), Log: stderr, Warn: stderr}
+	if isTerminal(stderr) {
+		batch.Progress = stderr
+	}
+	done, err := batch.Run(c.Context, plans, count)
+	if errors.Is(err, plan.ErrInterrupted) && len(done) > 0 {
+		// Runs that finished before the interruption are still shown.
+		if perr := printResults(stdout, plans[0].Format, done, columns); perr != nil {
+			return nil, perr
 		}
-		if pl.Quiet {
-			env.Log = nil
-		}
-		r, err := plan.Execute(c.Context, pl.Plan, env)
-		if errors.Is(err, plan.ErrInterrupted) && len(done) > 0 {
-			// Runs that finished before the interruption are still shown.
-			if perr := printResults(stdout, plans[0].Format, done, columns); perr != nil {
-				return nil, perr
-			}
-			return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
-		}
-		if err != nil {
-			return nil, err
-		}
-		path, err := results.Write(pl.OutDir, r)
-		if err != nil {
-			return nil, err
-		}
-		if env.Log != nil {
-			fmt.Fprintf(stderr, "result stored in %s\n", path)
-		}
-		if line := results.NoSuccessLine(r); line != "" {
-			// Said even with --quiet: every figure of such a run is of failures.
-			fmt.Fprintln(stderr, line)
-		}
-		done = append(done, r)
-		if r.Partial {
-			break
-		}
+		return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := printResults(stdout, plans[0].Format, done, columns); err != nil {
 		return nil, err
@@ -214,28 +193,6 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([
 		writeNext(stderr, nextAfterRuns(plans[0].OutDir, done, c.String("report") != "")...)
 	}
 	return done, nil
-}
-
-// repeated is a plan with its place in a group of repeats.
-type repeated struct {
-	plan.Plan
-	group  string
-	repeat int
-}
-
-// repeat lists each plan count times; repeats of one plan share a group id.
-func repeat(plans []plan.Plan, count int) []repeated {
-	var out []repeated
-	for _, p := range plans {
-		group := ""
-		if count > 1 {
-			group = "g-" + plan.NewRunID()
-		}
-		for i := range count {
-			out = append(out, repeated{Plan: p, group: group, repeat: i})
-		}
-	}
-	return out
 }
 
 func parseAsserts(exprs []string) ([]results.Assertion, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -161,21 +160,8 @@ func mergeAxes(file, flags []sweep.Axis) []sweep.Axis {
 // storeRunner executes one cell quietly and stores its result, recorded for
 // the command's next-step hint.
 func storeRunner(c *cli.Context) sweep.Runner {
-	return func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error) {
-		v.Set("quiet", "true")
-		plans, err := plan.Expand(v)
-		if err != nil {
-			return nil, err
-		}
-		r, err := plan.Execute(ctx, plans[0], plan.Env{Group: group, Repeat: repeat, Build: buildVersion()})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := storeResult(c, plans[0].OutDir, r); err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
+	batch := plan.Batch{Build: buildVersion(), Stored: storedOf(c).add}
+	return batch.RunValues
 }
 
 // progressFor draws a progress bar with ETA on a terminal, and a plain line a
