@@ -222,30 +222,52 @@ func checkAsserts(c *cli.Context, as []results.Assertion, rs []*results.Result) 
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
+// writeJSON writes v as indented JSON: the json writer of outputs whose
+// JSON is their value as it is.
+func writeJSON[T any](w io.Writer, v T) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
+// printResults prints a run command's results in format (--format, which
+// plan accepted).
 func printResults(w io.Writer, format string, rs []*results.Result, columns []string) error {
-	if format == "marked" {
-		for _, r := range rs {
-			if err := job.WriteMarked(w, r); err != nil {
-				return err
+	return runOutput().Write(w, results.Format(format), ranRuns{rs, columns})
+}
+
+// ranRuns is what run prints: its results and the table's columns.
+type ranRuns struct {
+	rs      []*results.Result
+	columns []string
+}
+
+// runOutput is run's results in each format it offers; plan's --format
+// accepts the same set (TestRunFormatsArePlans).
+func runOutput() results.Output[ranRuns] {
+	return results.Output[ranRuns]{
+		Table: func(w io.Writer, r ranRuns) error { return writeRunTables(w, r.rs, r.columns) },
+		JSON: func(w io.Writer, r ranRuns) error {
+			if len(r.rs) == 1 {
+				return writeJSON(w, r.rs[0])
 			}
-		}
-		return nil
+			return writeJSON(w, r.rs)
+		},
+		CSV: func(w io.Writer, r ranRuns) error { return results.WriteCSV(w, r.rs...) },
+		Marked: func(w io.Writer, r ranRuns) error {
+			for _, res := range r.rs {
+				if err := job.WriteMarked(w, res); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 	}
-	if format == "csv" {
-		return results.WriteCSV(w, rs...)
-	}
-	if format == "json" {
-		if len(rs) == 1 {
-			return writeJSON(w, rs[0])
-		}
-		return writeJSON(w, rs)
-	}
+}
+
+// writeRunTables prints each run's summary and what bounded it, then the
+// runs side by side or a group's spread.
+func writeRunTables(w io.Writer, rs []*results.Result, columns []string) error {
 	for i, r := range rs {
 		if i > 0 {
 			fmt.Fprintln(w)
