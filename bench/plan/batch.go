@@ -86,6 +86,22 @@ func (b Batch) execute(ctx context.Context, pl Plan, group string, repeat int) (
 	return r, nil
 }
 
+// MaxRepeats bounds --count, the runs of one configuration (and a sweep
+// file's count:): more would be a mistake rather than a plan.
+const MaxRepeats = 1000
+
+// CheckRepeats refuses a --count out of 1 to MaxRepeats.
+func CheckRepeats(n int) error {
+	if n < 1 || n > MaxRepeats {
+		return badInput("count", "--count %d: %s", n, RepeatsHelp())
+	}
+	return nil
+}
+
+// RepeatsHelp says what --count accepts, for other spellings of it (a sweep
+// file's count:).
+func RepeatsHelp() string { return fmt.Sprintf("want a whole number from 1 to %d", MaxRepeats) }
+
 // repeated is a plan with its place in a group of repeats.
 type repeated struct {
 	Plan

@@ -74,8 +74,8 @@ func redlockCostCommand() *cli.Command {
 			}
 			for _, m := range sweep.ParseList(c.String("masters")) {
 				n, err := strconv.Atoi(m)
-				if err != nil || n < 1 || n > 9 {
-					return usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to 9, e.g. 3,5,7", c.String("masters"))}
+				if err != nil || n < 1 || n > compose.MaxMasters {
+					return usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to %d, e.g. 3,5,7", c.String("masters"), compose.MaxMasters)}
 				}
 				locks = append(locks, sweep.LockSpec{Lock: lockimpl.LockRedlock, Topology: fmt.Sprintf("redlock:%d", n)})
 			}
@@ -95,8 +95,8 @@ func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, with
 	if err != nil {
 		return err
 	}
-	if n := c.Int("count"); n < 1 || n > 1000 {
-		return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
+	if err := plan.CheckRepeats(c.Int("count")); err != nil {
+		return err
 	}
 	base, err := plan.WithCommandDefaults(c.Command.Name, givenValues(c, table))
 	if err != nil {

@@ -133,8 +133,8 @@ func runCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("run takes no arguments, got %q; flags start with --", c.Args().First())}
 			}
-			if n := c.Int("count"); n < 1 || n > 1000 {
-				return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
+			if err := plan.CheckRepeats(c.Int("count")); err != nil {
+				return err
 			}
 			asserts, err := parseAsserts(c.StringSlice("assert"))
 			if err != nil {

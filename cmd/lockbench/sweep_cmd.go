@@ -144,8 +144,8 @@ func gridFromCLI(c *cli.Context, table []plan.Flag) (sweep.Grid, error) {
 	if c.IsSet("count") {
 		g.Count = c.Int("count")
 	}
-	if g.Count < 1 || g.Count > 1000 {
-		return g, usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", g.Count)}
+	if err := plan.CheckRepeats(g.Count); err != nil {
+		return g, err
 	}
 	return g, nil
 }
@@ -260,10 +260,8 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return usageError{msg: err.Error()}
 			}
-			if loadFlag == sweep.LoadConcurrency {
-				if err := refuseSet(c, map[string]string{"concurrency": "ramps concurrency itself; use --start and --max (or --rate to ramp the request rate)"}); err != nil {
-					return err
-				}
+			if err := plan.CheckCommandRefusals("capacity", givenValues(c, table)); err != nil {
+				return err
 			}
 			search := sweep.CapacitySearch{Given: given, Ramp: ramp, LoadFlag: loadFlag, SLO: slo, Run: storeRunner(c)}
 			if !c.Bool("quiet") {
@@ -334,6 +332,9 @@ func tuneTTLCommand() *cli.Command {
 				return err
 			}
 			if err := refuseSet(c, refused); err != nil {
+				return err
+			}
+			if err := plan.CheckRepeats(c.Int("count")); err != nil {
 				return err
 			}
 			maxRate := c.Float64("max-incident-rate")
