@@ -55,7 +55,10 @@
 //     servers are up (which adds only what needs them: a node index past
 //     the nodes there are, a missing proxy or clock shim);
 //   - its canonical fault for lock-cost --with-fault, as a typed FaultSpec
-//     (Shape.CanonicalFault);
+//     (Shape.CanonicalFault) and in words for the flag's help
+//     (KindInfo.CanonicalFaultText). It is the kind's, not the lock's: one
+//     lock (redlock) gets a pause on single and a master killed on
+//     redlock:N, and its targets (master, leader, holder) are the topology's;
 //   - its backend (KindInfo.Backend, Spec.Backend), which picks how plan
 //     arms the lock, checks a plan and keeps a --resource there
 //     (planBackends, bench/plan/backends.go) and how it comes up (Shape.up).

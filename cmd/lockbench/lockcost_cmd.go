@@ -15,7 +15,7 @@ import (
 )
 
 var withFaultFlag = &cli.BoolFlag{Name: "with-fault", Category: "output",
-	Usage: "also run each lock under its topology's canonical fault: one master killed on redlock:N, a pause past the ttl on single, the primary killed on replicated, shard 0's master killed on cluster:M, the leader killed on etcd:N and zookeeper:N, the lock bucket's stream leader killed on nats:N, a lock holder's session terminated on postgres"}
+	Usage: "also run each lock under its topology's canonical fault: " + compose.CanonicalFaultHelp()}
 
 func lockCostCommand() *cli.Command {
 	table, flags, refused := runFlagsOf("lock-cost")
