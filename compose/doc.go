@@ -26,7 +26,8 @@
 //     shapes (backends.go);
 //   - locks: one Descriptor each in lockimpl's registry (lockimpl/locks.go):
 //     the backend it speaks, lease, renewal, fencing, quorum, pipelining,
-//     the run flags it takes. A kind lists, of its backend's locks, those
+//     the run flags it takes, the grain its server counts a TTL in
+//     (TTLGrain, LocalMinTTL). A kind lists, of its backend's locks, those
 //     that run on it (KindInfo.Locks); TestEveryKindIsWhole holds each to
 //     the lock registry.
 //
