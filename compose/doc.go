@@ -26,7 +26,8 @@
 //     shapes (backends.go);
 //   - locks: one Descriptor each in lockimpl's registry (lockimpl/locks.go):
 //     the backend it speaks, lease, renewal, fencing, quorum, pipelining,
-//     the run flags it takes. A kind lists, of its backend's locks, those
+//     the run flags it takes, the grain its server counts a TTL in
+//     (TTLGrain, LocalMinTTL). A kind lists, of its backend's locks, those
 //     that run on it (KindInfo.Locks); TestEveryKindIsWhole holds each to
 //     the lock registry.
 //
@@ -55,7 +56,10 @@
 //     servers are up (which adds only what needs them: a node index past
 //     the nodes there are, a missing proxy or clock shim);
 //   - its canonical fault for lock-cost --with-fault, as a typed FaultSpec
-//     (Shape.CanonicalFault);
+//     (Shape.CanonicalFault) and in words for the flag's help
+//     (KindInfo.CanonicalFaultText). It is the kind's, not the lock's: one
+//     lock (redlock) gets a pause on single and a master killed on
+//     redlock:N, and its targets (master, leader, holder) are the topology's;
 //   - its backend (KindInfo.Backend, Spec.Backend), which picks how plan
 //     arms the lock, checks a plan and keeps a --resource there
 //     (planBackends, bench/plan/backends.go) and how it comes up (Shape.up).

@@ -54,6 +54,9 @@ type KindInfo struct {
 	Example string
 	// Sample is a --topology value of the kind that parses, e.g. "redlock:3".
 	Sample string
+	// CanonicalFaultText says its canonical fault (Shape.CanonicalFault)
+	// in words, for --with-fault's help: "one master killed".
+	CanonicalFaultText string
 	// Backend is what its servers are, as the locks name it
 	// (lockimpl.BackendRedis, BackendEtcd, BackendPostgres): the locks that
 	// run on it speak that backend.
@@ -127,6 +130,26 @@ func kindInfo(sh Shape) KindInfo {
 		info.URLFlag = b.Info().URLFlag
 	}
 	return info
+}
+
+// CanonicalFaultHelp says each kind's canonical fault and where it is put,
+// from the registry, kinds with the same fault together: "one master killed
+// on redlock:N, the leader killed on etcd:N and zookeeper:N, …".
+func CanonicalFaultHelp() string {
+	var texts []string
+	where := map[string][]string{}
+	for _, sh := range shapes() {
+		info := sh.Info()
+		if _, seen := where[info.CanonicalFaultText]; !seen {
+			texts = append(texts, info.CanonicalFaultText)
+		}
+		where[info.CanonicalFaultText] = append(where[info.CanonicalFaultText], info.Example)
+	}
+	parts := make([]string, len(texts))
+	for i, t := range texts {
+		parts[i] = t + " on " + strings.Join(where[t], " and ")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SpecHelp lists the accepted topology specs, from the registry.

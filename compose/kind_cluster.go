@@ -22,7 +22,7 @@ func (clusterShape) Info() KindInfo {
 	quorum := "it needs independent masters, and one Redis Cluster is not N independent masters (a key lives on one shard); use --lock single or fenced, or --topology redlock:N"
 	unmeasured := "it has not been measured on a Redis Cluster; use --lock single or fenced"
 	return KindInfo{
-		Kind: KindCluster, Example: "cluster:M", Sample: "cluster:3",
+		Kind: KindCluster, Example: "cluster:M", Sample: "cluster:3", CanonicalFaultText: "shard 0's master killed",
 		Syntax:  fmt.Sprintf("cluster:M[,R] with %d ≤ M ≤ %d masters and 0 ≤ R ≤ %d replicas each (default 1)", MinClusterMasters, MaxMasters, MaxClusterReplicas),
 		Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "node",
 		Locks:     singleInstanceLocks(),

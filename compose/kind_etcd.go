@@ -19,7 +19,7 @@ type etcdShape struct{}
 // Info describes etcd:N.
 func (etcdShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindEtcd, Syntax: "etcd:N with N = 1, 3 or 5", Example: "etcd:N", Sample: "etcd:3", Backend: lockimpl.BackendEtcd, Program: "etcd", Node: "member",
+		Kind: KindEtcd, Syntax: "etcd:N with N = 1, 3 or 5", Example: "etcd:N", Sample: "etcd:3", CanonicalFaultText: "the leader killed", Backend: lockimpl.BackendEtcd, Program: "etcd", Node: "member",
 		Locks:     []string{lockimpl.LockEtcd},
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   2500 * time.Millisecond,

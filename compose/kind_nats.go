@@ -26,7 +26,7 @@ type natsShape struct{}
 // Info describes nats:N.
 func (natsShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindNats, Syntax: "nats:N with N = 1 or 3", Example: "nats:N", Sample: "nats:3",
+		Kind: KindNats, Syntax: "nats:N with N = 1 or 3", Example: "nats:N", Sample: "nats:3", CanonicalFaultText: "the lock bucket's stream leader killed",
 		Backend: lockimpl.BackendNats, Program: "nats-server", Node: "server",
 		Locks:     lockimpl.LocksOn(lockimpl.BackendNats),
 		Providers: []string{ProviderLocal, ProviderExternal},

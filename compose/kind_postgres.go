@@ -27,7 +27,7 @@ func pgLocks() []string { return lockimpl.LocksOn(lockimpl.BackendPostgres) }
 // Info describes postgres.
 func (postgresShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindPostgres, Syntax: "postgres", Example: "postgres", Sample: "postgres", Backend: lockimpl.BackendPostgres, Program: "postgres",
+		Kind: KindPostgres, Syntax: "postgres", Example: "postgres", Sample: "postgres", CanonicalFaultText: "a lock holder's session terminated", Backend: lockimpl.BackendPostgres, Program: "postgres",
 		Locks:     pgLocks(),
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   1500 * time.Millisecond,

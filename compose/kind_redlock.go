@@ -26,7 +26,7 @@ type redlockShape struct{}
 func (redlockShape) Info() KindInfo {
 	single := "needs one server; use --lock redlock or redsync, or --topology single"
 	return KindInfo{
-		Kind: KindRedlock, Syntax: fmt.Sprintf("redlock:N with 1 ≤ N ≤ %d", MaxMasters), Example: "redlock:N", Sample: "redlock:3",
+		Kind: KindRedlock, Syntax: fmt.Sprintf("redlock:N with 1 ≤ N ≤ %d", MaxMasters), Example: "redlock:N", Sample: "redlock:3", CanonicalFaultText: "one master killed",
 		Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
 		Locks:     []string{lockimpl.LockRedlock, lockimpl.LockRedsync},
 		LockNotes: map[string]string{lockimpl.LockSingle: single, lockimpl.LockFenced: single, lockimpl.LockNaive: single, lockimpl.LockRedislock: single},

@@ -19,7 +19,7 @@ type replicatedShape struct{}
 func (replicatedShape) Info() KindInfo {
 	quorum := "it needs independent masters, and replicated has one primary; use --topology redlock:N or --lock single"
 	return KindInfo{
-		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "node",
+		Kind: KindReplicated, Syntax: "replicated", Example: "replicated", Sample: "replicated", CanonicalFaultText: "the primary killed", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "node",
 		// redsync runs with one pool on the sentinel client, as its users
 		// run it against a replicated primary (go-redsync/redsync #163):
 		// a quorum of one, which a failover can break like single's.

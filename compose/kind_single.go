@@ -18,7 +18,7 @@ type singleShape struct{}
 // Info describes single.
 func (singleShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
+		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", CanonicalFaultText: "a pause past the ttl", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
 		Locks:     append(singleInstanceLocks(), lockimpl.LockRedlock, lockimpl.LockRedsync, lockimpl.LockRedislock),
 		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
 		StartUp:   300 * time.Millisecond,

@@ -133,3 +133,41 @@ func TestUnknownKind(t *testing.T) {
 		t.Errorf("ParseSpec(nope:3) = %v", err)
 	}
 }
+
+// TestEveryCanonicalFaultIsInTheHelp walks every lock and every kind it
+// runs on: the kind's canonical fault parses back, its words (for
+// --with-fault's help) name what the fault does, and the help lists them on
+// the kind. A kind added without its words, or with words of another fault,
+// fails here.
+func TestEveryCanonicalFaultIsInTheHelp(t *testing.T) {
+	verb := map[compose.FaultKind]string{compose.FaultKill: "killed", compose.FaultPause: "pause", compose.FaultTerminate: "terminated",
+		compose.FaultExpire: "expired", compose.FaultRestart: "restarted", compose.FaultPartition: "partition"}
+	help := compose.CanonicalFaultHelp()
+	for _, lock := range lockimpl.Names() {
+		var shapes []compose.Shape
+		for _, sh := range compose.Shapes() {
+			if slices.Contains(sh.Info().Locks, lock) {
+				shapes = append(shapes, sh)
+			}
+		}
+		if len(shapes) == 0 {
+			t.Errorf("lock %s runs on no kind, so --with-fault has no fault for it", lock)
+		}
+		for _, sh := range shapes {
+			k := sh.Info().Kind
+			info := sh.Info()
+			f, _ := sh.CanonicalFault(2*time.Second, 10*time.Second)
+			if _, err := compose.ParseFault(f.String()); err != nil {
+				t.Errorf("%s on %s: canonical fault %q does not parse: %v", lock, k, f.String(), err)
+			}
+			if w, ok := verb[f.Kind]; !ok || !strings.Contains(info.CanonicalFaultText, w) {
+				t.Errorf("%s: canonical fault %s, but its words %q do not say %q", k, f.Kind, info.CanonicalFaultText, w)
+			}
+			listed := strings.Contains(help, info.CanonicalFaultText+" on "+info.Example) ||
+				strings.Contains(help, " and "+info.Example)
+			if info.CanonicalFaultText == "" || !listed {
+				t.Errorf("%s: --with-fault help %q does not list %q on %s", k, help, info.CanonicalFaultText, info.Example)
+			}
+		}
+	}
+}

@@ -25,7 +25,7 @@ type zookeeperShape struct{}
 // Info describes zookeeper:N.
 func (zookeeperShape) Info() KindInfo {
 	return KindInfo{
-		Kind: KindZookeeper, Syntax: "zookeeper:N with N = 1, 3 or 5", Example: "zookeeper:N", Sample: "zookeeper:3",
+		Kind: KindZookeeper, Syntax: "zookeeper:N with N = 1, 3 or 5", Example: "zookeeper:N", Sample: "zookeeper:3", CanonicalFaultText: "the leader killed",
 		Backend: lockimpl.BackendZookeeper, Program: "java (ZooKeeper)", Node: "member",
 		Locks:     lockimpl.LocksOn(lockimpl.BackendZookeeper),
 		Providers: []string{ProviderLocal, ProviderExternal},

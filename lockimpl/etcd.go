@@ -65,6 +65,11 @@ func (e *Etcd) Info() Info {
 		Settings: map[string]string{"request-timeout": e.timeout.String()}}
 }
 
+// EtcdLocalMinTTL is the shortest lease local etcd members grant: etcd
+// raises any shorter one to ⌈1.5 × election timeout⌉ (2 s with its default
+// 1 s). The etcd lock's descriptor carries it (Descriptor.LocalMinTTL).
+const EtcdLocalMinTTL = 2 * time.Second
+
 // EtcdTTLSeconds is ttl in etcd's whole seconds; a TTL etcd would round is
 // an error, so a run never records one TTL while the server used another.
 func EtcdTTLSeconds(ttl time.Duration) (int64, error) {

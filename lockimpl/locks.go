@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/lockbench/lockbench/results/suggest"
 )
@@ -72,6 +73,22 @@ type Descriptor struct {
 	// RunFlags are the lock-scoped run flags it takes (plan's flag table
 	// then applies each only to the locks listing it).
 	RunFlags []string
+	// TTLGrain is the unit its server counts a lease's TTL in (whole
+	// seconds on etcd and NATS); 0 for any duration. plan refuses a TTL off
+	// the grain, and plans of TTLs (advise, tune-ttl) round to it.
+	TTLGrain time.Duration
+	// LocalMinTTL is the shortest TTL the servers lockbench starts for it
+	// grant (etcd raises a shorter lease); 0 for none beyond one grain.
+	LocalMinTTL time.Duration
+}
+
+// FitTTL is ttl as the lock's local servers take it: rounded to its
+// grain, and at least one grain and LocalMinTTL.
+func (d Descriptor) FitTTL(ttl time.Duration) time.Duration {
+	if d.TTLGrain > 0 {
+		ttl = max(d.TTLGrain, ttl.Round(d.TTLGrain))
+	}
+	return max(d.LocalMinTTL, ttl)
 }
 
 // descriptors is the registry: one entry per lock, in help order. Adding a
@@ -85,7 +102,8 @@ func descriptors() []Descriptor {
 		{Name: LockNaive, Backend: BackendRedis, Lease: true, Renewable: true, Unsafe: true, RunFlags: []string{"naive-gap"}},
 		{Name: LockRedsync, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, Peer: true, RunFlags: []string{"peer-option"}},
 		{Name: LockRedislock, Backend: BackendRedis, Lease: true, Renewable: true, Peer: true, RunFlags: []string{"peer-option"}},
-		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout", "unfenced-writes"}},
+		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout", "unfenced-writes"},
+			TTLGrain: time.Second, LocalMinTTL: EtcdLocalMinTTL},
 		{Name: LockPgAdvisory, Backend: BackendPostgres},
 		{Name: LockPgAdvisoryXact, Backend: BackendPostgres, InTransaction: true},
 		{Name: LockPgLease, Backend: BackendPostgres, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},
@@ -93,7 +111,8 @@ func descriptors() []Descriptor {
 		// zk's lease is its session: --ttl is the session timeout, which the
 		// client's own pings keep alive, so there is nothing to renew.
 		{Name: LockZk, Backend: BackendZookeeper, Lease: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},
-		{Name: LockNatsKV, Backend: BackendNats, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},
+		{Name: LockNatsKV, Backend: BackendNats, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"unfenced-writes"},
+			TTLGrain: time.Second},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -149,5 +150,49 @@ func TestLockQueries(t *testing.T) {
 	}
 	if _, err := lockimpl.New("redlok", nil, lockimpl.Options{}); err == nil || !strings.Contains(err.Error(), "redlock") {
 		t.Errorf("New(redlok) = %v, want an unknown lock with the nearest name", err)
+	}
+}
+
+// TestTTLGrain checks the TTL grain each lock's descriptor carries, against
+// what its server does: etcd and NATS count whole seconds (their TTL
+// converters refuse anything else), etcd's local members grant 2s at least,
+// and a lock without a grain takes any TTL as it is.
+func TestTTLGrain(t *testing.T) {
+	for _, tc := range []struct {
+		lock     string
+		ttl      time.Duration
+		want     time.Duration
+		accepted func(time.Duration) error
+	}{
+		{lockimpl.LockEtcd, 1400 * time.Millisecond, 2 * time.Second, func(d time.Duration) error { _, err := lockimpl.EtcdTTLSeconds(d); return err }},
+		{lockimpl.LockEtcd, 3600 * time.Millisecond, 4 * time.Second, func(d time.Duration) error { _, err := lockimpl.EtcdTTLSeconds(d); return err }},
+		{lockimpl.LockNatsKV, 300 * time.Millisecond, time.Second, func(d time.Duration) error { _, err := lockimpl.NatsTTLSeconds(d); return err }},
+		{lockimpl.LockNatsKV, 1600 * time.Millisecond, 2 * time.Second, func(d time.Duration) error { _, err := lockimpl.NatsTTLSeconds(d); return err }},
+		{lockimpl.LockSingle, 1600 * time.Millisecond, 1600 * time.Millisecond, nil},
+		{lockimpl.LockPgLease, 250 * time.Millisecond, 250 * time.Millisecond, nil},
+	} {
+		d, ok := lockimpl.Describe(tc.lock)
+		if !ok {
+			t.Fatalf("%s not registered", tc.lock)
+		}
+		got := d.FitTTL(tc.ttl)
+		if got != tc.want {
+			t.Errorf("%s: FitTTL(%v) = %v, want %v", tc.lock, tc.ttl, got, tc.want)
+		}
+		if tc.accepted == nil {
+			if d.TTLGrain != 0 {
+				t.Errorf("%s: grain %v, want none", tc.lock, d.TTLGrain)
+			}
+			continue
+		}
+		if err := tc.accepted(got); err != nil {
+			t.Errorf("%s: fitted TTL %v refused by its server's converter: %v", tc.lock, got, err)
+		}
+		if err := tc.accepted(tc.ttl); err == nil {
+			t.Errorf("%s: %v off the grain accepted by its converter; the planted case is wrong", tc.lock, tc.ttl)
+		}
+	}
+	if d, _ := lockimpl.Describe(lockimpl.LockEtcd); d.LocalMinTTL != lockimpl.EtcdLocalMinTTL {
+		t.Errorf("etcd's descriptor local minimum %v, want %v", d.LocalMinTTL, lockimpl.EtcdLocalMinTTL)
 	}
 }

@@ -244,15 +244,20 @@ func relate(f Figure, c *Cell, base Cell, repeats bool) {
 
 // Write renders c in format "table", "json" or "csv".
 func (c Comparison) Write(w io.Writer, format string) error {
-	switch format {
-	case "table", "":
-		return c.WriteTable(w)
-	case "json":
-		return c.WriteJSON(w)
-	case "csv":
-		return c.WriteCSV(w)
+	out := CompareOutput()
+	if format == "" {
+		format = string(out.Default())
 	}
-	return fmt.Errorf("compare: unknown format %q (accepted: table, json, csv)", format)
+	return out.Write(w, Format(format), c)
+}
+
+// CompareOutput is a comparison in each format it offers.
+func CompareOutput() Output[Comparison] {
+	return Output[Comparison]{
+		Table: func(w io.Writer, c Comparison) error { return c.WriteTable(w) },
+		JSON:  func(w io.Writer, c Comparison) error { return c.WriteJSON(w) },
+		CSV:   func(w io.Writer, c Comparison) error { return c.WriteCSV(w) },
+	}
 }
 
 // WriteTable renders c as a text table: a legend naming each column, then one

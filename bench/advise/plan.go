@@ -238,21 +238,17 @@ func Ladder(p Profile, budget time.Duration, lock string) (ttls []time.Duration,
 	return ttls, capped
 }
 
-// ttlFor is a TTL as the lock takes it: etcd leases count in whole
-// seconds, from plan.EtcdMinTTL.
+// ttlFor is a TTL as the lock takes it: on its TTL grain, from its local
+// servers' shortest (lockimpl.Descriptor.FitTTL: etcd and NATS count whole
+// seconds).
 func ttlFor(lock string, ttl time.Duration) time.Duration {
-	switch lock {
-	case lockimpl.LockEtcd:
-		return max(plan.EtcdMinTTL, ttl.Round(time.Second))
-	case lockimpl.LockNatsKV:
-		// NATS counts key TTLs in whole seconds from 1 s.
-		return max(time.Second, ttl.Round(time.Second))
-	case lockimpl.LockZk:
+	if lock == lockimpl.LockZk {
 		// The lease is the session, which local members hold within bounds.
 		lo, hi := compose.ZkSessionBounds(compose.DefaultZkTick)
 		return min(max(lo, ttl), hi)
 	}
-	return ttl
+	d, _ := lockimpl.Describe(lock)
+	return d.FitTTL(ttl)
 }
 
 // renewalsFor are the tuning's renewal intervals at one TTL: none, and a

@@ -14,26 +14,24 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
-// EtcdMinTTL is the shortest lease local etcd members grant: etcd raises any
-// shorter one to ⌈1.5 × election timeout⌉ (2 s with its default 1 s).
-const EtcdMinTTL = 2 * time.Second
-
 // etcdChecks refuses, for the etcd lock, a TTL etcd would round or raise.
 func (p *parser) etcdChecks(pl *Plan) {
 	if p.err != nil || pl.Lock != lockimpl.LockEtcd {
 		return
 	}
 	ttl := pl.Workload.TTL
+	d, _ := lockimpl.Describe(pl.Lock)
+	minTTL := d.LocalMinTTL
 	if _, err := lockimpl.EtcdTTLSeconds(ttl); err != nil {
-		p.fail("ttl", "%v on %s: etcd leases count in whole seconds, and etcd would round it; want %v, 3s, …", ttl, pl.Topology, EtcdMinTTL)
+		p.fail("ttl", "%v on %s: etcd leases count in whole seconds, and etcd would round it; want %v, 3s, …", ttl, pl.Topology, minTTL)
 		return
 	}
 	if nt := pl.LockOptions.Redlock.NodeTimeout; nt >= ttl {
 		p.fail("node-timeout", "%v: on etcd it bounds each request, and must be less than the ttl %v (0 picks %v)", nt, ttl, lockimpl.DefaultEtcdTimeout)
 		return
 	}
-	if len(pl.URLs) == 0 && ttl < EtcdMinTTL {
-		p.fail("ttl", "%v on %s: local etcd members grant at least %v (etcd raises a shorter lease to ⌈1.5 × election timeout⌉); want %v or more", ttl, pl.Topology, EtcdMinTTL, EtcdMinTTL)
+	if len(pl.URLs) == 0 && ttl < minTTL {
+		p.fail("ttl", "%v on %s: local etcd members grant at least %v (etcd raises a shorter lease to ⌈1.5 × election timeout⌉); want %v or more", ttl, pl.Topology, minTTL, minTTL)
 	}
 }
 

@@ -45,8 +45,12 @@ type Need struct {
 // CommandUse is how one command takes a run flag.
 type CommandUse struct {
 	// Refused says why the command refuses the flag (it sets it itself);
-	// help leaves the flag out.
+	// help leaves the flag out, unless Unless says when it is taken.
 	Refused string
+	// Unless is the condition on the given flags under which the command
+	// takes the flag after all (capacity takes -c with --rate); the flag
+	// stays in help, and CheckCommandRefusals refuses it without it.
+	Unless *Need
 	// Own marks a flag the command replaces with one of its own of that
 	// name; the run flag is left out.
 	Own bool
@@ -168,6 +172,11 @@ func positive(flag string) func(Values) bool {
 	}
 }
 
+// given is a Need.Holds for a flag given any value.
+func given(flag string) func(Values) bool {
+	return func(v Values) bool { return v.Has(flag) }
+}
+
 // renewing holds when --renew-every asks for renewal.
 func renewing(v Values) bool {
 	switch strings.ToLower(strings.TrimSpace(v.Get("renew-every"))) {
@@ -235,7 +244,7 @@ func CommandFlags(command string) (takes []Flag, refused map[string]string) {
 		switch {
 		case use.Own:
 			continue
-		case use.Refused != "":
+		case use.Refused != "" && use.Unless == nil:
 			refused[f.Name] = use.Refused
 			continue
 		}
@@ -248,6 +257,19 @@ func CommandFlags(command string) (takes []Flag, refused map[string]string) {
 		takes = append(takes, f)
 	}
 	return takes, refused
+}
+
+// CheckCommandRefusals refuses a flag given to command where the flag
+// table says the command refuses it without another flag's setting
+// (CommandUse.Unless).
+func CheckCommandRefusals(command string, given Values) error {
+	for _, f := range runFlags {
+		use := f.Commands[command]
+		if use.Unless != nil && given.Has(f.Name) && !use.Unless.Holds(given) {
+			return badInput(f.Name, "%s %s", command, use.Refused)
+		}
+	}
+	return nil
 }
 
 // WithCommandDefaults sets command's own defaults (tune-ttl's workload,

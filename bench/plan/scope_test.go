@@ -284,3 +284,31 @@ func TestResourceBackendByScheme(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCommandRefusals checks the flag table's conditional refusal:
+// capacity refuses -c unless --rate is given, and other commands take it.
+func TestCheckCommandRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		given   Values
+		refused bool
+	}{
+		{"capacity", Values{"concurrency": {"8"}}, true},
+		{"capacity", Values{"concurrency": {"8"}, "rate": {"500"}}, false},
+		{"capacity", Values{"rate": {"500"}}, false},
+		{"capacity", Values{}, false},
+		{"run", Values{"concurrency": {"8"}}, false},
+	} {
+		err := CheckCommandRefusals(tc.command, tc.given)
+		if (err != nil) != tc.refused {
+			t.Errorf("%s %v: error %v, want refused %v", tc.command, tc.given, err, tc.refused)
+		}
+		if err != nil && (!IsInputError(err) || !strings.HasPrefix(err.Error(), "--concurrency: capacity ramps concurrency itself")) {
+			t.Errorf("%s %v: %q is not one line naming the flag and the command", tc.command, tc.given, err)
+		}
+	}
+	takes, refused := CommandFlags("capacity")
+	if _, ok := refused["concurrency"]; ok || !slices.ContainsFunc(takes, func(f Flag) bool { return f.Name == "concurrency" }) {
+		t.Error("capacity's -c, refused only without --rate, left out of its flags")
+	}
+}

@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // DefaultTTLs are the TTLs tune-ttl tries when --ttls is not given, a
-// doubling row of three: on etcd (whole seconds, at least plan.EtcdMinTTL)
-// the shortest of the usual ones cannot be granted, so the row starts at
-// etcd's minimum.
+// doubling row of three from 1s: where a topology's lock cannot be granted
+// that (etcd's local members grant 2s at least, lockimpl.Descriptor), the
+// row starts at the lock's shortest, on its grain.
 func DefaultTTLs(topologies []string) string {
 	first := time.Second
 	for _, t := range topologies {
-		if s, err := compose.ParseSpec(t); err == nil && s.DefaultLock() == lockimpl.LockEtcd {
-			first = plan.EtcdMinTTL
+		if s, err := compose.ParseSpec(t); err == nil {
+			d, _ := lockimpl.Describe(s.DefaultLock())
+			first = max(first, d.FitTTL(first))
 		}
 	}
 	return fmt.Sprintf("%v,%v,%v", first, 2*first, 4*first)

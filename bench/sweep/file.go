@@ -129,8 +129,8 @@ func parseAxes(name string, n *yaml.Node) ([]Axis, error) {
 
 func parseCount(name string, n *yaml.Node) (int, error) {
 	c, err := strconv.Atoi(n.Value)
-	if n.Kind != yaml.ScalarNode || err != nil || c < 1 || c > 1000 {
-		return 0, fmt.Errorf("%s:%d: count %q: want a whole number from 1 to 1000", name, n.Line, n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || c < 1 || c > plan.MaxRepeats {
+		return 0, fmt.Errorf("%s:%d: count %q: %s", name, n.Line, n.Value, plan.RepeatsHelp())
 	}
 	return c, nil
 }

@@ -47,9 +47,9 @@ func adviseCommand() *cli.Command {
 			&cli.BoolFlag{Name: "plan-only", Category: "output", Usage: "print the plan (experiments, each with its window and why, and the total against the budget) and stop"},
 			&cli.BoolFlag{Name: "resume", Category: "output", Usage: "reuse stored results (in --out) of the same resolved configuration instead of running them again"},
 			&cli.StringFlag{Name: "report", Category: "output", Usage: "also write the page as HTML to FILE"},
-			formatFlag("table", "json")),
+			formatFlag(advicePageOutput())),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, advicePageOutput())
 			if err != nil {
 				return err
 			}
@@ -68,10 +68,7 @@ func adviseCommand() *cli.Command {
 				if err := refuseSet(c, map[string]string{"resume": "--plan-only runs nothing, so nothing is resumed", "report": "--plan-only writes no page"}); err != nil {
 					return err
 				}
-				if format == "json" {
-					return writeJSON(c.App.Writer, p)
-				}
-				return advise.WritePlan(c.App.Writer, p)
+				return advicePlanOutput().Write(c.App.Writer, format, p)
 			}
 			return runAdvise(c, p, format)
 		},
@@ -118,9 +115,19 @@ func adviseInput(c *cli.Context, table []plan.Flag) (advise.Input, error) {
 	return in, in.Check()
 }
 
+// advicePageOutput is advise's page in each format it offers.
+func advicePageOutput() results.Output[advise.Page] {
+	return results.Output[advise.Page]{Table: advise.WriteText, JSON: advise.WriteJSON}
+}
+
+// advicePlanOutput is advise --plan-only's plan, in the page's formats.
+func advicePlanOutput() results.Output[advise.Plan] {
+	return results.Output[advise.Plan]{Table: advise.WritePlan, JSON: writeJSON[advise.Plan]}
+}
+
 // runAdvise runs the plan, then prints the page (and writes its HTML). An
 // interrupted run still prints the page of what was measured.
-func runAdvise(c *cli.Context, p advise.Plan, format string) error {
+func runAdvise(c *cli.Context, p advise.Plan, format results.Format) error {
 	quiet := c.Bool("quiet")
 	if !quiet {
 		if err := advise.WritePlan(c.App.ErrWriter, p); err != nil {
@@ -143,13 +150,7 @@ func runAdvise(c *cli.Context, p advise.Plan, format string) error {
 		fmt.Fprintln(c.App.ErrWriter)
 	}
 	page := advise.Build(ev)
-	var err error
-	if format == "json" {
-		err = advise.WriteJSON(c.App.Writer, page)
-	} else {
-		err = advise.WriteText(c.App.Writer, page)
-	}
-	if err != nil {
+	if err := advicePageOutput().Write(c.App.Writer, format, page); err != nil {
 		return err
 	}
 	if err := writeHTMLReport(c, "advice page", func(w io.Writer) error { return advise.WriteHTML(w, page, p.Input.Out) }); err != nil {

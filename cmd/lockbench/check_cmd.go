@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
+	"github.com/lockbench/lockbench/results"
 )
 
 // exitUnsafe is check's exit code for a history that broke mutual exclusion.
@@ -30,7 +31,7 @@ func checkCommand() *cli.Command {
 			&cli.StringFlag{Name: "visualize", Usage: "write Porcupine's visualization of every violating key, with the run's faults, to FILE (HTML)"},
 			&cli.StringFlag{Name: "drift", Usage: "clock-drift allowance instead of the run's (1% of the TTL + 2 ms): a grant less than this before the earlier lease's end counts as an overrun, not a double grant"},
 			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on Porcupine's search per key segment (0: none)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output: table or json"},
+			checkFormatFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -41,9 +42,9 @@ func checkCommand() *cli.Command {
 					return usageError{msg: fmt.Sprintf("check: %q after a HISTORY file: flags go before the files (lockbench check --visualize out.html run.jsonl.gz)", a)}
 				}
 			}
-			format := c.String("format")
-			if format != "table" && format != "json" {
-				return usageError{msg: fmt.Sprintf("--format %q: want table or json", format)}
+			format, err := checkFormat(c, checkOutput())
+			if err != nil {
+				return err
 			}
 			opts := check.Options{Timeout: c.Duration("timeout")}
 			if c.IsSet("drift") {
@@ -61,14 +62,8 @@ func checkCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(checkJSON(rep)); err != nil {
-					return err
-				}
-			} else {
-				rep.Render(c.App.Writer)
+			if err := checkOutput().Write(c.App.Writer, format, rep); err != nil {
+				return err
 			}
 			if path := c.String("visualize"); path != "" {
 				if err := visualize(rep, path); err != nil {
@@ -103,6 +98,21 @@ func visualize(rep *check.Report, path string) error {
 }
 
 // checkJSON is the report as JSON: the counts, the verdict, the failing keys.
+// checkOutput is check's report in each format it offers.
+func checkOutput() results.Output[*check.Report] {
+	return results.Output[*check.Report]{
+		Table: func(w io.Writer, r *check.Report) error { r.Render(w); return nil },
+		JSON:  func(w io.Writer, r *check.Report) error { return writeJSON(w, checkJSON(r)) },
+	}
+}
+
+// checkFormatFlag is check's --format: its help has no categories.
+func checkFormatFlag() *cli.StringFlag {
+	f := formatFlag(checkOutput())
+	f.Category = ""
+	return f
+}
+
 func checkJSON(r *check.Report) any {
 	type key struct {
 		check.Key

@@ -10,6 +10,7 @@ import (
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/failovermap"
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/results"
 )
 
 func failoverMapCommand() *cli.Command {
@@ -32,13 +33,13 @@ func failoverMapCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory for result files", EnvVars: []string{"LOCKBENCH_OUT"}},
 			&cli.StringFlag{Name: "report", Usage: "also write the heat maps (lag × hold, one panel per lock and mitigation) as HTML to FILE"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no plan or progress lines"},
-			formatFlag("table", "json"),
+			formatFlag(failoverMapOutput()),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("failover-map takes no arguments, got %q", c.Args().First())}
 			}
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, failoverMapOutput())
 			if err != nil {
 				return err
 			}
@@ -50,10 +51,7 @@ func failoverMapCommand() *cli.Command {
 				if err := refuseSet(c, map[string]string{"resume": "--plan-only runs nothing, so nothing is resumed", "report": "--plan-only writes no page"}); err != nil {
 					return err
 				}
-				if format == "json" {
-					return writeJSON(c.App.Writer, p)
-				}
-				return failovermap.WritePlan(c.App.Writer, p)
+				return failoverPlanOutput().Write(c.App.Writer, format, p)
 			}
 			return runFailoverMap(c, p, format)
 		},
@@ -103,9 +101,19 @@ func failoverMapPlan(c *cli.Context) (failovermap.Plan, error) {
 	return p, p.Check()
 }
 
+// failoverMapOutput is failover-map's map in each format it offers.
+func failoverMapOutput() results.Output[failovermap.Map] {
+	return results.Output[failovermap.Map]{Table: failovermap.WriteText, JSON: failovermap.WriteJSON}
+}
+
+// failoverPlanOutput is failover-map --plan-only's plan, in the map's formats.
+func failoverPlanOutput() results.Output[failovermap.Plan] {
+	return results.Output[failovermap.Plan]{Table: failovermap.WritePlan, JSON: writeJSON[failovermap.Plan]}
+}
+
 // runFailoverMap runs the plan and prints the map; an interrupted run
 // prints what was measured and says how to run the rest.
-func runFailoverMap(c *cli.Context, p failovermap.Plan, format string) error {
+func runFailoverMap(c *cli.Context, p failovermap.Plan, format results.Format) error {
 	quiet := c.Bool("quiet")
 	if !quiet {
 		if err := failovermap.WritePlan(c.App.ErrWriter, p); err != nil {
@@ -127,13 +135,7 @@ func runFailoverMap(c *cli.Context, p failovermap.Plan, format string) error {
 	if !quiet && isTerminal(c.App.ErrWriter) {
 		fmt.Fprintln(c.App.ErrWriter)
 	}
-	var err error
-	if format == "json" {
-		err = failovermap.WriteJSON(c.App.Writer, m)
-	} else {
-		err = failovermap.WriteText(c.App.Writer, m)
-	}
-	if err != nil {
+	if err := failoverMapOutput().Write(c.App.Writer, format, m); err != nil {
 		return err
 	}
 	if err := writeHTMLReport(c, "failover map", func(w io.Writer) error { return failovermap.WriteHTML(w, m) }); err != nil {

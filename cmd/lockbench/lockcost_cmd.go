@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -14,7 +15,7 @@ import (
 )
 
 var withFaultFlag = &cli.BoolFlag{Name: "with-fault", Category: "output",
-	Usage: "also run each lock under its topology's canonical fault: one master killed on redlock:N, a pause past the ttl on single, the primary killed on replicated, shard 0's master killed on cluster:M, the leader killed on etcd:N and zookeeper:N, the lock bucket's stream leader killed on nats:N, a lock holder's session terminated on postgres"}
+	Usage: "also run each lock under its topology's canonical fault: " + compose.CanonicalFaultHelp()}
 
 func lockCostCommand() *cli.Command {
 	table, flags, refused := runFlagsOf("lock-cost")
@@ -25,7 +26,7 @@ func lockCostCommand() *cli.Command {
 			"   default locks: single, fenced, redislock, redlock@redlock:5, redsync@redlock:5",
 		Flags: append(flags,
 			&cli.StringSliceFlag{Name: "lock", Category: "target", Usage: "lock to compare, repeatable: " + sweep.LockSpecHelp},
-			withFaultFlag, countFlag, formatFlag("table", "json", "csv"), columnsFlag),
+			withFaultFlag, countFlag, formatFlag(lockCostOutput()), columnsFlag),
 		Action: func(c *cli.Context) error {
 			if err := refuseSet(c, refused); err != nil {
 				return err
@@ -58,7 +59,7 @@ func redlockCostCommand() *cli.Command {
 			"   lockbench redlock-cost --redis redis://a:6379 --redis redis://b:6379 --redis redis://c:6379   (external masters: N = the URLs)",
 		Flags: append(flags,
 			&cli.StringFlag{Name: "masters", Value: "3,5,7", Usage: "Redlock master counts to compare against single", Category: "output"},
-			countFlag, formatFlag("table", "json", "csv"), columnsFlag),
+			countFlag, formatFlag(lockCostOutput()), columnsFlag),
 		Action: func(c *cli.Context) error {
 			if err := refuseSet(c, refused); err != nil {
 				return err
@@ -73,8 +74,8 @@ func redlockCostCommand() *cli.Command {
 			}
 			for _, m := range sweep.ParseList(c.String("masters")) {
 				n, err := strconv.Atoi(m)
-				if err != nil || n < 1 || n > 9 {
-					return usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to 9, e.g. 3,5,7", c.String("masters"))}
+				if err != nil || n < 1 || n > compose.MaxMasters {
+					return usageError{msg: fmt.Sprintf("--masters %q: want master counts from 1 to %d, e.g. 3,5,7", c.String("masters"), compose.MaxMasters)}
 				}
 				locks = append(locks, sweep.LockSpec{Lock: lockimpl.LockRedlock, Topology: fmt.Sprintf("redlock:%d", n)})
 			}
@@ -86,16 +87,16 @@ func redlockCostCommand() *cli.Command {
 // runLockCost checks every run of the comparison, runs and stores them, and
 // prints the table (or JSON).
 func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, withFault bool) error {
-	format, err := checkFormat(c, "table", "json", "csv")
+	format, err := checkFormat(c, lockCostOutput())
 	if err != nil {
 		return err
 	}
-	columns, err := viewColumns(c, results.LockCostView(), format)
+	columns, err := viewColumns(c, results.LockCostView(), string(format))
 	if err != nil {
 		return err
 	}
-	if n := c.Int("count"); n < 1 || n > 1000 {
-		return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
+	if err := plan.CheckRepeats(c.Int("count")); err != nil {
+		return err
 	}
 	base, err := plan.WithCommandDefaults(c.Command.Name, givenValues(c, table))
 	if err != nil {
@@ -109,11 +110,22 @@ func runLockCost(c *cli.Context, table []plan.Flag, locks []sweep.LockSpec, with
 	if err != nil {
 		return err
 	}
-	switch format {
-	case "json":
-		return sweep.WriteLockCostJSON(c.App.Writer, rows)
-	case "csv":
-		return sweep.WriteLockCostCSV(c.App.Writer, rows)
+	return lockCostOutput().Write(c.App.Writer, format, lockCosts{rows, columns})
+}
+
+// lockCosts is what lock-cost prints: each lock's runs and the table's
+// columns.
+type lockCosts struct {
+	rows    []sweep.CostRuns
+	columns []string
+}
+
+// lockCostOutput is lock-cost's (and redlock-cost's) comparison in each
+// format it offers.
+func lockCostOutput() results.Output[lockCosts] {
+	return results.Output[lockCosts]{
+		Table: func(w io.Writer, l lockCosts) error { return sweep.WriteLockCost(w, l.rows, l.columns) },
+		JSON:  func(w io.Writer, l lockCosts) error { return sweep.WriteLockCostJSON(w, l.rows) },
+		CSV:   func(w io.Writer, l lockCosts) error { return sweep.WriteLockCostCSV(w, l.rows) },
 	}
-	return sweep.WriteLockCost(c.App.Writer, rows, columns)
 }

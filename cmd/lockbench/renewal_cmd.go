@@ -27,13 +27,13 @@ func renewalCheckCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory for result files and histories", EnvVars: []string{"LOCKBENCH_OUT"}},
 			&cli.StringFlag{Name: "html", Usage: "also write the matrix as an HTML page to FILE, its cells linking to their runs"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
-			formatFlag("table", "json"),
+			formatFlag(renewalOutput()),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("renewal-check takes no arguments, got %q", c.Args().First())}
 			}
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, renewalOutput())
 			if err != nil {
 				return err
 			}
@@ -75,12 +75,15 @@ func renewalCheckCommand() *cli.Command {
 					return err
 				}
 			}
-			if format == "json" {
-				return renewal.WriteMatrixJSON(c.App.Writer, m)
-			}
-			return renewal.WriteMatrix(c.App.Writer, m)
+			return renewalOutput().Write(c.App.Writer, format, m)
 		},
 	}
+}
+
+// renewalOutput is renewal-check's matrix in each format it offers (the
+// HTML page is --html's, beside it).
+func renewalOutput() results.Output[renewal.Matrix] {
+	return results.Output[renewal.Matrix]{Table: renewal.WriteMatrix, JSON: renewal.WriteMatrixJSON}
 }
 
 // writeRenewalPage writes the HTML page, its links relative to the page.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,12 +24,12 @@ func resultsCommand() *cli.Command {
 		Name:  "results",
 		Usage: "list, show, compare, merge, export and report stored results",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv"),
+			{Name: "ls", Usage: "one line a run, newest first", Flags: []cli.Flag{outFlag, formatFlag(listOutput()),
 				&cli.StringSliceFlag{Name: "tag", Usage: "only runs with this key=value tag (repeatable: all must match)"}}, Action: resultsLs},
 			{Name: "show", Usage: "the summary of one run, or min/median/max over a group of repeats", ArgsUsage: "ID|GROUP|FILE",
-				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv")}, Action: resultsShow},
+				Flags: []cli.Flag{outFlag, formatFlag(showOutput())}, Action: resultsShow},
 			{Name: "compare", Usage: "runs (or groups of repeats) side by side with ratios to the first", ArgsUsage: "A B [C…]",
-				Flags: []cli.Flag{outFlag, formatFlag("table", "json", "csv"), columnsFlag}, Action: resultsCompare},
+				Flags: []cli.Flag{outFlag, formatFlag(results.CompareOutput()), columnsFlag}, Action: resultsCompare},
 			{Name: "merge", Usage: "merge results of generators that ran together into one", ArgsUsage: "A B [C…]  (or --run-id ID)",
 				Flags: []cli.Flag{outFlag, &cli.StringFlag{Name: "o", Usage: "file to write the merged result to (default: <out>/merged-<id>.json)"},
 					&cli.StringFlag{Name: "run-id", Usage: "merge every generator of this run found in --out (<run-id>-g<i>.json)"}}, Action: resultsMerge},
@@ -45,8 +46,17 @@ func resultsCommand() *cli.Command {
 	}
 }
 
+// listOutput is results ls's list of runs in each format it offers.
+func listOutput() results.Output[[]*results.Result] {
+	return results.Output[[]*results.Result]{
+		Table: results.WriteList,
+		JSON:  func(w io.Writer, rs []*results.Result) error { return writeJSON(w, results.ListEntries(rs)) },
+		CSV:   func(w io.Writer, rs []*results.Result) error { return results.WriteListCSV(w, rs) },
+	}
+}
+
 func resultsLs(c *cli.Context) error {
-	format, err := checkFormat(c, "table", "json", "csv")
+	format, err := checkFormat(c, listOutput())
 	if err != nil {
 		return err
 	}
@@ -73,13 +83,7 @@ func resultsLs(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "no runs in %s%s\n", dir, map[bool]string{true: " with those tags", false: " yet"}[len(want) > 0])
 		return nil
 	}
-	switch format {
-	case "json":
-		return writeJSON(c.App.Writer, results.ListEntries(rs))
-	case "csv":
-		return results.WriteListCSV(c.App.Writer, rs)
-	}
-	return results.WriteList(c.App.Writer, rs)
+	return listOutput().Write(c.App.Writer, format, rs)
 }
 
 // outSlip catches --out given a file name where -o was meant: for results
@@ -122,7 +126,7 @@ func flatten(groups [][]*results.Result) []*results.Result {
 }
 
 func resultsShow(c *cli.Context) error {
-	format, err := checkFormat(c, "table", "json", "csv")
+	format, err := checkFormat(c, showOutput())
 	if err != nil {
 		return err
 	}
@@ -130,44 +134,44 @@ func resultsShow(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if format != "table" {
-		return showAs(c, format, groups)
-	}
 	for _, rs := range groups {
-		if len(rs) == 1 {
-			if err := results.WriteSummary(c.App.Writer, rs[0]); err != nil {
-				return err
-			}
-			continue
-		}
-		for _, g := range results.GroupRuns(rs) {
-			if err := results.WriteGroupSummary(c.App.Writer, g); err != nil {
-				return err
-			}
+		if err := showOutput().Write(c.App.Writer, format, rs); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// showAs prints what show names as JSON or CSV: a run's result file and
-// summary CSV, a group's figures over its repeats.
-func showAs(c *cli.Context, format string, groups [][]*results.Result) error {
-	w := c.App.Writer
-	for _, rs := range groups {
-		var err error
-		switch {
-		case len(rs) == 1 && format == "json":
-			err = writeJSON(w, rs[0])
-		case len(rs) == 1:
-			err = results.WriteCSV(w, rs[0])
-		default:
-			for _, g := range results.GroupRuns(rs) {
-				if err = results.CompareGroups([]results.Group{g}).Write(w, format); err != nil {
-					break
-				}
+// showOutput is what results show prints of what one argument names, in
+// each format it offers: a run's summary, result file or summary CSV; a
+// group's figures over its repeats.
+func showOutput() results.Output[[]*results.Result] {
+	return results.Output[[]*results.Result]{
+		Table: func(w io.Writer, rs []*results.Result) error {
+			if len(rs) == 1 {
+				return results.WriteSummary(w, rs[0])
 			}
-		}
-		if err != nil {
+			return eachGroup(rs, func(g results.Group) error { return results.WriteGroupSummary(w, g) })
+		},
+		JSON: func(w io.Writer, rs []*results.Result) error {
+			if len(rs) == 1 {
+				return writeJSON(w, rs[0])
+			}
+			return eachGroup(rs, func(g results.Group) error { return results.CompareGroups([]results.Group{g}).WriteJSON(w) })
+		},
+		CSV: func(w io.Writer, rs []*results.Result) error {
+			if len(rs) == 1 {
+				return results.WriteCSV(w, rs[0])
+			}
+			return eachGroup(rs, func(g results.Group) error { return results.CompareGroups([]results.Group{g}).WriteCSV(w) })
+		},
+	}
+}
+
+// eachGroup writes each group of repeats among rs, stopping at an error.
+func eachGroup(rs []*results.Result, write func(results.Group) error) error {
+	for _, g := range results.GroupRuns(rs) {
+		if err := write(g); err != nil {
 			return err
 		}
 	}
@@ -175,11 +179,11 @@ func showAs(c *cli.Context, format string, groups [][]*results.Result) error {
 }
 
 func resultsCompare(c *cli.Context) error {
-	format, err := checkFormat(c, "table", "json", "csv")
+	format, err := checkFormat(c, results.CompareOutput())
 	if err != nil {
 		return err
 	}
-	columns, err := viewColumns(c, results.CompareView(), format)
+	columns, err := viewColumns(c, results.CompareView(), string(format))
 	if err != nil {
 		return err
 	}
@@ -201,7 +205,7 @@ func resultsCompare(c *cli.Context) error {
 		figs, _ := results.CompareView().Figures(columns)
 		cmp = results.CompareFigures(gs, figs)
 	}
-	return cmp.Write(c.App.Writer, format)
+	return results.CompareOutput().Write(c.App.Writer, format, cmp)
 }
 
 func resultsMerge(c *cli.Context) error {

@@ -133,8 +133,8 @@ func runCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("run takes no arguments, got %q; flags start with --", c.Args().First())}
 			}
-			if n := c.Int("count"); n < 1 || n > 1000 {
-				return usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", n)}
+			if err := plan.CheckRepeats(c.Int("count")); err != nil {
+				return err
 			}
 			asserts, err := parseAsserts(c.StringSlice("assert"))
 			if err != nil {
@@ -168,41 +168,20 @@ func runCommand() *cli.Command {
 
 func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([]*results.Result, error) {
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	var done []*results.Result
-	for _, pl := range repeat(plans, count) {
-		env := plan.Env{Log: stderr, Group: pl.group, Repeat: pl.repeat, Build: buildVersion()}
-		if !pl.Quiet && isTerminal(stderr) {
-			env.Progress = stderr
+	batch := plan.Batch{Build: buildVersion(), Log: stderr, Warn: stderr}
+	if isTerminal(stderr) {
+		batch.Progress = stderr
+	}
+	done, err := batch.Run(c.Context, plans, count)
+	if errors.Is(err, plan.ErrInterrupted) && len(done) > 0 {
+		// Runs that finished before the interruption are still shown.
+		if perr := printResults(stdout, plans[0].Format, done, columns); perr != nil {
+			return nil, perr
 		}
-		if pl.Quiet {
-			env.Log = nil
-		}
-		r, err := plan.Execute(c.Context, pl.Plan, env)
-		if errors.Is(err, plan.ErrInterrupted) && len(done) > 0 {
-			// Runs that finished before the interruption are still shown.
-			if perr := printResults(stdout, plans[0].Format, done, columns); perr != nil {
-				return nil, perr
-			}
-			return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
-		}
-		if err != nil {
-			return nil, err
-		}
-		path, err := results.Write(pl.OutDir, r)
-		if err != nil {
-			return nil, err
-		}
-		if env.Log != nil {
-			fmt.Fprintf(stderr, "result stored in %s\n", path)
-		}
-		if line := results.NoSuccessLine(r); line != "" {
-			// Said even with --quiet: every figure of such a run is of failures.
-			fmt.Fprintln(stderr, line)
-		}
-		done = append(done, r)
-		if r.Partial {
-			break
-		}
+		return nil, fmt.Errorf("%w (%s stored)", err, results.Count(int64(len(done)), "finished run above was|finished runs above were"))
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := printResults(stdout, plans[0].Format, done, columns); err != nil {
 		return nil, err
@@ -214,28 +193,6 @@ func runPlans(c *cli.Context, plans []plan.Plan, count int, columns []string) ([
 		writeNext(stderr, nextAfterRuns(plans[0].OutDir, done, c.String("report") != "")...)
 	}
 	return done, nil
-}
-
-// repeated is a plan with its place in a group of repeats.
-type repeated struct {
-	plan.Plan
-	group  string
-	repeat int
-}
-
-// repeat lists each plan count times; repeats of one plan share a group id.
-func repeat(plans []plan.Plan, count int) []repeated {
-	var out []repeated
-	for _, p := range plans {
-		group := ""
-		if count > 1 {
-			group = "g-" + plan.NewRunID()
-		}
-		for i := range count {
-			out = append(out, repeated{Plan: p, group: group, repeat: i})
-		}
-	}
-	return out
 }
 
 func parseAsserts(exprs []string) ([]results.Assertion, error) {
@@ -265,30 +222,52 @@ func checkAsserts(c *cli.Context, as []results.Assertion, rs []*results.Result) 
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
+// writeJSON writes v as indented JSON: the json writer of outputs whose
+// JSON is their value as it is.
+func writeJSON[T any](w io.Writer, v T) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
+// printResults prints a run command's results in format (--format, which
+// plan accepted).
 func printResults(w io.Writer, format string, rs []*results.Result, columns []string) error {
-	if format == "marked" {
-		for _, r := range rs {
-			if err := job.WriteMarked(w, r); err != nil {
-				return err
+	return runOutput().Write(w, results.Format(format), ranRuns{rs, columns})
+}
+
+// ranRuns is what run prints: its results and the table's columns.
+type ranRuns struct {
+	rs      []*results.Result
+	columns []string
+}
+
+// runOutput is run's results in each format it offers; plan's --format
+// accepts the same set (TestRunFormatsArePlans).
+func runOutput() results.Output[ranRuns] {
+	return results.Output[ranRuns]{
+		Table: func(w io.Writer, r ranRuns) error { return writeRunTables(w, r.rs, r.columns) },
+		JSON: func(w io.Writer, r ranRuns) error {
+			if len(r.rs) == 1 {
+				return writeJSON(w, r.rs[0])
 			}
-		}
-		return nil
+			return writeJSON(w, r.rs)
+		},
+		CSV: func(w io.Writer, r ranRuns) error { return results.WriteCSV(w, r.rs...) },
+		Marked: func(w io.Writer, r ranRuns) error {
+			for _, res := range r.rs {
+				if err := job.WriteMarked(w, res); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 	}
-	if format == "csv" {
-		return results.WriteCSV(w, rs...)
-	}
-	if format == "json" {
-		if len(rs) == 1 {
-			return writeJSON(w, rs[0])
-		}
-		return writeJSON(w, rs)
-	}
+}
+
+// writeRunTables prints each run's summary and what bounded it, then the
+// runs side by side or a group's spread.
+func writeRunTables(w io.Writer, rs []*results.Result, columns []string) error {
 	for i, r := range rs {
 		if i > 0 {
 			fmt.Fprintln(w)

@@ -50,13 +50,13 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "provider", Usage: "where the servers come from: local (the default) or docker (containers; faults through the engine)"},
 			&cli.StringFlag{Name: "history", Usage: "keep each trial's history: a DIR/ or a FILE with {id} in it (see lockbench check)"},
 			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
-			formatFlag("table", "json"),
+			formatFlag(verdictOutput()),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}
 			}
-			format, err := checkFormat(c, "table", "json")
+			format, err := checkFormat(c, verdictOutput())
 			if err != nil {
 				return err
 			}
@@ -91,12 +91,14 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
-				return scenario.WriteVerdictJSON(c.App.Writer, v)
-			}
-			return scenario.WriteVerdict(c.App.Writer, v)
+			return verdictOutput().Write(c.App.Writer, format, v)
 		},
 	}
+}
+
+// verdictOutput is a scenario's verdict in each format it offers.
+func verdictOutput() results.Output[scenario.Verdict] {
+	return results.Output[scenario.Verdict]{Table: scenario.WriteVerdict, JSON: scenario.WriteVerdictJSON}
 }
 
 // scenarioWithLock is s on the --lock given, if any.

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -28,18 +28,18 @@ var (
 	countFlag  = &cli.IntFlag{Name: "count", Value: 1, Usage: "runs per cell (repeats show min/median/max)", Category: "output"}
 )
 
-func formatFlag(allowed ...string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "format", Value: allowed[0], Usage: "output: " + strings.Join(allowed, ", "), Category: "output"}
+// formatFlag is --format offering out's formats, its default first.
+func formatFlag[T any](out results.Output[T]) *cli.StringFlag {
+	return &cli.StringFlag{Name: "format", Value: string(out.Default()), Usage: "output: " + out.List(), Category: "output"}
 }
 
-func checkFormat(c *cli.Context, allowed ...string) (string, error) {
-	f := c.String("format")
-	for _, a := range allowed {
-		if f == a {
-			return f, nil
-		}
+// checkFormat reads --format as one of out's formats.
+func checkFormat[T any](c *cli.Context, out results.Output[T]) (results.Format, error) {
+	f, err := out.Parse(c.String("format"))
+	if err != nil {
+		return "", usageError{msg: err.Error()}
 	}
-	return "", usageError{msg: fmt.Sprintf("--format %q: want one of %s", f, strings.Join(allowed, ", "))}
+	return f, nil
 }
 
 func sweepCommand() *cli.Command {
@@ -51,13 +51,13 @@ func sweepCommand() *cli.Command {
 			"   lockbench sweep -f plan.yaml",
 		Flags: append(flags,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "sweep plan in YAML: " + sweep.FileHelp, Category: "output"},
-			countFlag, assertFlag, formatFlag("table", "csv", "json"), columnsFlag),
+			countFlag, assertFlag, formatFlag(sweepOutput()), columnsFlag),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "csv", "json")
+			format, err := checkFormat(c, sweepOutput())
 			if err != nil {
 				return err
 			}
-			columns, err := viewColumns(c, results.SweepView(), format)
+			columns, err := viewColumns(c, results.SweepView(), string(format))
 			if err != nil {
 				return err
 			}
@@ -80,15 +80,7 @@ func sweepCommand() *cli.Command {
 			if err != nil && c.Context.Err() == nil {
 				return err
 			}
-			switch format {
-			case "csv":
-				err = sweep.WriteCSV(c.App.Writer, g, crs)
-			case "json":
-				err = sweep.WriteJSON(c.App.Writer, g, crs)
-			default:
-				err = sweep.WriteTable(c.App.Writer, g, crs, columns)
-			}
-			if err != nil {
+			if err := sweepOutput().Write(c.App.Writer, format, sweepGrid{g, crs, columns}); err != nil {
 				return err
 			}
 			if c.Context.Err() != nil {
@@ -96,6 +88,23 @@ func sweepCommand() *cli.Command {
 			}
 			return checkAsserts(c, asserts, allResults(crs))
 		},
+	}
+}
+
+// sweepGrid is what sweep prints: the grid, its cells' results and the
+// table's columns.
+type sweepGrid struct {
+	grid    sweep.Grid
+	cells   []sweep.CellResult
+	columns []string
+}
+
+// sweepOutput is sweep's output in each format it offers.
+func sweepOutput() results.Output[sweepGrid] {
+	return results.Output[sweepGrid]{
+		Table: func(w io.Writer, s sweepGrid) error { return sweep.WriteTable(w, s.grid, s.cells, s.columns) },
+		JSON:  func(w io.Writer, s sweepGrid) error { return sweep.WriteJSON(w, s.grid, s.cells) },
+		CSV:   func(w io.Writer, s sweepGrid) error { return sweep.WriteCSV(w, s.grid, s.cells) },
 	}
 }
 
@@ -135,8 +144,8 @@ func gridFromCLI(c *cli.Context, table []plan.Flag) (sweep.Grid, error) {
 	if c.IsSet("count") {
 		g.Count = c.Int("count")
 	}
-	if g.Count < 1 || g.Count > 1000 {
-		return g, usageError{msg: fmt.Sprintf("--count %d: want a whole number from 1 to 1000", g.Count)}
+	if err := plan.CheckRepeats(g.Count); err != nil {
+		return g, err
 	}
 	return g, nil
 }
@@ -161,21 +170,8 @@ func mergeAxes(file, flags []sweep.Axis) []sweep.Axis {
 // storeRunner executes one cell quietly and stores its result, recorded for
 // the command's next-step hint.
 func storeRunner(c *cli.Context) sweep.Runner {
-	return func(ctx context.Context, v plan.Values, group string, repeat int) (*results.Result, error) {
-		v.Set("quiet", "true")
-		plans, err := plan.Expand(v)
-		if err != nil {
-			return nil, err
-		}
-		r, err := plan.Execute(ctx, plans[0], plan.Env{Group: group, Repeat: repeat, Build: buildVersion()})
-		if err != nil {
-			return nil, err
-		}
-		if _, err := storeResult(c, plans[0].OutDir, r); err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
+	batch := plan.Batch{Build: buildVersion(), Stored: storedOf(c).add}
+	return batch.RunValues
 }
 
 // progressFor draws a progress bar with ETA on a terminal, and a plain line a
@@ -232,13 +228,13 @@ func capacityCommand() *cli.Command {
 			&cli.Float64Flag{Name: "start", Value: 1, DefaultText: "1, or with --rate the rate, or with --pipeline auto 16", Usage: "first load: concurrency, or requests/s with --rate", Category: "output"},
 			&cli.Float64Flag{Name: "max", Value: 128, DefaultText: "128, or with --rate 64 × the rate, or with --pipeline auto 4096", Usage: "highest load tried", Category: "output"},
 			&cli.Float64Flag{Name: "factor", Value: 2, Usage: "load multiplier per step", Category: "output"},
-			reportFlag, assertFlag, formatFlag("table", "json", "csv"), columnsFlag),
+			reportFlag, assertFlag, formatFlag(capacityOutput()), columnsFlag),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json", "csv")
+			format, err := checkFormat(c, capacityOutput())
 			if err != nil {
 				return err
 			}
-			columns, err := viewColumns(c, results.CapacityView(), format)
+			columns, err := viewColumns(c, results.CapacityView(), string(format))
 			if err != nil {
 				return err
 			}
@@ -264,10 +260,8 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return usageError{msg: err.Error()}
 			}
-			if loadFlag == sweep.LoadConcurrency {
-				if err := refuseSet(c, map[string]string{"concurrency": "ramps concurrency itself; use --start and --max (or --rate to ramp the request rate)"}); err != nil {
-					return err
-				}
+			if err := plan.CheckCommandRefusals("capacity", givenValues(c, table)); err != nil {
+				return err
 			}
 			search := sweep.CapacitySearch{Given: given, Ramp: ramp, LoadFlag: loadFlag, SLO: slo, Run: storeRunner(c)}
 			if !c.Bool("quiet") {
@@ -277,23 +271,7 @@ func capacityCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			switch format {
-			case "json":
-				err = writeJSON(c.App.Writer, caps)
-			case "csv":
-				err = sweep.WriteCapacityCSV(c.App.Writer, caps, loadFlag)
-			case "table":
-				if columns == nil {
-					err = sweep.WriteCapacity(c.App.Writer, caps, loadFlag)
-					break
-				}
-				byID := map[string]*results.Result{}
-				for _, r := range all {
-					byID[r.ID] = r
-				}
-				err = sweep.WriteCapacityColumns(c.App.Writer, caps, loadFlag, columns, byID)
-			}
-			if err != nil {
+			if err := capacityOutput().Write(c.App.Writer, format, capacityFound{caps, loadFlag, columns, all}); err != nil {
 				return err
 			}
 			if c.Context.Err() != nil {
@@ -310,6 +288,33 @@ func capacityCommand() *cli.Command {
 	}
 }
 
+// capacityFound is what capacity prints: each topology's ramp, the load it
+// ramped, the table's columns and every step's result.
+type capacityFound struct {
+	caps     []sweep.Capacity
+	loadFlag string
+	columns  []string
+	all      []*results.Result
+}
+
+// capacityOutput is capacity's output in each format it offers.
+func capacityOutput() results.Output[capacityFound] {
+	return results.Output[capacityFound]{
+		Table: func(w io.Writer, f capacityFound) error {
+			if f.columns == nil {
+				return sweep.WriteCapacity(w, f.caps, f.loadFlag)
+			}
+			byID := map[string]*results.Result{}
+			for _, r := range f.all {
+				byID[r.ID] = r
+			}
+			return sweep.WriteCapacityColumns(w, f.caps, f.loadFlag, f.columns, byID)
+		},
+		JSON: func(w io.Writer, f capacityFound) error { return writeJSON(w, f.caps) },
+		CSV:  func(w io.Writer, f capacityFound) error { return sweep.WriteCapacityCSV(w, f.caps, f.loadFlag) },
+	}
+}
+
 func tuneTTLCommand() *cli.Command {
 	table, flags, refused := runFlagsOf("tune-ttl")
 	return &cli.Command{
@@ -320,13 +325,16 @@ func tuneTTLCommand() *cli.Command {
 			&cli.StringFlag{Name: "ttls", Value: "1s,2s,4s", Usage: "TTLs to try (on etcd:N: 2s,4s,8s)", Category: "output"},
 			&cli.StringFlag{Name: "renews", Value: "0,ttl/2,ttl/3", Usage: "renewal intervals to try (0 is none; ttl/N scales with each TTL)", Category: "output"},
 			&cli.Float64Flag{Name: "max-incident-rate", Value: 1e-4, Usage: "highest acceptable share of acquisitions whose work outlived the lease", Category: "output"},
-			countFlag, reportFlag, formatFlag("table", "json", "csv")),
+			countFlag, reportFlag, formatFlag(tuneOutput())),
 		Action: func(c *cli.Context) error {
-			format, err := checkFormat(c, "table", "json", "csv")
+			format, err := checkFormat(c, tuneOutput())
 			if err != nil {
 				return err
 			}
 			if err := refuseSet(c, refused); err != nil {
+				return err
+			}
+			if err := plan.CheckRepeats(c.Int("count")); err != nil {
 				return err
 			}
 			maxRate := c.Float64("max-incident-rate")
@@ -372,19 +380,29 @@ func tuneTTLCommand() *cli.Command {
 					return err
 				}
 			}
-			switch format {
-			case "json":
-				err = writeJSON(c.App.Writer, map[string]any{"cells": tc, "recommendation": rec})
-			case "csv":
-				err = sweep.WriteTuneCSV(c.App.Writer, tc, rec)
-			default:
-				err = sweep.WriteTune(c.App.Writer, tc, rec)
-			}
+			err = tuneOutput().Write(c.App.Writer, format, tuned{tc, rec})
 			if err == nil && c.Context.Err() != nil {
 				return partialGrid(crs, len(cells)*max(1, g.Count))
 			}
 			return err
 		},
+	}
+}
+
+// tuned is what tune-ttl prints: its cells and the recommendation.
+type tuned struct {
+	cells []sweep.TuneCell
+	rec   sweep.Recommendation
+}
+
+// tuneOutput is tune-ttl's output in each format it offers.
+func tuneOutput() results.Output[tuned] {
+	return results.Output[tuned]{
+		Table: func(w io.Writer, t tuned) error { return sweep.WriteTune(w, t.cells, t.rec) },
+		JSON: func(w io.Writer, t tuned) error {
+			return writeJSON(w, map[string]any{"cells": t.cells, "recommendation": t.rec})
+		},
+		CSV: func(w io.Writer, t tuned) error { return sweep.WriteTuneCSV(w, t.cells, t.rec) },
 	}
 }
 
