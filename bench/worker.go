@@ -258,7 +258,7 @@ func (s *section) event(op history.Op, out history.Outcome, call, ret time.Time,
 		e.Fence = 0 // the write carried no token, as the resource saw it
 	}
 	switch op {
-	case history.OpEnter, history.OpRenew, history.OpRenewed, history.OpWrite:
+	case history.OpEnter, history.OpRenew, history.OpRenewed, history.OpWrite, history.OpLost:
 		e.Valid = s.hist.Since(s.lease.ValidUntil())
 	}
 	if op == history.OpEnter {
@@ -514,6 +514,7 @@ func (s *section) renewed(ctx context.Context, entry Entry, rn renewal) bool {
 
 // write is the protected write that ends the critical section.
 func (s *section) write(entry Entry) {
+	s.noteLeaseEnd()
 	now := time.Now()
 	expired := now.After(s.lease.ValidUntil())
 	var verdict WriteVerdict
@@ -540,6 +541,24 @@ func (s *section) write(entry Entry) {
 			c.Incidents.StaleWritesAccepted++
 		}
 	})
+}
+
+// noteLeaseEnd asks the lock, right before the write, whether the lease
+// ended unasked (its session ended: lockimpl.SessionLocker) and, if it did
+// before its validity, cuts the lease short there and records the report
+// in the history and the lock's-calls ledger: the write is then judged as
+// an expired lease's. The holder is not stopped, as the lock tells it
+// nothing; what the report changes is what the run and check know.
+func (s *section) noteLeaseEnd() {
+	end, ok := lockimpl.LeaseEnded(s.locker, s.lease)
+	if !ok || !end.Before(s.lease.ValidUntil()) {
+		return
+	}
+	s.lease.Validity = end.Sub(s.lease.Start)
+	heard := s.calls.ended(s.key, s.lease.Token, end)
+	if s.hist != nil {
+		s.event(history.OpLost, history.OutLost, end, heard, 0, nil)
+	}
 }
 
 // release gives the lease back; the instant it starts (read in the key's

@@ -109,6 +109,25 @@ type Locker interface {
 	Info() Info
 }
 
+// SessionLocker is a Locker whose leases live in a session of its client
+// (ZooKeeper's): the service can end the session, and every lease in it,
+// without any call of the holders', who learn it only if they ask.
+type SessionLocker interface {
+	Locker
+	// LeaseEnded reports when lease ended with its session, as the lock
+	// learnt it, and false while the lock knows of no end.
+	LeaseEnded(lease Lease) (time.Time, bool)
+}
+
+// LeaseEnded asks l when lease ended unasked: false for a lock whose
+// leases end only at their validity or by a call of the holder's.
+func LeaseEnded(l Locker, lease Lease) (time.Time, bool) {
+	if s, ok := l.(SessionLocker); ok {
+		return s.LeaseEnded(lease)
+	}
+	return time.Time{}, false
+}
+
 // ErrNoQuorum is returned when too few masters answered for a quorum to be possible.
 var ErrNoQuorum = errors.New("no quorum")
 
