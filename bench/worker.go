@@ -18,6 +18,7 @@ import (
 func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) {
 	w := &worker{run: r, id: id, rec: r.recs[id%len(r.recs)], stats: &r.stats[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
 		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx}
+	defer w.settleLeaseEnd()
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	if r.opts.History != nil {
 		w.hist = r.opts.History.Buffer(id)
@@ -93,6 +94,9 @@ type worker struct {
 	// drainCtx carries a critical section of the window past the window's
 	// close; it ends on Ctrl-C.
 	drainCtx context.Context
+	// written is the worker's last written lease whose end a session lock
+	// may still report (see settleLeaseEnd).
+	written writtenLease
 }
 
 // membership says how a critical section's events are counted: by the time
@@ -183,6 +187,7 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 // criticalSection is one request: acquire, work, protected write, release.
 // ctx bounds the acquisition; once acquired, the section runs on drainCtx.
 func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
+	w.settleLeaseEnd()
 	if w.optimistic {
 		w.optimisticSection(ctx, wantAt, m)
 		return
@@ -258,7 +263,7 @@ func (s *section) event(op history.Op, out history.Outcome, call, ret time.Time,
 		e.Fence = 0 // the write carried no token, as the resource saw it
 	}
 	switch op {
-	case history.OpEnter, history.OpRenew, history.OpRenewed, history.OpWrite, history.OpLost:
+	case history.OpEnter, history.OpRenew, history.OpRenewed, history.OpWrite:
 		e.Valid = s.hist.Since(s.lease.ValidUntil())
 	}
 	if op == history.OpEnter {
@@ -528,6 +533,8 @@ func (s *section) write(entry Entry) {
 	})
 	if expired {
 		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
+	} else {
+		s.rememberWrite(now)
 	}
 	s.count(func(c *counters) {
 		c.Counters.Writes++
@@ -543,24 +550,6 @@ func (s *section) write(entry Entry) {
 	})
 }
 
-// noteLeaseEnd asks the lock, right before the write, whether the lease
-// ended unasked (its session ended: lockimpl.SessionLocker) and, if it did
-// before its validity, cuts the lease short there and records the report
-// in the history and the lock's-calls ledger: the write is then judged as
-// an expired lease's. The holder is not stopped, as the lock tells it
-// nothing; what the report changes is what the run and check know.
-func (s *section) noteLeaseEnd() {
-	end, ok := lockimpl.LeaseEnded(s.locker, s.lease)
-	if !ok || !end.Before(s.lease.ValidUntil()) {
-		return
-	}
-	s.lease.Validity = end.Sub(s.lease.Start)
-	heard := s.calls.ended(s.key, s.lease.Token, end)
-	if s.hist != nil {
-		s.event(history.OpLost, history.OutLost, end, heard, 0, nil)
-	}
-}
-
 // release gives the lease back; the instant it starts (read in the key's
 // order by the lock's-calls ledger) also ends the hold.
 func (s *section) release() {
@@ -574,6 +563,7 @@ func (s *section) release() {
 	}
 	switch {
 	case out == lockimpl.OK:
+		s.givenBack()
 		s.count(func(c *counters) { c.Counters.Released++ })
 	case out.IsLost():
 		s.count(func(c *counters) { c.Incidents.ReleaseLost++ })

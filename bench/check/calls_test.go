@@ -217,8 +217,9 @@ func TestCallLedger(t *testing.T) {
 // ms) in a lease valid to 1 s, and a second worker acquiring at 50 ms
 // while the first is unreleased (release called at 90 ms). A write after
 // the end is a write after the lease, as an expired lease's is; one
-// before it is not; a write the run judged by the uncut validity is a
-// disagreement; and the second grant is no double grant once the report
+// before it is not; a write before the report was heard is late too (the
+// run counts it once the lock reports); a write the run judged by the
+// uncut validity after the report came is a disagreement; and the second grant is no double grant once the report
 // came, though without the report it is one.
 func TestCheckReadsALeaseEndTheLockReported(t *testing.T) {
 	second := held{worker: 1, call: 47 * ms, ret: 50 * ms, valid: 1050 * ms, write: 60 * ms, exit: 70 * ms, released: 80 * ms, fence: 2}
@@ -231,6 +232,8 @@ func TestCheckReadsALeaseEndTheLockReported(t *testing.T) {
 	}{
 		{"a write after the reported end", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 44 * ms, exit: 45 * ms, released: 90 * ms,
 			fence: 1, ended: 40 * ms, heard: 42 * ms, writeValid: 40 * ms}, 1, 0, false},
+		{"a write after the end, reported only after it", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 41 * ms, exit: 45 * ms,
+			released: 90 * ms, fence: 1, ended: 40 * ms, heard: 42 * ms}, 1, 0, false},
 		{"a write before the end", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 30 * ms, exit: 45 * ms, released: 90 * ms,
 			fence: 1, ended: 40 * ms, heard: 42 * ms}, 0, 0, false},
 		{"a write the run judged by the uncut validity", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 44 * ms, exit: 45 * ms,

@@ -37,8 +37,9 @@ type Counts struct {
 	Possible int64 `json:"possible_double_grants"`
 	// LateWrites counts writes made after the writer's lease had ended:
 	// past its validity, or past the end the lock reported for it (a
-	// session that ended unasked). The run counts them as expired during
-	// work; fencing or a newer holder decides whether one did harm.
+	// session that ended unasked), though reported after the write. The
+	// run counts them as expired during work; fencing or a newer holder
+	// decides whether one did harm.
 	LateWrites int64 `json:"writes_after_lease"`
 }
 
@@ -124,6 +125,18 @@ type KeyReport struct {
 	Porcupine porcupine.CheckResult
 
 	acquires map[string]*history.Event
+	// ends are the lock's reports that a lease ended unasked, by token.
+	ends map[string]*history.Event
+}
+
+// late says whether write e came after its lease ended: past the validity
+// it was judged by, or past the end the lock reported for the lease, even
+// where the lock learnt the end only after the write (a session's end).
+func (kr *KeyReport) late(e *history.Event) bool {
+	if end := kr.ends[e.Token]; end != nil && e.Call > end.Valid {
+		return true
+	}
+	return e.Call > e.Valid
 }
 
 // Report is a whole check.
@@ -255,7 +268,7 @@ func replay(k Key, evs, calls []*history.Event, drift int64) *KeyReport {
 		}
 		if e.Window {
 			kr.Counts.add(res.cause, res.outcome)
-			if e.Op == history.OpWrite && e.Call > e.Valid {
+			if e.Op == history.OpWrite && kr.late(e) {
 				kr.Counts.LateWrites++
 			}
 		}
@@ -355,13 +368,13 @@ func nonNil(e *history.Event) []*history.Event {
 func (kr *KeyReport) validityFromCalls(evs, calls []*history.Event) []*history.Event {
 	kr.acquires = acquiresByToken(calls)
 	renewals := map[string][]*history.Event{}
-	ends := map[string]*history.Event{}
+	kr.ends = map[string]*history.Event{}
 	for _, e := range calls {
 		switch {
 		case e.Op == history.OpRenew && e.Out == history.OutOK:
 			renewals[e.Token] = append(renewals[e.Token], e)
-		case e.Op == history.OpLost && ends[e.Token] == nil:
-			ends[e.Token] = e
+		case e.Op == history.OpLost && kr.ends[e.Token] == nil:
+			kr.ends[e.Token] = e
 		}
 	}
 	out := make([]*history.Event, len(evs))
@@ -383,7 +396,7 @@ func (kr *KeyReport) validityFromCalls(evs, calls []*history.Event) []*history.E
 		if ok {
 			want = from.Valid
 		}
-		if end := ends[e.Token]; e.Op == history.OpWrite && end != nil && end.Return <= e.Call && end.Valid < e.Valid {
+		if end := kr.ends[e.Token]; e.Op == history.OpWrite && end != nil && end.Return <= e.Call && end.Valid < e.Valid {
 			// The lock reported the lease ended before the write: the
 			// write is judged by that end, as the run judged it.
 			want, ok = end.Valid, true

@@ -284,10 +284,18 @@ func (l *lease) atFault(from, back int64, others []*lease) leaseVerdict {
 }
 
 // atSessionEnd judges a lease held when its session was ended at from:
-// the lease is gone then. A write after that overran (or was fenced); a
+// the lease is gone then, or when its lock reports the session ended
+// (history.OpLost: the client's disconnection), as check and the run's
+// incidents judge it. A write after that overran (or was fenced); a
 // holder that left without writing was caught if a call of its own had
 // found the lease gone, or a renewal failing past the validity told it.
 func (l *lease) atSessionEnd(from int64) leaseVerdict {
+	for _, e := range l.events {
+		if e.Op == history.OpLost {
+			from = e.Valid
+			break
+		}
+	}
 	for _, e := range l.events {
 		if e.Call < from {
 			continue
