@@ -335,7 +335,7 @@ func TestPlantedZk(t *testing.T) {
 		t.Skip(compose.ErrNoZooKeeper)
 	}
 	m, err := Run(context.Background(), []Case{caseNamed(t, "renewal-failing")}, []Lock{lockNamed(t, lockimpl.LockZk)}, 3,
-		storing(os.Getenv("ZKDIR")), nil)
+		storing(t.TempDir()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
