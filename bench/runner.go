@@ -155,11 +155,11 @@ type run struct {
 	optimistic bool
 	// sessions is the lock as a session lock, whose leases end with its
 	// client's session (zk); nil for any other.
-	sessions   lockimpl.SessionLocker
-	wl         workloads.Workload
-	opts       Options
-	resource   Protected
-	win        *windowClock
+	sessions lockimpl.SessionLocker
+	wl       workloads.Workload
+	opts     Options
+	resource Protected
+	win      *windowClock
 	// recs are the recorder shards, a few per CPU, shared by the workers
 	// that map to them: memory and the per-second tick grow with CPUs, not
 	// with workers.
