@@ -46,15 +46,19 @@ func (s *section) noteLeaseEnd() {
 // rememberWrite keeps the section's write, made at at within its lease's
 // validity, for the lock to report its session's end later.
 func (s *section) rememberWrite(at time.Time) {
-	if s.sessions != nil {
-		s.written = writtenLease{lease: s.lease, key: s.key, at: at, recorded: s.recorded, pending: true}
+	if s.sessions == nil {
+		return
 	}
+	if s.written == nil {
+		s.written = &writtenLease{}
+	}
+	*s.written = writtenLease{lease: s.lease, key: s.key, at: at, recorded: s.recorded, pending: true}
 }
 
 // givenBack settles the section's written lease: released, it can no
 // longer end with its session.
 func (s *section) givenBack() {
-	if s.written.pending && s.written.lease.Token == s.lease.Token {
+	if s.written != nil && s.written.pending && s.written.lease.Token == s.lease.Token {
 		s.written.pending = false
 	}
 }
@@ -63,8 +67,8 @@ func (s *section) givenBack() {
 // its session before its validity; if so the end is recorded and a write
 // after it counted as late. Until the lock knows, the lease stays pending.
 func (w *worker) settleLeaseEnd() {
-	wl := &w.written
-	if !wl.pending {
+	wl := w.written
+	if wl == nil || !wl.pending {
 		return
 	}
 	end, ok := w.sessions.LeaseEnded(wl.lease)

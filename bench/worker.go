@@ -95,8 +95,8 @@ type worker struct {
 	// close; it ends on Ctrl-C.
 	drainCtx context.Context
 	// written is the worker's last written lease whose end a session lock
-	// may still report (see settleLeaseEnd).
-	written writtenLease
+	// may still report (see settleLeaseEnd); nil for any other lock.
+	written *writtenLease
 }
 
 // membership says how a critical section's events are counted: by the time

@@ -119,15 +119,6 @@ type SessionLocker interface {
 	LeaseEnded(lease Lease) (time.Time, bool)
 }
 
-// LeaseEnded asks l when lease ended unasked: false for a lock whose
-// leases end only at their validity or by a call of the holder's.
-func LeaseEnded(l Locker, lease Lease) (time.Time, bool) {
-	if s, ok := l.(SessionLocker); ok {
-		return s.LeaseEnded(lease)
-	}
-	return time.Time{}, false
-}
-
 // ErrNoQuorum is returned when too few masters answered for a quorum to be possible.
 var ErrNoQuorum = errors.New("no quorum")
 

@@ -330,7 +330,7 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 	if end, ended := holder.LeaseEnded(a); !ended || end.Before(cutAt) || end.After(time.Now()) {
 		t.Fatalf("the expired session's lease: ended %v at %v; want ended between the cut at %v and now", ended, end, cutAt)
 	}
-	if _, ended := lockimpl.LeaseEnded(other, b); ended {
+	if _, ended := other.LeaseEnded(b); ended {
 		t.Fatal("the other client's live lease reported ended")
 	}
 	if out, err := other.Release(ctx, b); out != lockimpl.OK || err != nil {
