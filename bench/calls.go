@@ -118,6 +118,12 @@ func (c *callLedgers) renewed(key int, token string, valid time.Time) time.Time 
 	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Renewed(token, c.ns(at), c.ns(valid)) })
 }
 
+// ended records the lock's report that key's token's lease ended at end
+// (its session ended unasked), and returns when it was heard.
+func (c *callLedgers) ended(key int, token string, end time.Time) time.Time {
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Ended(token, c.ns(at), c.ns(end)) })
+}
+
 // releasing records that key's token is being released, and returns when.
 func (c *callLedgers) releasing(key int, token string) time.Time {
 	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Releasing(token, c.ns(at)) })

@@ -153,10 +153,13 @@ type run struct {
 	// optimistic is set for a lock that takes no lock (occ): its requests
 	// run optimisticSection.
 	optimistic bool
-	wl         workloads.Workload
-	opts       Options
-	resource   Protected
-	win        *windowClock
+	// sessions is the lock as a session lock, whose leases end with its
+	// client's session (zk); nil for any other.
+	sessions lockimpl.SessionLocker
+	wl       workloads.Workload
+	opts     Options
+	resource Protected
+	win      *windowClock
 	// recs are the recorder shards, a few per CPU, shared by the workers
 	// that map to them: memory and the per-second tick grow with CPUs, not
 	// with workers.
@@ -241,6 +244,7 @@ func Run(ctx context.Context, locker lockimpl.Locker, wl workloads.Workload, opt
 		resource = unfencedWrites{resource}
 	}
 	r := &run{locker: locker, optimistic: optimistic, wl: wl, opts: opts, resource: resource, win: win}
+	r.sessions, _ = locker.(lockimpl.SessionLocker)
 	if wl.BurstProb > 0 {
 		r.spin = newSpinner()
 	}

@@ -18,6 +18,7 @@ import (
 func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) {
 	w := &worker{run: r, id: id, rec: r.recs[id%len(r.recs)], stats: &r.stats[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
 		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx}
+	defer w.settleLeaseEnd()
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	if r.opts.History != nil {
 		w.hist = r.opts.History.Buffer(id)
@@ -93,6 +94,9 @@ type worker struct {
 	// drainCtx carries a critical section of the window past the window's
 	// close; it ends on Ctrl-C.
 	drainCtx context.Context
+	// written is the worker's last written lease whose end a session lock
+	// may still report (see settleLeaseEnd); nil for any other lock.
+	written *writtenLease
 }
 
 // membership says how a critical section's events are counted: by the time
@@ -183,6 +187,7 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 // criticalSection is one request: acquire, work, protected write, release.
 // ctx bounds the acquisition; once acquired, the section runs on drainCtx.
 func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
+	w.settleLeaseEnd()
 	if w.optimistic {
 		w.optimisticSection(ctx, wantAt, m)
 		return
@@ -514,6 +519,7 @@ func (s *section) renewed(ctx context.Context, entry Entry, rn renewal) bool {
 
 // write is the protected write that ends the critical section.
 func (s *section) write(entry Entry) {
+	s.noteLeaseEnd()
 	now := time.Now()
 	expired := now.After(s.lease.ValidUntil())
 	var verdict WriteVerdict
@@ -527,6 +533,8 @@ func (s *section) write(entry Entry) {
 	})
 	if expired {
 		s.latency(opOverrun, now.Sub(s.lease.ValidUntil()), false)
+	} else {
+		s.rememberWrite(now)
 	}
 	s.count(func(c *counters) {
 		c.Counters.Writes++
@@ -555,6 +563,7 @@ func (s *section) release() {
 	}
 	switch {
 	case out == lockimpl.OK:
+		s.givenBack()
 		s.count(func(c *counters) { c.Counters.Released++ })
 	case out.IsLost():
 		s.count(func(c *counters) { c.Incidents.ReleaseLost++ })

@@ -109,6 +109,16 @@ type Locker interface {
 	Info() Info
 }
 
+// SessionLocker is a Locker whose leases live in a session of its client
+// (ZooKeeper's): the service can end the session, and every lease in it,
+// without any call of the holders', who learn it only if they ask.
+type SessionLocker interface {
+	Locker
+	// LeaseEnded reports when lease ended with its session, as the lock
+	// learnt it, and false while the lock knows of no end.
+	LeaseEnded(lease Lease) (time.Time, bool)
+}
+
 // ErrNoQuorum is returned when too few masters answered for a quorum to be possible.
 var ErrNoQuorum = errors.New("no quorum")
 

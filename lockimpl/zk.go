@@ -113,6 +113,7 @@ type ZkOptions struct {
 type zkSession struct {
 	conn    *zk.Conn
 	granted atomic.Int64 // milliseconds
+	ends    zkSessionEnds
 
 	mu  sync.Mutex
 	tcp net.Conn // the connection the client dialled last
@@ -151,6 +152,65 @@ func (s *zkSession) dropExpired(err error, sid int64) {
 	}
 }
 
+// zkSessionEnds notes when the sessions of one connection ended: the
+// client opens a new session after an expiry, and the leases of the old
+// one are gone with it, though no call of their holders said so.
+type zkSessionEnds struct {
+	mu sync.Mutex
+	// current is the session the client has (0 before the first).
+	current int64
+	// disconnected is when the connection of the current session was lost,
+	// zero while it is up.
+	disconnected time.Time
+	// ended maps each ended session's id to when it ended.
+	ended map[int64]time.Time
+}
+
+// established notes the client's new session id.
+func (e *zkSessionEnds) established(id int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.current, e.disconnected = id, time.Time{}
+}
+
+// observe notes a session event of the client at now. An expiry is
+// learnt only on reconnecting, after the ensemble ended the session at
+// some time while the client was cut off from it: the session counts as
+// ended from the disconnection, the earliest instant its holders could no
+// longer know it was alive (or from the notice, with no disconnection).
+func (e *zkSessionEnds) observe(state zk.State, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch state {
+	case zk.StateDisconnected:
+		if e.disconnected.IsZero() {
+			e.disconnected = now
+		}
+	case zk.StateExpired:
+		if e.current == 0 {
+			return
+		}
+		at := e.disconnected
+		if at.IsZero() {
+			at = now
+		}
+		if e.ended == nil {
+			e.ended = map[int64]time.Time{}
+		}
+		e.ended[e.current] = at
+		e.current, e.disconnected = 0, time.Time{}
+	}
+}
+
+// endedAt is when session id ended, false while it has not (as far as
+// the client learnt).
+func (e *zkSessionEnds) endedAt(id int64) (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	at, ok := e.ended[id]
+	return at, ok
+}
+
 // Printf receives the client's log lines: the one of a new session carries
 // the granted timeout; the rest (reconnections after a fault) are dropped,
 // as results count those faults by their errors.
@@ -159,6 +219,16 @@ func (s *zkSession) Printf(format string, args ...any) {
 		if ms, ok := args[1].(int32); ok {
 			s.granted.Store(int64(ms))
 		}
+		if id, ok := args[0].(int64); ok {
+			s.ends.established(id)
+		}
+	}
+}
+
+// event receives the client's session events, for the ends of sessions.
+func (s *zkSession) event(ev zk.Event) {
+	if ev.Type == zk.EventSession {
+		s.ends.observe(ev.State, time.Now())
 	}
 }
 
@@ -191,7 +261,7 @@ func NewZk(ctx context.Context, opts ZkOptions) (*Zk, error) {
 	z := &Zk{requested: opts.SessionTimeout, opts: opts}
 	for range opts.Sessions {
 		s := &zkSession{}
-		conn, _, err := zk.Connect(opts.Servers, opts.SessionTimeout, zk.WithLogger(s), zk.WithDialer(s.dial))
+		conn, _, err := zk.Connect(opts.Servers, opts.SessionTimeout, zk.WithLogger(s), zk.WithDialer(s.dial), zk.WithEventCallback(s.event))
 		if err != nil {
 			z.Close()
 			return nil, fmt.Errorf("lock zk: connect to %s: %w", strings.Join(opts.Servers, ","), err)
@@ -603,6 +673,17 @@ func (z *Zk) Release(ctx context.Context, lease Lease) (Outcome, error) {
 		return Failed, fmt.Errorf("release %s: %w", lease.Key, err)
 	}
 	return z.gone(ctx, h, lease.Key)
+}
+
+// LeaseEnded reports when lease's session ended, as the client learnt
+// on reconnecting after the ensemble expired it: every lease of the
+// session ended with it, unasked (see SessionLocker).
+func (z *Zk) LeaseEnded(lease Lease) (time.Time, bool) {
+	h, err := zkLease(lease)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return h.session.ends.endedAt(h.owner)
 }
 
 // gone tells, for a holder whose node is gone, whether another attempt

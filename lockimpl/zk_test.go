@@ -290,6 +290,10 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 	if !fenced.write(a.Fence) || !unfenced.write(a.Fence) {
 		t.Fatal("the holder's first write refused")
 	}
+	if _, ended := holder.LeaseEnded(a); ended {
+		t.Fatal("a live session's lease reported ended")
+	}
+	cutAt := time.Now()
 	proxy.Cut()
 	// The ensemble expires the session one timeout (and a tick) after it
 	// last heard from the holder; until then the key is held.
@@ -321,6 +325,14 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 	if out, err := holder.Release(ctx, a); out != lockimpl.Taken || err != nil {
 		t.Fatalf("release of the expired session's lease: %v, %v; want taken", out, err)
 	}
+	// The lock reports the old session's end, from the client's
+	// disconnection: after the cut, before the client learnt it.
+	if end, ended := holder.LeaseEnded(a); !ended || end.Before(cutAt) || end.After(time.Now()) {
+		t.Fatalf("the expired session's lease: ended %v at %v; want ended between the cut at %v and now", ended, end, cutAt)
+	}
+	if _, ended := other.LeaseEnded(b); ended {
+		t.Fatal("the other client's live lease reported ended")
+	}
 	if out, err := other.Release(ctx, b); out != lockimpl.OK || err != nil {
 		t.Fatalf("the new holder's release: %v, %v", out, err)
 	}
@@ -331,6 +343,9 @@ func testZkSessionExpiry(t *testing.T, addrs []string) {
 	}
 	if c.Fence <= b.Fence {
 		t.Fatalf("fence %d after %d: want larger", c.Fence, b.Fence)
+	}
+	if _, ended := holder.LeaseEnded(c); ended {
+		t.Fatal("the new session's lease reported ended with the old session")
 	}
 	_, _ = holder.Release(ctx, c)
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,6 +17,10 @@ type held struct {
 	write, exit, released int64
 	fence                 int64
 	writeOut              history.Outcome
+	// ended, when set, is the end the lock reported for the lease (its
+	// session ended), heard at heard; writeValid, when set, is the
+	// validity the write recorded (else valid).
+	ended, heard, writeValid int64
 }
 
 // withCalls lays out the sections' lock calls and resource events, the
@@ -32,12 +37,20 @@ func withCalls(hs []held) *history.History {
 		rel := base
 		rel.Op, rel.Call, rel.Return = history.OpRelease, s.released, s.released+ms
 		h.Events = append(h.Events, acq, rel)
+		if s.ended > 0 {
+			lost := base
+			lost.Op, lost.Out, lost.Call, lost.Return, lost.Valid = history.OpLost, history.OutLost, s.ended, s.heard, s.ended
+			h.Events = append(h.Events, lost)
+		}
 		enter := base
 		enter.Op, enter.Call, enter.Return, enter.Granted, enter.Valid = history.OpEnter, s.ret+1, s.ret+1, s.ret, s.valid
 		res = append(res, timed{s.ret + 1, enter})
 		if s.write > 0 {
 			wr := base
 			wr.Op, wr.Call, wr.Return, wr.Valid = history.OpWrite, s.write, s.write, s.valid
+			if s.writeValid != 0 {
+				wr.Valid = s.writeValid
+			}
 			if s.writeOut != 0 {
 				wr.Out = s.writeOut
 			}
@@ -196,5 +209,50 @@ func TestCallLedger(t *testing.T) {
 	// Within the drift allowance of d's end: legal.
 	if v := l.Acquired("e", 278*ms, 279*ms, 380*ms); v.Certain || v.Possible {
 		t.Fatalf("within the drift: %+v", v)
+	}
+}
+
+// TestCheckReadsALeaseEndTheLockReported plants a lock's report that a
+// lease ended unasked (OpLost: its session ended at 40 ms, heard at 42
+// ms) in a lease valid to 1 s, and a second worker acquiring at 50 ms
+// while the first is unreleased (release called at 90 ms). A write after
+// the end is a write after the lease, as an expired lease's is; one
+// before it is not; a write before the report was heard is late too (the
+// run counts it once the lock reports); a write the run judged by the
+// uncut validity after the report came is a disagreement; and the second grant is no double grant once the report
+// came, though without the report it is one.
+func TestCheckReadsALeaseEndTheLockReported(t *testing.T) {
+	second := held{worker: 1, call: 47 * ms, ret: 50 * ms, valid: 1050 * ms, write: 60 * ms, exit: 70 * ms, released: 80 * ms, fence: 2}
+	for _, tc := range []struct {
+		name         string
+		first        held
+		late         int64
+		doubleGrants int64
+		disagree     bool
+	}{
+		{"a write after the reported end", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 44 * ms, exit: 45 * ms, released: 90 * ms,
+			fence: 1, ended: 40 * ms, heard: 42 * ms, writeValid: 40 * ms}, 1, 0, false},
+		{"a write after the end, reported only after it", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 41 * ms, exit: 45 * ms,
+			released: 90 * ms, fence: 1, ended: 40 * ms, heard: 42 * ms}, 1, 0, false},
+		{"a write before the end", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 30 * ms, exit: 45 * ms, released: 90 * ms,
+			fence: 1, ended: 40 * ms, heard: 42 * ms}, 0, 0, false},
+		{"a write the run judged by the uncut validity", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 44 * ms, exit: 45 * ms,
+			released: 90 * ms, fence: 1, ended: 40 * ms, heard: 42 * ms}, 1, 0, true},
+		{"no report: the second grant is a double grant", held{call: 0, ret: 1 * ms, valid: 1000 * ms, write: 44 * ms, exit: 45 * ms,
+			released: 90 * ms, fence: 1}, 0, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, text := rendered(t, withCalls([]held{tc.first, second}))
+			if rep.Counts.LateWrites != tc.late || rep.Counts.DoubleGrants != tc.doubleGrants || rep.Counts.Overruns != 0 {
+				t.Fatalf("counts %+v, want %d write(s) after the lease, %d double grant(s), no overrun\n%s", rep.Counts, tc.late, tc.doubleGrants, text)
+			}
+			disagreed := len(rep.Keys) > 0 && len(rep.Keys[0].Disagreements) > 0
+			if disagreed != tc.disagree {
+				t.Fatalf("disagreement %v, want %v\n%s", disagreed, tc.disagree, text)
+			}
+			if !strings.Contains(text, fmt.Sprintf("%-24s %8d", "writes after the lease", tc.late)) {
+				t.Fatalf("the report does not show %d write(s) after the lease:\n%s", tc.late, text)
+			}
+		})
 	}
 }

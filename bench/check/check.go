@@ -35,6 +35,12 @@ type Counts struct {
 	// another's lease, by the lock's calls, where the order cannot be
 	// told; not counted as double grants.
 	Possible int64 `json:"possible_double_grants"`
+	// LateWrites counts writes made after the writer's lease had ended:
+	// past its validity, or past the end the lock reported for it (a
+	// session that ended unasked), though reported after the write. The
+	// run counts them as expired during work; fencing or a newer holder
+	// decides whether one did harm.
+	LateWrites int64 `json:"writes_after_lease"`
 }
 
 // Overlaps is the sum of both causes.
@@ -119,6 +125,18 @@ type KeyReport struct {
 	Porcupine porcupine.CheckResult
 
 	acquires map[string]*history.Event
+	// ends are the lock's reports that a lease ended unasked, by token.
+	ends map[string]*history.Event
+}
+
+// late says whether write e came after its lease ended: past the validity
+// it was judged by, or past the end the lock reported for the lease, even
+// where the lock learnt the end only after the write (a session's end).
+func (kr *KeyReport) late(e *history.Event) bool {
+	if end := kr.ends[e.Token]; end != nil && e.Call > end.Valid {
+		return true
+	}
+	return e.Call > e.Valid
 }
 
 // Report is a whole check.
@@ -186,6 +204,7 @@ func Check(h *history.History, opts Options) (*Report, error) {
 		r.Counts.StaleAccepted += kr.Counts.StaleAccepted
 		r.Counts.FencingRejected += kr.Counts.FencingRejected
 		r.Counts.Possible += kr.Counts.Possible
+		r.Counts.LateWrites += kr.Counts.LateWrites
 		for _, v := range kr.Violations {
 			if !v.InWindow {
 				r.Outside.add(v.Cause, 0)
@@ -249,6 +268,9 @@ func replay(k Key, evs, calls []*history.Event, drift int64) *KeyReport {
 		}
 		if e.Window {
 			kr.Counts.add(res.cause, res.outcome)
+			if e.Op == history.OpWrite && kr.late(e) {
+				kr.Counts.LateWrites++
+			}
 		}
 		if res.cause != Safe {
 			v := Violation{Cause: res.cause, Event: e, InWindow: e.Window, ByCalls: res.byCalls != nil}
@@ -340,14 +362,19 @@ func nonNil(e *history.Event) []*history.Event {
 
 // validityFromCalls takes each holder's validity from its own calls: an
 // enter's from its acquire, a renewal notice's from the ok renewal that
-// told it, joined by token. An event whose recorded validity disagrees is
+// told it, a write's from the lock's report that the lease ended before it
+// (OpLost), joined by token. An event whose recorded validity disagrees is
 // reported, and the model goes by the calls.
 func (kr *KeyReport) validityFromCalls(evs, calls []*history.Event) []*history.Event {
 	kr.acquires = acquiresByToken(calls)
 	renewals := map[string][]*history.Event{}
+	kr.ends = map[string]*history.Event{}
 	for _, e := range calls {
-		if e.Op == history.OpRenew && e.Out == history.OutOK {
+		switch {
+		case e.Op == history.OpRenew && e.Out == history.OutOK:
 			renewals[e.Token] = append(renewals[e.Token], e)
+		case e.Op == history.OpLost && kr.ends[e.Token] == nil:
+			kr.ends[e.Token] = e
 		}
 	}
 	out := make([]*history.Event, len(evs))
@@ -368,6 +395,11 @@ func (kr *KeyReport) validityFromCalls(evs, calls []*history.Event) []*history.E
 		want, ok := int64(0), from != nil
 		if ok {
 			want = from.Valid
+		}
+		if end := kr.ends[e.Token]; e.Op == history.OpWrite && end != nil && end.Return <= e.Call && end.Valid < e.Valid {
+			// The lock reported the lease ended before the write: the
+			// write is judged by that end, as the run judged it.
+			want, ok = end.Valid, true
 		}
 		if ok && want != e.Valid {
 			fixed := *e
@@ -525,6 +557,7 @@ func (r *Report) Agree(inc results.Incidents) error {
 		{"stale writes accepted", inc.StaleWritesAccepted, r.Counts.StaleAccepted},
 		{"stale writes rejected (fencing)", inc.FencingRejected, r.Counts.FencingRejected},
 		{"possible double grants", inc.PossibleDoubleGrants, r.Counts.Possible},
+		{"writes after the lease (expired during work)", inc.ExpiredDuringWork, r.Counts.LateWrites},
 	} {
 		if p.run != p.mine {
 			diffs = append(diffs, fmt.Sprintf("%s: run %d, check %d", p.name, p.run, p.mine))

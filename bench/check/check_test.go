@@ -101,9 +101,9 @@ func TestCheckCountsEachCause(t *testing.T) {
 		{"renewal moves the lease's end", []sec{{0, 0, 100 * ms, 0, 160 * ms, 0, false}, {1, 120 * ms, 220 * ms, 0, 190 * ms, 0, false}}, map[int]int64{0: 300 * ms}, -1,
 			Counts{DoubleGrants: 1}},
 		{"stale write accepted", []sec{{0, 0, 100 * ms, 170 * ms, 180 * ms, 0, false}, {1, 120 * ms, 220 * ms, 130 * ms, 140 * ms, 0, false}}, nil, -1,
-			Counts{Overruns: 1, StaleAccepted: 1}},
+			Counts{Overruns: 1, StaleAccepted: 1, LateWrites: 1}},
 		{"fenced stale write rejected", []sec{{0, 0, 100 * ms, 170 * ms, 180 * ms, 1, false}, {1, 120 * ms, 220 * ms, 130 * ms, 140 * ms, 2, false}}, nil, -1,
-			Counts{Overruns: 1, FencingRejected: 1}},
+			Counts{Overruns: 1, FencingRejected: 1, LateWrites: 1}},
 		{"outside the window: not counted", []sec{{0, 0, 100 * ms, 0, 60 * ms, 0, true}, {1, 50 * ms, 150 * ms, 0, 90 * ms, 0, true}}, nil, -1, Counts{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -44,6 +44,7 @@ func (r *Report) Render(w io.Writer) {
 	row("stale writes accepted", r.Counts.StaleAccepted, r.Outside.StaleAccepted, true)
 	row("stale writes rejected", r.Counts.FencingRejected, 0, false)
 	row("possible double grants", r.Counts.Possible, r.Outside.Possible, true)
+	row("writes after the lease", r.Counts.LateWrites, 0, false)
 	fmt.Fprintf(w, "\nverdict   %s\n", r.verdict())
 	r.renderKeys(w)
 }

@@ -44,6 +44,9 @@ type callLease struct {
 	// in the order they returned.
 	valid    int64
 	renewals []validFrom
+	// ended is the lock's report that the lease ended unasked (OpLost):
+	// from ended.ret on, the lease is valid until ended.valid at the most.
+	ended validFrom
 	// relCall and relRet are the release's call and return, when seen.
 	relCall, relRet         int64
 	releasing, releasedBack bool
@@ -53,7 +56,8 @@ type callLease struct {
 type validFrom struct{ ret, valid int64 }
 
 // validBy is the lease's validity end as known by time t: the acquire's,
-// extended by every renewal that returned by then.
+// extended by every renewal that returned by then, and cut short by the
+// lock's report of its end if that came by then.
 func (l *callLease) validBy(t int64) int64 {
 	v := l.valid
 	for _, r := range l.renewals {
@@ -61,6 +65,9 @@ func (l *callLease) validBy(t int64) int64 {
 			break
 		}
 		v = max(v, r.valid)
+	}
+	if l.ended.ret != 0 && l.ended.ret <= t {
+		v = min(v, l.ended.valid)
 	}
 	return v
 }
@@ -135,6 +142,15 @@ func (c *CallLedger) Renewed(token string, ret, valid int64) {
 	}
 }
 
+// Ended records the lock's report, heard at ret, that token's lease ended
+// unasked at end (its session ended): from ret on it is judged as a lease
+// valid until end.
+func (c *CallLedger) Ended(token string, ret, end int64) {
+	if l := c.lease(token); l != nil && l.ended.ret == 0 {
+		l.ended = validFrom{ret: ret, valid: end}
+	}
+}
+
 // Releasing records that token's release was called at call.
 func (c *CallLedger) Releasing(token string, call int64) {
 	if l := c.lease(token); l != nil && !l.releasing {
@@ -160,13 +176,13 @@ func (c *CallLedger) Prune(watermark int64) {
 // Len is how many leases the ledger holds.
 func (c *CallLedger) Len() int { return len(c.leases) }
 
-// CallsOfKey replays one key's lock calls (acquire, renew, release events
-// of any worker) through a ledger, in the order the run fed its own, and
+// CallsOfKey replays one key's lock calls (acquire, renew, release and lost
+// events of any worker) through a ledger, in the order the run fed its own, and
 // returns the verdict on each ok acquisition, by the event's index in evs.
 func CallsOfKey(evs []*Event, drift int64) map[*Event]CallVerdict {
 	type step struct {
 		at   int64
-		kind int // 0 acquire, 1 renewed, 2 release call, 3 release return
+		kind int // 0 acquire, 1 renewed, 2 release call, 3 release return, 4 ended
 		e    *Event
 	}
 	var steps []step
@@ -178,6 +194,8 @@ func CallsOfKey(evs []*Event, drift int64) map[*Event]CallVerdict {
 			steps = append(steps, step{e.Return, 1, e})
 		case e.Op == OpRelease:
 			steps = append(steps, step{e.Call, 2, e}, step{e.Return, 3, e})
+		case e.Op == OpLost:
+			steps = append(steps, step{e.Return, 4, e})
 		}
 	}
 	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })
@@ -193,6 +211,8 @@ func CallsOfKey(evs []*Event, drift int64) map[*Event]CallVerdict {
 			l.Releasing(s.e.Token, s.e.Call)
 		case 3:
 			l.Released(s.e.Token, s.e.Return)
+		case 4:
+			l.Ended(s.e.Token, s.e.Return, s.e.Valid)
 		}
 	}
 	return out

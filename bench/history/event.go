@@ -17,9 +17,10 @@ const Schema = "lockbench-history/v1"
 type Op uint8
 
 // The operations of a history. The lock's calls (acquire, renew, release)
-// have real call and return times; the protected resource's (enter,
-// renewed, write, exit, abandon) are stamped under the resource's own order,
-// with a per-key sequence number that orders them exactly.
+// have real call and return times, as has the lock's own report that a
+// lease ended (lost); the protected resource's (enter, renewed, write,
+// exit, abandon) are stamped under the resource's own order, with a per-key
+// sequence number that orders them exactly.
 const (
 	OpAcquire Op = iota + 1
 	OpRenew
@@ -29,10 +30,14 @@ const (
 	OpWrite
 	OpExit
 	OpAbandon
+	// OpLost is the lock's report that a lease ended unasked at Valid (its
+	// session ended: lockimpl.SessionLocker), heard by the holder at
+	// Return, before its write: from Valid on the lease counts as expired.
+	OpLost
 )
 
 var opNames = [...]string{OpAcquire: "acquire", OpRenew: "renew", OpRelease: "release", OpEnter: "enter",
-	OpRenewed: "renewed", OpWrite: "write", OpExit: "exit", OpAbandon: "abandon"}
+	OpRenewed: "renewed", OpWrite: "write", OpExit: "exit", OpAbandon: "abandon", OpLost: "lost"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {
@@ -42,7 +47,7 @@ func (o Op) String() string {
 }
 
 // Resource reports whether the op is one of the protected resource's.
-func (o Op) Resource() bool { return o >= OpEnter }
+func (o Op) Resource() bool { return o >= OpEnter && o <= OpAbandon }
 
 // parseOp is String's inverse.
 func parseOp(s string) (Op, error) {

@@ -283,8 +283,8 @@ func (l *lease) atFault(from, back int64, others []*lease) leaseVerdict {
 	return leaseVerdict{}
 }
 
-// atSessionEnd judges a lease held when its session was ended at from:
-// the lease is gone then. A write after that overran (or was fenced); a
+// atSessionEnd judges a lease held when its session was ended at from
+// (see sessionEndAt): the lease is gone then. A write after that overran (or was fenced); a
 // holder that left without writing was caught if a call of its own had
 // found the lease gone, or a renewal failing past the validity told it.
 func (l *lease) atSessionEnd(from int64) leaseVerdict {
@@ -300,6 +300,29 @@ func (l *lease) atSessionEnd(from int64) leaseVerdict {
 		}
 	}
 	return leaseVerdict{}
+}
+
+// reportedEnd is the end its lock reported for the lease (history.OpLost:
+// its session ended), or -1 for none.
+func (l *lease) reportedEnd() int64 {
+	for _, e := range l.events {
+		if e.Op == history.OpLost {
+			return e.Valid
+		}
+	}
+	return -1
+}
+
+// sessionEndAt is when a session lock's lease ended at a firing at start,
+// after the firing before it (at after): the end its lock reported where
+// that falls in between (the client's disconnection can precede the
+// fault's stamp, taken once the fault was done), else start. Check and the
+// run's incidents judge by the report, and so does the cell.
+func (l *lease) sessionEndAt(after, start int64) int64 {
+	if end := l.reportedEnd(); end > after && end < start {
+		return end
+	}
+	return start
 }
 
 // lostLater says whether a call of the holder after t found the lease gone.
@@ -353,10 +376,15 @@ func Classify(c Case, run string, h *history.History) []Trial {
 		return out
 	}
 	var out []Trial
+	prev := int64(-1)
 	for _, f := range firings(h) {
 		var vs []leaseVerdict
 		for _, l := range ls {
-			if !l.heldAt(f.start) {
+			lostAt := f.start
+			if c.Loss == LossSessionEnded {
+				lostAt = l.sessionEndAt(prev, f.start)
+			}
+			if !l.heldAt(lostAt) {
 				continue
 			}
 			var v leaseVerdict
@@ -366,7 +394,7 @@ func Classify(c Case, run string, h *history.History) []Trial {
 			case LossResurrect:
 				v = l.resurrected(f.start, margin)
 			case LossSessionEnded:
-				v = l.atSessionEnd(f.start)
+				v = l.atSessionEnd(lostAt)
 			default:
 				v = l.atExpiry(f.start, margin)
 			}
@@ -375,6 +403,7 @@ func Classify(c Case, run string, h *history.History) []Trial {
 			}
 		}
 		out = append(out, trialOf(run, f.start, vs))
+		prev = f.end
 	}
 	return out
 }

@@ -47,7 +47,8 @@ func caseNamed(t *testing.T, name string) Case {
 // past its validity was caught, a renewal that succeeded though called
 // after the lease expired resurrected it, and a fault that hit no held
 // lease is inconclusive. On zk (lock set), renewal-failing's session ended
-// at the fault: a holder inside then that writes after it overran.
+// at the fault, or where the lock reported its end (history.OpLost), at
+// that: a holder inside then that writes after it overran.
 func TestClassify(t *testing.T) {
 	const A, B = "aaaa", "bbbb"
 	for _, tc := range []struct {
@@ -108,6 +109,10 @@ func TestClassify(t *testing.T) {
 		{"zk: the late write rejected by the node's czxid: fenced", "renewal-failing", "zk",
 			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutFencingRejected, 250, 250, 1000), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
 			[]Outcome{Fenced}, 1, nil},
+		{"zk: the lock reports the session ended before the fault's stamp, the holder wrote between: overran", "renewal-failing", "zk",
+			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 95, 95, 1000), ev(A, history.OpExit, history.OutOK, 96, 96, 0),
+				ev(A, history.OpLost, history.OutLost, 90, 300, 90)),
+			[]Outcome{Overran}, 1, nil},
 		{"zk: the holder wrote before the session ended: no exposure", "renewal-failing", "zk",
 			hist(at(300, 300), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 250, 250, 1000), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
 			[]Outcome{Inconclusive}, 0, nil},

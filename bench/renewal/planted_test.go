@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/check"
+	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
@@ -317,10 +319,14 @@ func lockNamed(t *testing.T, name string) Lock {
 // TestPlantedZk runs renewal-failing on a real ZooKeeper member
 // (zookeeper:1), as its session analogue: the ensemble ends the session
 // every lease of the run lives in, three times. Nothing of the zk lock
-// tells a holder (it renews nothing, and the runner does not watch the
-// session), and every holder's work ends within its session timeout, so
-// a holder inside when the session ended writes after losing its node:
-// overran, or fenced where a newer holder wrote first; never caught.
+// tells a holder (it renews nothing, and the runner does not stop a holder
+// on the session's end), and every holder's work ends within its session
+// timeout, so a holder inside when the session ended writes after losing
+// its node: overran, or fenced where a newer holder wrote first; never
+// caught. The lock reports the session's end, which the run records before
+// each write: lockbench check then counts every late write the cell saw
+// as a write after the lease, as the run's incidents do (expired during
+// work), and agrees with them.
 func TestPlantedZk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs ZooKeeper for ten seconds; run without -short")
@@ -342,4 +348,30 @@ func TestPlantedZk(t *testing.T) {
 	if cell.Check != "agrees" {
 		t.Errorf("renewal-failing on zk: check %s", cell.Check)
 	}
+	late, checked := lateLeases(cell), int64(0)
+	for _, r := range cell.Runs {
+		h, err := history.ReadFile(r.History)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := check.Check(h, check.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked += rep.Counts.LateWrites
+	}
+	if late == 0 || checked != int64(late) {
+		t.Errorf("renewal-failing on zk: the cell saw %d late write(s), check counts %d writes after the lease; want the same, at least one",
+			late, checked)
+	}
+}
+
+// lateLeases counts the leases of a cell's trials that wrote after
+// losing their lease (overran or fenced).
+func lateLeases(cell Cell) int {
+	n := 0
+	for _, tr := range cell.Trials {
+		n += tr.Leases[Overran.String()] + tr.Leases[Fenced.String()]
+	}
+	return n
 }
