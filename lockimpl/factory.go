@@ -88,7 +88,7 @@ func refuseOnRedis(name string) error {
 		return unknownLock(name)
 	}
 	b, _ := lookupLockBackend(d.Backend)
-	return fmt.Errorf("lock %s needs a %s topology, not Redis servers; see %s", name, d.Backend, b.builder)
+	return fmt.Errorf("lock %s runs on the %s backend, not on Redis servers; see %s", name, d.Backend, b.builder)
 }
 
 // newPipelined builds single or fenced over a pipe to c's server.

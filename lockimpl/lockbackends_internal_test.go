@@ -36,7 +36,7 @@ func TestNewRefusesOtherBackendsLocks(t *testing.T) {
 		}
 		b, _ := lookupLockBackend(d.Backend)
 		_, err := New(d.Name, nil, Options{})
-		if err == nil || !strings.Contains(err.Error(), "needs a "+d.Backend+" topology") || !strings.Contains(err.Error(), b.builder) {
+		if err == nil || !strings.Contains(err.Error(), "runs on the "+d.Backend+" backend") || !strings.Contains(err.Error(), b.builder) {
 			t.Errorf("New(%s) = %v, want a refusal naming %s and %s", d.Name, err, d.Backend, b.builder)
 		}
 	}
