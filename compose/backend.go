@@ -31,6 +31,14 @@ type BackendInfo struct {
 	// URLFlag is the run flag naming its external servers; every kind of
 	// the backend takes it.
 	URLFlag string
+	// URLUsage is the URL flag's one-line help.
+	URLUsage string
+	// URLDoc adds, in the README's flag table only, what URLUsage cannot say.
+	URLDoc string
+	// URLPerNode is true when the flag takes one URL per node (repeated);
+	// false when one value names every server (a connect string, one
+	// database).
+	URLPerNode bool
 	// Targets are the fault targets only its topologies have (etcd's
 	// leader), each with what a topology without it lacks, for a refusal.
 	Targets map[FaultTarget]string

@@ -14,7 +14,10 @@ type etcdBackend struct{}
 
 // Info describes the etcd backend.
 func (etcdBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendEtcd, URLFlag: "etcd", Schemes: []string{"http", "https"}, SampleURL: "http://127.0.0.1:2379",
+	return BackendInfo{Name: lockimpl.BackendEtcd, URLFlag: "etcd",
+		URLUsage:   "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)",
+		URLDoc:     "Port 2379 by default, TLS with the system roots; redacted like `--redis`",
+		URLPerNode: true, Schemes: []string{"http", "https"}, SampleURL: "http://127.0.0.1:2379",
 		Targets: map[FaultTarget]string{TargetLeader: "it has no leader"}}
 }
 

@@ -15,7 +15,10 @@ type natsBackend struct{}
 
 // Info describes the NATS backend.
 func (natsBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendNats, URLFlag: "nats", Schemes: []string{"nats", "tls"}, SampleURL: "nats://127.0.0.1:4222",
+	return BackendInfo{Name: lockimpl.BackendNats, URLFlag: "nats",
+		URLUsage:   "external NATS server URL nats://[user:pass@]host:port or tls://; one per server of --topology nats:N (default: start local nats-server processes)",
+		URLDoc:     "The servers need JetStream and NATS 2.11 or later (per-key TTLs); the lock's bucket is `lockbench`; redacted like `--redis`",
+		URLPerNode: true, Schemes: []string{"nats", "tls"}, SampleURL: "nats://127.0.0.1:4222",
 		Targets: map[FaultTarget]string{TargetLeader: "it has no leader"}}
 }
 

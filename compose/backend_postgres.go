@@ -13,7 +13,10 @@ type postgresBackend struct{}
 
 // Info describes the PostgreSQL backend.
 func (postgresBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendPostgres, URLFlag: "postgres", Schemes: []string{"postgres", "postgresql"}, SampleURL: "postgres://lockbench@127.0.0.1:5432/lockbench",
+	return BackendInfo{Name: lockimpl.BackendPostgres, URLFlag: "postgres",
+		URLUsage: "external PostgreSQL URL postgres://[user:pass@]host:port/database for --topology postgres (default: initdb and start a local server)",
+		URLDoc:   "The run creates its tables if missing (lockbench_lease, lockbench_resource, lockbench_resource_state, lockbench_resource_holders) and deletes only its own rows; redacted like `--redis`",
+		Schemes:  []string{"postgres", "postgresql"}, SampleURL: "postgres://lockbench@127.0.0.1:5432/lockbench",
 		Targets: map[FaultTarget]string{TargetHolder: "it has no lock sessions to terminate"}}
 }
 

@@ -14,7 +14,10 @@ type redisBackend struct{}
 
 // Info describes the Redis backend.
 func (redisBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendRedis, URLFlag: "redis", Schemes: []string{"redis", "rediss"}, SampleURL: "redis://127.0.0.1:6379"}
+	return BackendInfo{Name: lockimpl.BackendRedis, URLFlag: "redis",
+		URLUsage:   "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)",
+		URLDoc:     "With `--topology cluster`, any node(s) of the cluster: the rest is discovered. The password never appears in output or results",
+		URLPerNode: true, Schemes: []string{"redis", "rediss"}, SampleURL: "redis://127.0.0.1:6379"}
 }
 
 // CheckURL checks a --redis URL.

@@ -17,8 +17,11 @@ type zookeeperBackend struct{}
 // Info describes the ZooKeeper backend. Its connect string has no scheme:
 // host:port,… as ZooKeeper's own clients take it.
 func (zookeeperBackend) Info() BackendInfo {
-	return BackendInfo{Name: lockimpl.BackendZookeeper, URLFlag: "zookeeper", SampleURL: "127.0.0.1:2181",
-		Targets: map[FaultTarget]string{TargetLeader: "it has no leader", TargetHolder: "it has no lock sessions to expire"}}
+	return BackendInfo{Name: lockimpl.BackendZookeeper, URLFlag: "zookeeper",
+		URLUsage:  "external ZooKeeper ensemble host:port,host:port,… (port 2181 when left out) for --topology zookeeper:N (default: start local members from Debian's jars)",
+		URLDoc:    "A connect string carries no credentials; the lock's nodes go under /lockbench, and --ttl is the session timeout, which the ensemble may clamp (the run says so)",
+		SampleURL: "127.0.0.1:2181",
+		Targets:   map[FaultTarget]string{TargetLeader: "it has no leader", TargetHolder: "it has no lock sessions to expire"}}
 }
 
 // CheckURL checks a --zookeeper value.

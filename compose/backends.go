@@ -15,15 +15,16 @@ func shapes() []Shape {
 	}
 }
 
-// backends is the backend registry: one line per backend, in help order.
+// backends is the backend registry: one line per backend, in help order
+// (their URL flags are listed in this order).
 // Adding a backend is a new backend_NAME.go implementing Backend, its kinds
 // (kind_NAME.go, one line each in shapes), and one line here.
 func backends() []Backend {
 	return []Backend{
 		redisBackend{},
 		etcdBackend{},
-		postgresBackend{},
 		zookeeperBackend{},
 		natsBackend{},
+		postgresBackend{},
 	}
 }

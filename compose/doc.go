@@ -75,19 +75,32 @@
 //
 // # Adding a backend
 //
-//  1. Write backend_NAME.go: a type implementing Backend (Info with its
-//     name, URL flag and own targets; CheckURL; target) and, if its nodes
-//     need more than an address and a Server, a nodePayload type.
-//  2. Write its kinds (above) with KindInfo.Backend naming it, and its
-//     bring-up (NAME.go).
-//  3. Add one line to backends in backends.go.
-//  4. In lockimpl: the backend's name constant and its locks' descriptors
-//     (lockimpl/locks.go), the locks in files of their own.
-//  5. In bench/plan: its arm function (and any checks of a plan its locks
-//     need, and an opener if it keeps the protected resource, whose
-//     implementation goes in bench/resource/NAME.go) in a file of its own,
-//     and one line in planBackends (bench/plan/backends.go); its URL flag
-//     in plan's flag table, scoped ByKind.
+// The existing files it touches are its registry lines, one each:
+// compose/backends.go (backends, and shapes for its kinds),
+// lockimpl/locks.go (lockBackends, and descriptors for its locks) and
+// bench/plan/backends.go (planBackends). Everything else is new files:
+//
+//  1. compose/backend_NAME.go: a type implementing Backend (Info with its
+//     name, its URL flag (name, help, README note, one URL per node or
+//     one for all; plan builds the run flag from it, scoped to its kinds),
+//     schemes, sample URL and own targets; CheckURL, which parses the
+//     flag's value; target) and, if its nodes need more than an address
+//     and a Server, a nodePayload type; the line in backends.
+//  2. Its kinds (above) with KindInfo.Backend naming it, and its bring-up
+//     (compose/NAME.go).
+//  3. lockimpl: the backend's name constant and its line in lockBackends
+//     (its builder's name and its client errors' classifier, which
+//     ErrorKind asks; New refuses its locks on Redis by the descriptors),
+//     its locks' descriptors, the locks and the classifier in files of
+//     their own (lockimpl/NAME.go).
+//  4. bench/plan/NAME.go: its arm function (and any checks of a plan its
+//     locks need, and an opener if it keeps the protected resource, whose
+//     implementation goes in bench/resource/NAME.go), and its line in
+//     planBackends.
+//
+// TestNoSharedFileNamesABackend (bench/plan) fails a shared file that
+// names a backend by its constants or names, outside the backend's own
+// files (named after it, its kinds or its locks) and the registry files.
 //
 // # Adding a lock
 //
@@ -98,6 +111,7 @@
 //
 // The tests that walk the registries (TestEveryBackendIsWhole,
 // TestEveryKindIsWhole, TestEveryLockIsWhole, TestEveryBackendIsArmed,
-// TestLockScopedFlagsFollowTheRegistry) then check the new entry against
+// TestLockScopedFlagsFollowTheRegistry, TestEveryBackendDeclaresItsURLFlag,
+// TestEveryLockBackendIsRegistered) then check the new entry against
 // the others, and the README's flag tables are regenerated from help.
 package compose

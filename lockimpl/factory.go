@@ -75,16 +75,20 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return r, nil
 	case LockRedsync, LockRedislock:
 		return newPeer(name, nodes, opts.Peer)
-	case LockEtcd:
-		return nil, fmt.Errorf("lock %s needs an etcd topology (--topology etcd:N), not Redis servers; see NewEtcd", name)
-	case LockPgAdvisory, LockPgAdvisoryXact, LockPgLease, LockOCC:
-		return nil, fmt.Errorf("lock %s needs a PostgreSQL topology (--topology postgres), not Redis servers; see NewPg", name)
-	case LockZk:
-		return nil, fmt.Errorf("lock %s needs a ZooKeeper topology (--topology zookeeper:N), not Redis servers; see NewZk", name)
-	case LockNatsKV:
-		return nil, fmt.Errorf("lock %s needs a NATS topology (--topology nats:N), not Redis servers; see NewNatsKV", name)
 	}
-	return nil, unknownLock(name)
+	return nil, refuseOnRedis(name)
+}
+
+// refuseOnRedis is New's answer for a lock it does not build: a lock of
+// another backend is named with the backend it needs and its builder; any
+// other name is unknown.
+func refuseOnRedis(name string) error {
+	d, ok := Describe(name)
+	if !ok || d.Backend == BackendRedis {
+		return unknownLock(name)
+	}
+	b, _ := lookupLockBackend(d.Backend)
+	return fmt.Errorf("lock %s runs on the %s backend, not on Redis servers; see %s", name, d.Backend, b.builder)
 }
 
 // newPipelined builds single or fenced over a pipe to c's server.

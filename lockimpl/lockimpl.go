@@ -165,8 +165,7 @@ func ErrorKind(err error) string {
 	if err == nil {
 		return ""
 	}
-	cause, etcdKind, pgKind := causeOf(err), etcdErrorKind(err), pgErrorKind(err)
-	zkKind, natsKind := ZkErrorKind(err), NatsErrorKind(err)
+	cause := causeOf(err)
 	switch {
 	case errors.Is(err, ErrNoRenewal):
 		return "no_renewal"
@@ -187,14 +186,23 @@ func ErrorKind(err error) string {
 		return "canceled"
 	case isConnRefused(err):
 		return "conn_refused"
-	case etcdKind != "":
-		return etcdKind
-	case pgKind != "":
-		return pgKind
-	case zkKind != "":
-		return zkKind
-	case natsKind != "":
-		return natsKind
+	}
+	if kind := backendErrorKind(err); kind != "" {
+		return kind
 	}
 	return classifyRedisError(err)
+}
+
+// backendErrorKind is the first name a registered backend's classifier
+// (lockBackends) gives err, or "" when none knows it.
+func backendErrorKind(err error) string {
+	for _, b := range lockBackends() {
+		if b.errorKind == nil {
+			continue
+		}
+		if kind := b.errorKind(err); kind != "" {
+			return kind
+		}
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package lockimpl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
@@ -306,6 +311,27 @@ func TestNewRefusesBadCombinations(t *testing.T) {
 	piped.Wait = lockimpl.WaitOptions{Replicas: 1, Timeout: time.Second}
 	if _, err := lockimpl.New("single", lockimpl.Nodes(clients[:1]...), piped); err == nil {
 		t.Error("single over a pipe with --wait-replicas accepted")
+	}
+}
+
+// TestErrorKindByBackend: ErrorKind reaches each backend's classifier
+// through the lock side's backend registry, wrapped errors included; an
+// error none knows falls back to the Redis and connection kinds.
+func TestErrorKindByBackend(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("acquire: %w", rpctypes.ErrNoLeader), "no_leader"},
+		{fmt.Errorf("acquire: %w", rpctypes.ErrGRPCNoLeader), "unavailable"},
+		{fmt.Errorf("acquire: %w", &pgconn.PgError{Code: "57P01"}), "admin_shutdown"},
+		{fmt.Errorf("acquire: %w", zk.ErrSessionExpired), "zk_session_expired"},
+		{fmt.Errorf("acquire: %w", nats.ErrTimeout), "nats_timeout"},
+		{fmt.Errorf("acquire: %w", io.EOF), "eof"},
+	} {
+		if got := lockimpl.ErrorKind(tc.err); got != tc.want {
+			t.Errorf("ErrorKind(%v) = %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
 

@@ -26,6 +26,42 @@ const (
 	BackendNats = "nats"
 )
 
+// lockBackend is what lockimpl knows of one backend beyond its locks'
+// descriptors: how its clients' errors are named, and the builder its
+// locks are made by, for the refusal of a lock handed the wrong servers.
+type lockBackend struct {
+	// name is the backend (BackendRedis, …).
+	name string
+	// builder is the function that builds its locks (New, NewEtcd, …).
+	builder string
+	// errorKind names an error of its clients for the errors-by-kind
+	// counters, "" for an error it does not know; nil for Redis, whose
+	// classification is ErrorKind's fallback.
+	errorKind func(error) string
+}
+
+// lockBackends is the lock side's backend registry: one line per backend,
+// in the order ErrorKind asks their classifiers.
+func lockBackends() []lockBackend {
+	return []lockBackend{
+		{name: BackendRedis, builder: "New"},
+		{name: BackendEtcd, builder: "NewEtcd", errorKind: etcdErrorKind},
+		{name: BackendPostgres, builder: "NewPg", errorKind: pgErrorKind},
+		{name: BackendZookeeper, builder: "NewZk", errorKind: ZkErrorKind},
+		{name: BackendNats, builder: "NewNatsKV", errorKind: NatsErrorKind},
+	}
+}
+
+// lookupLockBackend finds a backend's entry in lockBackends.
+func lookupLockBackend(name string) (lockBackend, bool) {
+	for _, b := range lockBackends() {
+		if b.name == name {
+			return b, true
+		}
+	}
+	return lockBackend{}, false
+}
+
 // lockbench's own Redis locks, by their --lock names; the other locks'
 // names sit beside their code (LockEtcd, LockPgLease, LockRedsync, …).
 const (

@@ -81,14 +81,30 @@ const (
 // startedHere are the providers of servers lockbench starts and configures.
 var startedHere = []string{compose.ProviderLocal, compose.ProviderDocker}
 
-// runFlags is the flag table: every run flag, its default, help and scope.
-var runFlags = []Flag{
+// runFlags is the flag table: every run flag, its default, help and scope;
+// the backends' URL flags come from their registry, after --topology.
+var runFlags = slices.Concat(topologyFlags, backendURLFlags(), otherRunFlags)
+
+// backendURLFlags are the backends' URL flags, in registry order, each as
+// its backend declares it (compose.BackendInfo): the flag of a kind's
+// external servers, which only that backend's kinds take.
+func backendURLFlags() []Flag {
+	var out []Flag
+	for _, b := range compose.Backends() {
+		info := b.Info()
+		out = append(out, Flag{Name: info.URLFlag, Multi: info.URLPerNode, URL: true, Category: catTarget,
+			Usage: info.URLUsage, Scope: Scope{ByKind: true}, Doc: info.URLDoc})
+	}
+	return out
+}
+
+// topologyFlags head the flag table, before the backends' URL flags.
+var topologyFlags = []Flag{
 	{Name: "topology", Default: "single", Multi: true, Category: catTarget, Usage: "topology: " + compose.SpecHelp() + "; repeat to compare side by side", Commands: map[string]CommandUse{"lock-cost": {Refused: "takes each lock's topology with --lock NAME@TOPOLOGY"}, "redlock-cost": {Refused: "runs single and redlock:N itself; choose N with --masters 3,5,7 or give --redis URLs"}}, Doc: "Repeat it to run the same workload on each and print a side-by-side table with ratios against the first. On `replicated` the lock follows the current primary through a sentinel client; on `cluster:M[,R]` it goes through a cluster client (see [Redis Cluster](#redis-cluster)); `etcd:N`: see [etcd](#etcd)"},
-	{Name: "redis", Multi: true, URL: true, Category: catTarget, Usage: "external server URL redis://[user:pass@]host:port[/db] or rediss://; one per master (default: start local redis-server processes)", Scope: Scope{ByKind: true}, Doc: "With `--topology cluster`, any node(s) of the cluster: the rest is discovered. The password never appears in output or results"},
-	{Name: "etcd", Multi: true, URL: true, Category: catTarget, Usage: "external etcd member URL http://[user:pass@]host:port or https://; one per member of --topology etcd:N (default: start local etcd processes)", Scope: Scope{ByKind: true}, Doc: "Port 2379 by default, TLS with the system roots; redacted like `--redis`"},
-	{Name: "zookeeper", URL: true, Category: catTarget, Usage: "external ZooKeeper ensemble host:port,host:port,… (port 2181 when left out) for --topology zookeeper:N (default: start local members from Debian's jars)", Scope: Scope{ByKind: true}, Doc: "A connect string carries no credentials; the lock's nodes go under /lockbench, and --ttl is the session timeout, which the ensemble may clamp (the run says so)"},
-	{Name: "nats", Multi: true, URL: true, Category: catTarget, Usage: "external NATS server URL nats://[user:pass@]host:port or tls://; one per server of --topology nats:N (default: start local nats-server processes)", Scope: Scope{ByKind: true}, Doc: "The servers need JetStream and NATS 2.11 or later (per-key TTLs); the lock's bucket is `lockbench`; redacted like `--redis`"},
-	{Name: "postgres", URL: true, Category: catTarget, Usage: "external PostgreSQL URL postgres://[user:pass@]host:port/database for --topology postgres (default: initdb and start a local server)", Scope: Scope{ByKind: true}, Doc: "The run creates its tables if missing (lockbench_lease, lockbench_resource, lockbench_resource_state, lockbench_resource_holders) and deletes only its own rows; redacted like `--redis`"},
+}
+
+// otherRunFlags are the run flags after the backends' URL flags.
+var otherRunFlags = []Flag{
 	{Name: "lock", Category: catTarget, Usage: lockUsage(), Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)", Scope: Scope{Providers: startedHere}, Doc: "`docker` starts containers of `--image` with testcontainers-go on a network of its own (it needs a Docker engine, and says so clearly when none is reachable); see [Docker](#docker). Compose files for bringing topologies up yourself are in `compose/docker/`"},
 	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")", Scope: Scope{Providers: []string{compose.ProviderDocker}}, Doc: "Where no registry can be reached, `lockbench image build` makes `lockbench/redis:local` from this machine's `redis-server`"},
