@@ -107,7 +107,10 @@ const (
 )
 
 // key is key idx's name. The last one is kept: a worker that comes back to
-// its key (keys unique, few keys) makes no new string.
+// its key (keys unique, few keys) makes no new string. Not inlined, so its
+// buffers stay off the frame that waits for the lock.
+//
+//go:noinline
 func (w *worker) key(idx int) string {
 	if idx == w.lastKeyIdx && w.lastKey != "" {
 		return w.lastKey
@@ -182,47 +185,66 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 
 // criticalSection is one request: acquire, work, protected write, release.
 // ctx bounds the acquisition; once acquired, the section runs on drainCtx.
+//
+// Its frame is kept small, and what follows an acquisition is a call of its
+// own (holdAcquired): this frame sits on every worker's stack while the
+// lock's call waits, and at 10,000 workers the stacks are most of a run's
+// memory (a path deeper than a 4 KB stack doubles it).
 func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
 	if w.optimistic {
 		w.optimisticSection(ctx, wantAt, m)
 		return
 	}
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
-	key := w.key(keyIdx)
-	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
-	// The ledger needs a lower bound of the acquisition's first call: in
-	// closed loop the worker read one just now; an open-loop request's
-	// intended start may lie far back and would hold the ledger's pruning.
+	at := attempts{w: w, ctx: ctx, m: m, key: keyIdx}
+	w.startAcquiring(wantAt, m)
+	acq := lockimpl.AcquireWithRetry(ctx, w.locker, w.key(keyIdx), w.wl.TTL, w.opts.Retry, w.rng, at.observe)
+	if acq.Outcome != lockimpl.OK {
+		w.notAcquired(ctx, &at)
+		return
+	}
+	w.holdAcquired(&acq.Lease, &at, wantAt)
+}
+
+// startAcquiring tells the lock's-calls ledger an acquisition begins. The
+// ledger needs a lower bound of the acquisition's first call: in closed
+// loop the worker read one just now (wantAt); an open-loop request's
+// intended start may lie far back and would hold the ledger's pruning.
+//
+//go:noinline
+func (w *worker) startAcquiring(wantAt time.Time, m membership) {
 	from := wantAt
 	if m != closedLoop {
 		from = time.Now()
 	}
 	w.calls.acquiringFrom(w.id, from)
-	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
-	var now time.Time
-	var byCalls history.CallVerdict
-	if acq.Outcome == lockimpl.OK {
-		now, byCalls = w.calls.acquired(w.id, keyIdx, acq.Lease.Token, at.lastCall, acq.Lease.ValidUntil())
-	} else {
-		if now = at.lastEnd; now.IsZero() {
-			now = time.Now()
-		}
-		w.calls.notAcquiring(w.id)
+}
+
+// notAcquired ends an acquisition that got no lease: counted as given up
+// when its last attempt belongs to the window and the run did not end it.
+//
+//go:noinline
+func (w *worker) notAcquired(ctx context.Context, at *attempts) {
+	w.calls.notAcquiring(w.id)
+	if at.lastCounted && ctx.Err() == nil {
+		w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
 	}
+}
+
+// holdAcquired runs the section of an acquired lease: the ledger's and the
+// history's record of the acquisition, then the work, the write and the
+// release.
+//
+//go:noinline
+func (w *worker) holdAcquired(lease *lockimpl.Lease, at *attempts, wantAt time.Time) {
+	now, byCalls := w.calls.acquired(w.id, at.key, lease.Token, at.lastCall, lease.ValidUntil())
 	rec := at.lastCounted
-	if w.hist != nil && acq.Outcome == lockimpl.OK {
-		w.hist.Add(history.Event{Key: keyIdx, Op: history.OpAcquire, Out: history.OutOK, Window: rec, Call: w.hist.Since(at.lastCall),
-			Return: w.hist.Since(now), Token: acq.Lease.Token, Fence: acq.Lease.Fence, Valid: w.hist.Since(acq.Lease.ValidUntil())})
+	if w.hist != nil {
+		w.historyAcquired(lease, at, now)
 	}
-	if acq.Outcome != lockimpl.OK {
-		if rec && ctx.Err() == nil {
-			w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
-		}
-		return
-	}
-	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx, byCalls: byCalls}
+	s := section{worker: w, lease: *lease, acquiredAt: now, recorded: rec, key: at.key, byCalls: byCalls}
 	h := &w.holdings[w.id]
-	h.hold(keyIdx, acq.Lease.ValidUntil())
+	h.hold(at.key, lease.ValidUntil())
 	defer h.released()
 	if rec {
 		tta := now.Sub(wantAt)
@@ -230,7 +252,16 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 		w.stats.acquired++
 		w.stats.tta.record(toMicros(tta))
 	}
-	s.run(keyIdx)
+	s.run(at.key)
+}
+
+// historyAcquired records an acquisition that returned at now in the
+// history, with its lease's token.
+//
+//go:noinline
+func (w *worker) historyAcquired(lease *lockimpl.Lease, at *attempts, now time.Time) {
+	w.hist.Add(history.Event{Key: at.key, Op: history.OpAcquire, Out: history.OutOK, Window: at.lastCounted, Call: w.hist.Since(at.lastCall),
+		Return: w.hist.Since(now), Token: lease.Token, Fence: lease.Fence, Valid: w.hist.Since(lease.ValidUntil())})
 }
 
 // section is one held lease, from acquisition to its end. recorded says
