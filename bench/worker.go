@@ -198,7 +198,8 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
 	at := attempts{w: w, ctx: ctx, m: m, key: keyIdx}
 	w.startAcquiring(wantAt, m)
-	acq := lockimpl.AcquireWithRetry(ctx, w.locker, w.key(keyIdx), w.wl.TTL, w.opts.Retry, w.rng, at.observe)
+	var acq lockimpl.Acquisition
+	lockimpl.AcquireInto(ctx, w.locker, w.key(keyIdx), w.wl.TTL, &w.opts.Retry, w.rng, at.observe, &acq)
 	if acq.Outcome != lockimpl.OK {
 		w.notAcquired(ctx, &at)
 		return
@@ -237,22 +238,32 @@ func (w *worker) notAcquired(ctx context.Context, at *attempts) {
 //
 //go:noinline
 func (w *worker) holdAcquired(lease *lockimpl.Lease, at *attempts, wantAt time.Time) {
-	now, byCalls := w.calls.acquired(w.id, at.key, lease.Token, at.lastCall, lease.ValidUntil())
-	rec := at.lastCounted
-	if w.hist != nil {
-		w.historyAcquired(lease, at, now)
-	}
-	s := section{worker: w, lease: *lease, acquiredAt: now, recorded: rec, key: at.key, byCalls: byCalls}
+	var s section // set field by field: a literal would take a second copy on this frame
+	s.worker, s.lease, s.recorded, s.key = w, *lease, at.lastCounted, at.key
+	w.acquired(&s, at, wantAt)
 	h := &w.holdings[w.id]
-	h.hold(at.key, lease.ValidUntil())
 	defer h.released()
-	if rec {
-		tta := now.Sub(wantAt)
-		w.rec.acquired(now, tta)
+	s.run(at.key)
+}
+
+// acquired records section s's acquisition (its last attempt at) in the
+// lock's-calls ledger, the history, the exposure and the counts, setting
+// s's acquisition time and the ledger's verdict.
+//
+//go:noinline
+func (w *worker) acquired(s *section, at *attempts, wantAt time.Time) {
+	validUntil := s.lease.ValidUntil()
+	s.acquiredAt, s.byCalls = w.calls.acquired(w.id, at.key, s.lease.Token, at.lastCall, validUntil)
+	if w.hist != nil {
+		w.historyAcquired(&s.lease, at, s.acquiredAt)
+	}
+	w.holdings[w.id].hold(at.key, validUntil)
+	if s.recorded {
+		tta := s.acquiredAt.Sub(wantAt)
+		w.rec.acquired(s.acquiredAt, tta)
 		w.stats.acquired++
 		w.stats.tta.record(toMicros(tta))
 	}
-	s.run(at.key)
 }
 
 // historyAcquired records an acquisition that returned at now in the
@@ -316,7 +327,39 @@ func (s *section) latency(o op, d time.Duration, failed bool) {
 	}
 }
 
+// run is the held lease's section: enter, work, write, exit, release. Its
+// frame is kept small (entering and a crash are calls of their own): it
+// sits on the stack of every worker whose release waits for the lock.
 func (s *section) run(keyIdx int) {
+	entry := s.enter(keyIdx)
+	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
+		s.crash(entry)
+		return
+	}
+	switch s.work(entry) {
+	case workAborted:
+		s.exit(entry)
+		s.stopRenewer(entry)
+		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
+		return
+	case workInterrupted:
+		s.exit(entry)
+		s.stopRenewer(entry)
+		s.count(func(c *counters) { c.Counters.Unfinished++ })
+		s.releaseQuietly()
+		return
+	}
+	s.write(entry)
+	s.exit(entry)
+	s.stopRenewer(entry)
+	s.release()
+}
+
+// enter records the holder entering the critical section of key keyIdx,
+// and the overlap the resource or the lock's-calls ledger saw.
+//
+//go:noinline
+func (s *section) enter(keyIdx int) Entry {
 	var entry Entry
 	var overlap Overlap
 	var blocked time.Duration
@@ -342,37 +385,24 @@ func (s *section) run(keyIdx int) {
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
 	}
-	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
-		// A dead client: it leaves the critical section and never releases.
-		s.holdings[s.id].left()
-		s.protected(func(ctx context.Context) error {
-			st, err := s.resource.Abandon(ctx, entry, time.Now())
-			if s.hist != nil {
-				s.event(history.OpAbandon, history.OutOK, st.At, st.At, st.Seq, err)
-			}
-			return err
-		})
-		s.count(func(c *counters) { c.Counters.Crashed++ })
-		s.stats.abandoned = append(s.stats.abandoned, s.lease)
-		return
-	}
-	switch s.work(entry) {
-	case workAborted:
-		s.exit(entry)
-		s.stopRenewer(entry)
-		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
-		return
-	case workInterrupted:
-		s.exit(entry)
-		s.stopRenewer(entry)
-		s.count(func(c *counters) { c.Counters.Unfinished++ })
-		s.releaseQuietly()
-		return
-	}
-	s.write(entry)
-	s.exit(entry)
-	s.stopRenewer(entry)
-	s.release()
+	return entry
+}
+
+// crash is a dead client: it leaves the critical section and never
+// releases.
+//
+//go:noinline
+func (s *section) crash(entry Entry) {
+	s.holdings[s.id].left()
+	s.protected(func(ctx context.Context) error {
+		st, err := s.resource.Abandon(ctx, entry, time.Now())
+		if s.hist != nil {
+			s.event(history.OpAbandon, history.OutOK, st.At, st.At, st.Seq, err)
+		}
+		return err
+	})
+	s.count(func(c *counters) { c.Counters.Crashed++ })
+	s.stats.abandoned = append(s.stats.abandoned, s.lease)
 }
 
 // exit records the holder leaving the critical section.
@@ -579,6 +609,15 @@ func (s *section) release() {
 	start := s.calls.releasing(s.key, s.lease.Token)
 	s.latency(opHold, start.Sub(s.acquiredAt), false)
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
+	s.released(start, out, err)
+}
+
+// released records the release that began at start and returned out and
+// err; a call of its own, so its frame is not on the stack while the
+// release waits.
+//
+//go:noinline
+func (s *section) released(start time.Time, out lockimpl.Outcome, err error) {
 	end := s.calls.released(s.key, s.lease.Token)
 	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {

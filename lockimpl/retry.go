@@ -136,25 +136,32 @@ type Acquisition struct {
 
 // AcquireWithRetry tries key until it is acquired, the policy gives up, the
 // timeout passes or ctx ends. observe sees every attempt, so none goes uncounted.
-//
-// Its frame stays small (the attempt itself is made by attemptOnce, the
-// wait by backoff.wait): it sits on every worker's stack while the lock's
-// call waits, and 10,000 workers' stacks are most of a run's memory.
-func AcquireWithRetry(ctx context.Context, l Locker, key string, ttl time.Duration, p RetryPolicy, rng *rand.Rand, observe func(Attempt)) (acq Acquisition) {
+func AcquireWithRetry(ctx context.Context, l Locker, key string, ttl time.Duration, p RetryPolicy, rng *rand.Rand, observe func(Attempt)) Acquisition {
+	var acq Acquisition
+	AcquireInto(ctx, l, key, ttl, &p, rng, observe, &acq)
+	return acq
+}
+
+// AcquireInto is AcquireWithRetry writing its end into acq: a caller that
+// holds acq on its own frame passes no Acquisition and no policy by value.
+// Its frame stays small too (the attempt is made by attemptOnce, the wait
+// by backoff.wait): it sits on every worker's stack while the lock's call
+// waits, and 10,000 workers' stacks are most of a run's memory.
+func AcquireInto(ctx context.Context, l Locker, key string, ttl time.Duration, p *RetryPolicy, rng *rand.Rand, observe func(Attempt), acq *Acquisition) {
 	// The timeout counts from the first attempt's start, which is read for
 	// the attempt anyway: an acquisition that succeeds at once (most, and
 	// every one of a pipelined run at its limit) reads the clock no more.
 	var first time.Time
 	var b backoff
 	for k := 0; ; k++ {
-		start := attemptOnce(ctx, l, key, ttl, observe, &acq)
+		start := attemptOnce(ctx, l, key, ttl, observe, acq)
 		acq.Attempts = k + 1
 		if k == 0 {
 			first = start
 		}
-		if acq.Outcome == OK || p.Kind == RetryNone || ctx.Err() != nil || !b.wait(ctx, &p, k, rng, first) {
+		if acq.Outcome == OK || p.Kind == RetryNone || ctx.Err() != nil || !b.wait(ctx, p, k, rng, first) {
 			b.stop()
-			return acq
+			return
 		}
 	}
 }

@@ -190,11 +190,11 @@ func (s *Single) clientSetNX(ctx context.Context, key, token string, ttl time.Du
 // hand where the raw path has an idle connection, through the client
 // otherwise.
 func (s *Single) owned(ctx context.Context, script *redis.Script, src, key, token string, ttl time.Duration) (Outcome, error) {
-	var cmd rawCommand
+	// Built in place, not by scriptCommand: one command on this frame, not
+	// a second as its result.
+	cmd := rawCommand{op: rawScript, src: src, n: 5, args: [6]string{"EVALSHA", script.Hash(), "1", key, token}}
 	if ttl > 0 {
-		cmd = scriptCommand(script, src, key, token, strconv.FormatInt(ttl.Milliseconds(), 10))
-	} else {
-		cmd = scriptCommand(script, src, key, token)
+		cmd.args[5], cmd.n = strconv.FormatInt(ttl.Milliseconds(), 10), 6
 	}
 	if rep, err, sent := s.raw.do(ctx, &cmd); sent {
 		if err != nil {
