@@ -26,6 +26,8 @@ type rawOne struct {
 	sent    *SentCounter
 	// viaClient counts the calls gone through the client (see claimClient).
 	viaClient atomic.Int32
+	// waited counts the calls that waited in awaitIdle, for tests.
+	waited atomic.Int64
 	// dials tracks the background dials, for Close.
 	dials sync.WaitGroup
 }
@@ -139,6 +141,7 @@ func (o *rawOne) awaitIdle(ctx context.Context) *rawConn {
 	if n.closed.Load() {
 		return nil
 	}
+	o.waited.Add(1)
 	n.waiting.Add(1)
 	defer n.waiting.Add(-1)
 	n.grow(&o.dials)
