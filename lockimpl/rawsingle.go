@@ -15,9 +15,9 @@ import (
 // go-redis command object, pool checkout and hook chain per command. A call
 // that finds no idle connection (at the start, after the server closed
 // them) goes through the go-redis client instead and asks for one more
-// connection in the background, so a call never waits for a dial; once
-// the pool's worth is open, a call waits for one of them to come back
-// (see awaitIdle).
+// connection in the background, so a call need not wait for a dial; once
+// a pool's worth of calls are in the client, a call waits for a connection
+// of the lock's own instead, put back or newly dialled (see awaitIdle).
 type rawOne struct {
 	node *rawNode
 	// timeout bounds a command whose context has no deadline, as go-redis
