@@ -111,7 +111,10 @@ const (
 )
 
 // key is key idx's name. The last one is kept: a worker that comes back to
-// its key (keys unique, few keys) makes no new string.
+// its key (keys unique, few keys) makes no new string. Not inlined, so its
+// buffers stay off the frame that waits for the lock.
+//
+//go:noinline
 func (w *worker) key(idx int) string {
 	if idx == w.lastKeyIdx && w.lastKey != "" {
 		return w.lastKey
@@ -186,6 +189,11 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 
 // criticalSection is one request: acquire, work, protected write, release.
 // ctx bounds the acquisition; once acquired, the section runs on drainCtx.
+//
+// Its frame is kept small, and what follows an acquisition is a call of its
+// own (holdAcquired): this frame sits on every worker's stack while the
+// lock's call waits, and at 10,000 workers the stacks are most of a run's
+// memory (a path deeper than a 4 KB stack doubles it).
 func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m membership) {
 	w.settleLeaseEnd()
 	if w.optimistic {
@@ -193,49 +201,83 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 		return
 	}
 	keyIdx := w.wl.Keys.Key(w.id, w.rng)
-	key := w.key(keyIdx)
-	at := &attempts{w: w, ctx: ctx, m: m, key: keyIdx}
-	// The ledger needs a lower bound of the acquisition's first call: in
-	// closed loop the worker read one just now; an open-loop request's
-	// intended start may lie far back and would hold the ledger's pruning.
+	at := attempts{w: w, ctx: ctx, m: m, key: keyIdx}
+	w.startAcquiring(wantAt, m)
+	var acq lockimpl.Acquisition
+	lockimpl.AcquireInto(ctx, w.locker, w.key(keyIdx), w.wl.TTL, &w.opts.Retry, w.rng, at.observe, &acq)
+	if acq.Outcome != lockimpl.OK {
+		w.notAcquired(ctx, &at)
+		return
+	}
+	w.holdAcquired(&acq.Lease, &at, wantAt)
+}
+
+// startAcquiring tells the lock's-calls ledger an acquisition begins. The
+// ledger needs a lower bound of the acquisition's first call: in closed
+// loop the worker read one just now (wantAt); an open-loop request's
+// intended start may lie far back and would hold the ledger's pruning.
+//
+//go:noinline
+func (w *worker) startAcquiring(wantAt time.Time, m membership) {
 	from := wantAt
 	if m != closedLoop {
 		from = time.Now()
 	}
 	w.calls.acquiringFrom(w.id, from)
-	acq := lockimpl.AcquireWithRetry(ctx, w.locker, key, w.wl.TTL, w.opts.Retry, w.rng, at.observe)
-	var now time.Time
-	var byCalls history.CallVerdict
-	if acq.Outcome == lockimpl.OK {
-		now, byCalls = w.calls.acquired(w.id, keyIdx, acq.Lease.Token, at.lastCall, acq.Lease.ValidUntil())
-	} else {
-		if now = at.lastEnd; now.IsZero() {
-			now = time.Now()
-		}
-		w.calls.notAcquiring(w.id)
+}
+
+// notAcquired ends an acquisition that got no lease: counted as given up
+// when its last attempt belongs to the window and the run did not end it.
+//
+//go:noinline
+func (w *worker) notAcquired(ctx context.Context, at *attempts) {
+	w.calls.notAcquiring(w.id)
+	if at.lastCounted && ctx.Err() == nil {
+		w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
 	}
-	rec := at.lastCounted
-	if w.hist != nil && acq.Outcome == lockimpl.OK {
-		w.hist.Add(history.Event{Key: keyIdx, Op: history.OpAcquire, Out: history.OutOK, Window: rec, Call: w.hist.Since(at.lastCall),
-			Return: w.hist.Since(now), Token: acq.Lease.Token, Fence: acq.Lease.Fence, Valid: w.hist.Since(acq.Lease.ValidUntil())})
-	}
-	if acq.Outcome != lockimpl.OK {
-		if rec && ctx.Err() == nil {
-			w.rec.count(func(c *counters) { c.Contention.GaveUp++ })
-		}
-		return
-	}
-	s := section{worker: w, lease: acq.Lease, acquiredAt: now, recorded: rec, key: keyIdx, byCalls: byCalls}
+}
+
+// holdAcquired runs the section of an acquired lease: the ledger's and the
+// history's record of the acquisition, then the work, the write and the
+// release.
+//
+//go:noinline
+func (w *worker) holdAcquired(lease *lockimpl.Lease, at *attempts, wantAt time.Time) {
+	var s section // set field by field: a literal would take a second copy on this frame
+	s.worker, s.lease, s.recorded, s.key = w, *lease, at.lastCounted, at.key
+	w.acquired(&s, at, wantAt)
 	h := &w.holdings[w.id]
-	h.hold(keyIdx, acq.Lease.ValidUntil())
 	defer h.released()
-	if rec {
-		tta := now.Sub(wantAt)
-		w.rec.acquired(now, tta)
+	s.run(at.key)
+}
+
+// acquired records section s's acquisition (its last attempt at) in the
+// lock's-calls ledger, the history, the exposure and the counts, setting
+// s's acquisition time and the ledger's verdict.
+//
+//go:noinline
+func (w *worker) acquired(s *section, at *attempts, wantAt time.Time) {
+	validUntil := s.lease.ValidUntil()
+	s.acquiredAt, s.byCalls = w.calls.acquired(w.id, at.key, s.lease.Token, at.lastCall, validUntil)
+	if w.hist != nil {
+		w.historyAcquired(&s.lease, at, s.acquiredAt)
+	}
+	w.holdings[w.id].hold(at.key, validUntil)
+	if s.recorded {
+		tta := s.acquiredAt.Sub(wantAt)
+		w.rec.acquired(s.acquiredAt, tta)
 		w.stats.acquired++
 		w.stats.tta.record(toMicros(tta))
 	}
-	s.run(keyIdx)
+}
+
+// historyAcquired records an acquisition that returned at now in the
+// history, with its lease's token.
+//
+//go:noinline
+func (w *worker) historyAcquired(lease *lockimpl.Lease, at *attempts, now time.Time) {
+	w.hist.Add(history.Event{Key: at.key, Op: history.OpAcquire, Out: history.OutOK, Window: at.lastCounted, Call: w.hist.Since(at.lastCall),
+		Return: w.hist.Since(now), Token: lease.Token, Fence: lease.Fence, Valid: w.hist.Since(lease.ValidUntil())})
 }
 
 // section is one held lease, from acquisition to its end. recorded says
@@ -290,7 +332,39 @@ func (s *section) latency(o op, d time.Duration, failed bool) {
 	}
 }
 
+// run is the held lease's section: enter, work, write, exit, release. Its
+// frame is kept small (entering and a crash are calls of their own): it
+// sits on the stack of every worker whose release waits for the lock.
 func (s *section) run(keyIdx int) {
+	entry := s.enter(keyIdx)
+	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
+		s.crash(entry)
+		return
+	}
+	switch s.work(entry) {
+	case workAborted:
+		s.exit(entry)
+		s.stopRenewer(entry)
+		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
+		return
+	case workInterrupted:
+		s.exit(entry)
+		s.stopRenewer(entry)
+		s.count(func(c *counters) { c.Counters.Unfinished++ })
+		s.releaseQuietly()
+		return
+	}
+	s.write(entry)
+	s.exit(entry)
+	s.stopRenewer(entry)
+	s.release()
+}
+
+// enter records the holder entering the critical section of key keyIdx,
+// and the overlap the resource or the lock's-calls ledger saw.
+//
+//go:noinline
+func (s *section) enter(keyIdx int) Entry {
 	var entry Entry
 	var overlap Overlap
 	var blocked time.Duration
@@ -316,37 +390,24 @@ func (s *section) run(keyIdx int) {
 	if blocked > 0 {
 		s.latency(opBlocked, blocked, false)
 	}
-	if s.wl.CrashProb > 0 && s.rng.Float64() < s.wl.CrashProb {
-		// A dead client: it leaves the critical section and never releases.
-		s.holdings[s.id].left()
-		s.protected(func(ctx context.Context) error {
-			st, err := s.resource.Abandon(ctx, entry, time.Now())
-			if s.hist != nil {
-				s.event(history.OpAbandon, history.OutOK, st.At, st.At, st.Seq, err)
-			}
-			return err
-		})
-		s.count(func(c *counters) { c.Counters.Crashed++ })
-		s.stats.abandoned = append(s.stats.abandoned, s.lease)
-		return
-	}
-	switch s.work(entry) {
-	case workAborted:
-		s.exit(entry)
-		s.stopRenewer(entry)
-		s.count(func(c *counters) { c.Incidents.WorkAborted++ })
-		return
-	case workInterrupted:
-		s.exit(entry)
-		s.stopRenewer(entry)
-		s.count(func(c *counters) { c.Counters.Unfinished++ })
-		s.releaseQuietly()
-		return
-	}
-	s.write(entry)
-	s.exit(entry)
-	s.stopRenewer(entry)
-	s.release()
+	return entry
+}
+
+// crash is a dead client: it leaves the critical section and never
+// releases.
+//
+//go:noinline
+func (s *section) crash(entry Entry) {
+	s.holdings[s.id].left()
+	s.protected(func(ctx context.Context) error {
+		st, err := s.resource.Abandon(ctx, entry, time.Now())
+		if s.hist != nil {
+			s.event(history.OpAbandon, history.OutOK, st.At, st.At, st.Seq, err)
+		}
+		return err
+	})
+	s.count(func(c *counters) { c.Counters.Crashed++ })
+	s.stats.abandoned = append(s.stats.abandoned, s.lease)
 }
 
 // exit records the holder leaving the critical section.
@@ -556,6 +617,15 @@ func (s *section) release() {
 	start := s.calls.releasing(s.key, s.lease.Token)
 	s.latency(opHold, start.Sub(s.acquiredAt), false)
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
+	s.released(start, out, err)
+}
+
+// released records the release that began at start and returned out and
+// err; a call of its own, so its frame is not on the stack while the
+// release waits.
+//
+//go:noinline
+func (s *section) released(start time.Time, out lockimpl.Outcome, err error) {
 	end := s.calls.released(s.key, s.lease.Token)
 	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {

@@ -28,3 +28,12 @@ func (z *Zk) PlantZkNode(ctx context.Context, key string, remembered bool) error
 	}
 	return nil
 }
+
+// RawWaited is how many calls of the single lock waited for a connection
+// of its own rather than go through its client.
+func (s *Single) RawWaited() int64 {
+	if s.raw == nil {
+		return 0
+	}
+	return s.raw.waited.Load()
+}

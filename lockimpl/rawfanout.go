@@ -61,6 +61,9 @@ type rawNode struct {
 	// dialing lets one background dial run at a time.
 	dialing atomic.Bool
 	closed  atomic.Bool
+	// waiting counts the calls waiting for a connection (see rawOne's
+	// awaitIdle); while any wait, a dial that ends starts the next.
+	waiting atomic.Int32
 }
 
 // rawConn is one connection with its reader and a reusable write buffer.
@@ -156,13 +159,19 @@ func (n *rawNode) grow(wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer n.dialing.Store(false)
 		c, err := n.connect()
+		n.dialing.Store(false)
 		if err != nil {
 			n.open.Add(-1)
 			return
 		}
 		n.put(c)
+		if n.waiting.Load() > 0 {
+			// Calls wait for a connection (the single lock's awaitIdle):
+			// dial the next one now rather than on the next call that
+			// finds none.
+			n.grow(wg)
+		}
 	}()
 }
 

@@ -2,11 +2,14 @@ package lockimpl_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestSingleRawPath: once the single lock's own connections are open, its
@@ -85,4 +88,56 @@ func TestSingleRawPath(t *testing.T) {
 		t.Fatalf("release after a restart: %v %v", out, err)
 	}
 	warm("after the restart")
+}
+
+// TestSingleRawPathWaitsItsTurn: with more callers than the pool's
+// connections, a call that finds neither an idle connection of the lock's
+// own nor a free slot of its client waits for a connection (in a shallow
+// frame, not deep in go-redis's pool) and every acquisition and release
+// still succeeds; the lock and its client together keep at most a pool's
+// worth each.
+func TestSingleRawPathWaitsItsTurn(t *testing.T) {
+	server := composetest.Servers(t, 1)[0]
+	const pool, callers, rounds = 2, 32, 20
+	client := redis.NewClient(&redis.Options{Addr: server.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
+		DisableIdentity: true, PoolSize: pool})
+	t.Cleanup(func() { _ = client.Close() })
+	l, err := lockimpl.New("single", lockimpl.Nodes(client), lockimpl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.(*lockimpl.Single)
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	failures := make(chan string, callers*rounds)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			for r := range rounds {
+				key := fmt.Sprintf("turn:%d:%d", i, r)
+				lease, out, err := s.Acquire(ctx, key, time.Minute)
+				if out != lockimpl.OK {
+					failures <- fmt.Sprintf("acquire %s: %v %v", key, out, err)
+					continue
+				}
+				if out, err := s.Release(ctx, lease); out != lockimpl.OK {
+					failures <- fmt.Sprintf("release %s: %v %v", key, out, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		t.Error(f)
+	}
+	if s.RawWaited() == 0 {
+		t.Errorf("no call waited for a raw connection with %d callers on a pool of %d: the test did not exercise the wait", callers, pool)
+	}
+	if idle := s.RawIdle(); idle > pool {
+		t.Errorf("%d raw connections idle, more than the pool's %d", idle, pool)
+	}
+	if total := client.PoolStats().TotalConns; total > pool {
+		t.Errorf("the client holds %d connections, more than its pool's %d", total, pool)
+	}
 }

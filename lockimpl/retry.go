@@ -137,30 +137,47 @@ type Acquisition struct {
 // AcquireWithRetry tries key until it is acquired, the policy gives up, the
 // timeout passes or ctx ends. observe sees every attempt, so none goes uncounted.
 func AcquireWithRetry(ctx context.Context, l Locker, key string, ttl time.Duration, p RetryPolicy, rng *rand.Rand, observe func(Attempt)) Acquisition {
+	var acq Acquisition
+	AcquireInto(ctx, l, key, ttl, &p, rng, observe, &acq)
+	return acq
+}
+
+// AcquireInto is AcquireWithRetry writing its end into acq: a caller that
+// holds acq on its own frame passes no Acquisition and no policy by value.
+// Its frame stays small too (the attempt is made by attemptOnce, the wait
+// by backoff.wait): it sits on every worker's stack while the lock's call
+// waits, and 10,000 workers' stacks are most of a run's memory.
+func AcquireInto(ctx context.Context, l Locker, key string, ttl time.Duration, p *RetryPolicy, rng *rand.Rand, observe func(Attempt), acq *Acquisition) {
 	// The timeout counts from the first attempt's start, which is read for
 	// the attempt anyway: an acquisition that succeeds at once (most, and
 	// every one of a pipelined run at its limit) reads the clock no more.
 	var first time.Time
 	var b backoff
-	defer b.stop()
 	for k := 0; ; k++ {
-		start := time.Now()
+		start := attemptOnce(ctx, l, key, ttl, observe, acq)
+		acq.Attempts = k + 1
 		if k == 0 {
 			first = start
 		}
-		lease, out, err := l.Acquire(ctx, key, ttl)
-		if observe != nil {
-			end := time.Now()
-			observe(Attempt{Latency: end.Sub(start), End: end, Outcome: out, Err: err})
-		}
-		acq := Acquisition{Lease: lease, Outcome: out, Err: err, Attempts: k + 1}
-		if out == OK || p.Kind == RetryNone || ctx.Err() != nil {
-			return acq
-		}
-		if !b.wait(ctx, p, k, rng, first) {
-			return acq
+		if acq.Outcome == OK || p.Kind == RetryNone || ctx.Err() != nil || !b.wait(ctx, p, k, rng, first) {
+			b.stop()
+			return
 		}
 	}
+}
+
+// attemptOnce makes one attempt at key, shows it to observe (if any), sets
+// acq's lease, outcome and error to its own, and returns when it started.
+//
+//go:noinline
+func attemptOnce(ctx context.Context, l Locker, key string, ttl time.Duration, observe func(Attempt), acq *Acquisition) time.Time {
+	start := time.Now()
+	acq.Lease, acq.Outcome, acq.Err = l.Acquire(ctx, key, ttl)
+	if observe != nil {
+		end := time.Now()
+		observe(Attempt{Latency: end.Sub(start), End: end, Outcome: acq.Outcome, Err: acq.Err})
+	}
+	return start
 }
 
 // backoff waits between the attempts of one acquisition, on one timer.
@@ -169,7 +186,9 @@ type backoff struct{ timer *time.Timer }
 // wait sleeps for p's backoff after attempt k (counted from 0) of an
 // acquisition that began at first; false means stop trying: the wait would
 // pass p's timeout, or ctx ended.
-func (b *backoff) wait(ctx context.Context, p RetryPolicy, k int, rng *rand.Rand, first time.Time) bool {
+//
+//go:noinline
+func (b *backoff) wait(ctx context.Context, p *RetryPolicy, k int, rng *rand.Rand, first time.Time) bool {
 	wait := p.Backoff(k, rng)
 	if p.Timeout > 0 && time.Now().Add(wait).After(first.Add(p.Timeout)) {
 		return false

@@ -118,31 +118,53 @@ func (s *Single) Close() error {
 // same slot and the fencing script may touch both.
 func FenceKey(key string) string { return key + ":fence" }
 
-// Acquire makes one attempt at key.
+// Acquire makes one attempt at key. The rarer ways (fenced, replicated)
+// and the error's wrapping are calls of their own, so that the frame every
+// waiting worker holds is the plain SET NX's alone.
 func (s *Single) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
 	lease := Lease{Key: key, Token: NewToken(), Start: time.Now(), Validity: ttl}
-	if s.wait.Replicas > 0 {
-		return s.acquireReplicated(ctx, lease, ttl)
-	}
-	if s.fenced {
-		fence, err := s.scripts.fencedAcquire.Run(ctx, s.client, []string{key, FenceKey(key)}, lease.Token, ttl.Milliseconds()).Int64()
-		if err != nil {
-			return Lease{}, Failed, fmt.Errorf("fenced acquire %s: %w", key, err)
+	if s.wait.Replicas > 0 || s.fenced {
+		if out, err := s.acquireScripted(ctx, &lease, ttl); out != OK {
+			return Lease{}, out, err
 		}
-		if fence == 0 {
-			return Lease{}, Contended, nil
-		}
-		lease.Fence = fence
 		return lease, OK, nil
 	}
 	ok, err := s.setNX(ctx, key, lease.Token, ttl)
 	if err != nil {
-		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", key, err)
+		return Lease{}, Failed, wrapAcquireErr(key, err)
 	}
 	if !ok {
 		return Lease{}, Contended, nil
 	}
 	return lease, OK, nil
+}
+
+// acquireScripted makes one attempt the rarer ways, waiting for replicas
+// or by the fencing script (which sets lease's fencing token).
+//
+//go:noinline
+func (s *Single) acquireScripted(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
+	if s.wait.Replicas > 0 {
+		granted, out, err := s.acquireReplicated(ctx, *lease, ttl)
+		*lease = granted
+		return out, err
+	}
+	fence, err := s.scripts.fencedAcquire.Run(ctx, s.client, []string{lease.Key, FenceKey(lease.Key)}, lease.Token, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return Failed, fmt.Errorf("fenced acquire %s: %w", lease.Key, err)
+	}
+	if fence == 0 {
+		return Contended, nil
+	}
+	lease.Fence = fence
+	return OK, nil
+}
+
+// wrapAcquireErr is a failed acquisition's error, naming the key.
+//
+//go:noinline
+func wrapAcquireErr(key string, err error) error {
+	return fmt.Errorf("acquire %s: %w", key, err)
 }
 
 // setNX is SET key token NX PX ttl: by hand where the raw path has an idle
@@ -152,6 +174,15 @@ func (s *Single) setNX(ctx context.Context, key, token string, ttl time.Duration
 	if rep, err, sent := s.raw.do(ctx, &cmd); sent {
 		return err == nil && !rep.isNil, err
 	}
+	return s.clientSetNX(ctx, key, token, ttl)
+}
+
+// clientSetNX is SET NX PX through the go-redis client, in a frame of its
+// own: go-redis's command object stays off the raw path's stack.
+//
+//go:noinline
+func (s *Single) clientSetNX(ctx context.Context, key, token string, ttl time.Duration) (bool, error) {
+	defer s.raw.leftClient()
 	return s.client.SetNX(ctx, key, token, ttl).Result()
 }
 
@@ -159,11 +190,11 @@ func (s *Single) setNX(ctx context.Context, key, token string, ttl time.Duration
 // hand where the raw path has an idle connection, through the client
 // otherwise.
 func (s *Single) owned(ctx context.Context, script *redis.Script, src, key, token string, ttl time.Duration) (Outcome, error) {
-	var cmd rawCommand
+	// Built in place, not by scriptCommand: one command on this frame, not
+	// a second as its result.
+	cmd := rawCommand{op: rawScript, src: src, n: 5, args: [6]string{"EVALSHA", script.Hash(), "1", key, token}}
 	if ttl > 0 {
-		cmd = scriptCommand(script, src, key, token, strconv.FormatInt(ttl.Milliseconds(), 10))
-	} else {
-		cmd = scriptCommand(script, src, key, token)
+		cmd.args[5], cmd.n = strconv.FormatInt(ttl.Milliseconds(), 10), 6
 	}
 	if rep, err, sent := s.raw.do(ctx, &cmd); sent {
 		if err != nil {
@@ -171,6 +202,15 @@ func (s *Single) owned(ctx context.Context, script *redis.Script, src, key, toke
 		}
 		return scriptOutcome(rep.n), nil
 	}
+	return s.clientOwned(ctx, script, key, token, ttl)
+}
+
+// clientOwned is owned's script through the go-redis client, in a frame of
+// its own as clientSetNX is.
+//
+//go:noinline
+func (s *Single) clientOwned(ctx context.Context, script *redis.Script, key, token string, ttl time.Duration) (Outcome, error) {
+	defer s.raw.leftClient()
 	if ttl > 0 {
 		return runOwned(ctx, script, s.client, key, token, ttl.Milliseconds())
 	}
