@@ -107,9 +107,9 @@ func (v Limit) Text() string {
 	case LimitContention:
 		return "limit: contention on the keys (" + v.Why + "); shard the keys or shorten the hold"
 	case LimitServer:
-		return "limit: the server (" + v.Why + "); more servers (Redis Cluster) would reach further"
+		return "limit: the server (" + v.Why + "); the keys spread over more servers or clusters would reach further"
 	case LimitGenerator:
-		return "limit: the generator (" + v.Why + "); more generators or --pipeline auto would reach further"
+		return "limit: the generator (" + v.Why + "); more generators, or --pipeline auto where the lock takes it, would reach further"
 	case LimitHost:
 		return "limit: the generator's host was busy (" + v.Why + "); measure on a quieter host or run the generator on another"
 	case LimitNone:
