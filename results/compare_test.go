@@ -309,3 +309,36 @@ func TestFigureSomeRunsLackIsAbsent(t *testing.T) {
 		t.Errorf("group summary %v lacks n/a:\n%s", err, buf.String())
 	}
 }
+
+// TestLateWindowNote: a window measured more than a tenth past the
+// --duration asked is said, with both; one within that, a run cut short,
+// or one without the asked duration says nothing.
+func TestLateWindowNote(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		asked    any
+		measured float64
+		partial  bool
+		want     string
+	}{
+		{"a third late", "1s", 1.3, false, "the window ran 1.3s of the 1s asked"},
+		{"on time, with the closer's milliseconds", "20s", 20.05, false, ""},
+		{"just within a tenth", "10000ms", 10.9, false, ""},
+		{"cut short by Ctrl-C", "1s", 1.3, true, ""},
+		{"no asked duration", nil, 1.3, false, ""},
+		{"an asked duration not a duration", "soon", 1.3, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := fixture(t, "late", fixtureOpts{})
+			r.Config["duration"] = tc.asked
+			r.DurationS, r.Partial = tc.measured, tc.partial
+			got := LateWindowNote(r)
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("note %q, want none", got)
+			case tc.want != "" && !strings.Contains(got, tc.want):
+				t.Errorf("note %q, want it to say %q", got, tc.want)
+			}
+		})
+	}
+}

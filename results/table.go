@@ -202,6 +202,9 @@ func writeCounts(w io.Writer, r *Result) error {
 	if note := UnservedNote(r); note != "" {
 		fmt.Fprintln(w, note)
 	}
+	if note := LateWindowNote(r); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	if line := ServerCostLine(r); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -221,8 +224,32 @@ func UnservedNote(r *Result) string {
 		return ""
 	}
 	return fmt.Sprintf("note: %d of the %s acquired nothing in the window, each on a key of its own: the generator did not serve them "+
-		"(its connections, --pool-size, or its CPUs); fewer workers, --pipeline auto or more generators (see Beyond one machine) would",
+		"(its connections, --pool-size, or its CPUs); fewer workers, --pipeline auto where the lock takes it, or more generators "+
+		"(see Beyond one machine) would serve them",
 		f.Starved, plural(f.Workers, "worker"))
+}
+
+// lateWindowShare is how far past --duration a measured window may run
+// before the run table says so: a busy host wakes the window's closer late
+// by milliseconds; a tenth more is the generator falling behind.
+const lateWindowShare = 0.1
+
+// LateWindowNote says so when the measured window ran more than a tenth
+// past the --duration asked for: the generator's host could not close it
+// on time (too many workers for its CPUs), so the rates are over the
+// longer window measured, not the one asked. "" otherwise, and for a run
+// cut short.
+func LateWindowNote(r *Result) string {
+	asked, ok := r.Config["duration"].(string)
+	if !ok || r.Partial {
+		return ""
+	}
+	d, err := time.ParseDuration(asked)
+	if err != nil || d <= 0 || r.DurationS <= d.Seconds()*(1+lateWindowShare) {
+		return ""
+	}
+	return fmt.Sprintf("note: the window ran %s of the %v asked: the generator's host closed it late (too busy for its workers); "+
+		"every rate is over the %s measured", FigureText("duration_s", r.DurationS), d, FigureText("duration_s", r.DurationS))
 }
 
 // SaturationNote warns when the generator used nearly all its CPUs: then
