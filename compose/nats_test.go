@@ -3,7 +3,9 @@ package compose
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,11 +101,14 @@ func TestNatsClusterLifecycle(t *testing.T) {
 	if err := next.Pause(); err != nil {
 		t.Fatal(err)
 	}
+	// SIGSTOP takes effect once the kernel has stopped every thread: on a
+	// busy machine a request sent at once could still be answered.
+	waitStopped(t, next.PID())
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
 	err = next.healthy(short)
 	cancelShort()
 	if err == nil {
-		t.Error("a paused server answered /healthz")
+		t.Errorf("%s (pid %d, stopped) answered %s/healthz", next.Name, next.PID(), next.MonitorURL())
 	}
 	if err := next.Resume(); err != nil {
 		t.Fatal(err)
@@ -163,4 +168,21 @@ func TestNatsSingle(t *testing.T) {
 	if err := s.Restart(ctx); err == nil || errors.Is(err, context.Canceled) {
 		t.Errorf("restart after Stop: %v, want an error (its directory is gone)", err)
 	}
+}
+
+// waitStopped waits until process pid is in the stopped state (T in
+// /proc/PID/stat), failing the test after ten seconds.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("state of process %d: %v", pid, err)
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+			return
+		}
+	}
+	t.Fatalf("process %d not stopped 10 s after SIGSTOP", pid)
 }
