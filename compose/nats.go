@@ -252,20 +252,31 @@ func natsConfig(name, dir string, port, monitorPort, routePort int, routes []str
 // healthy asks the server's /healthz, which says ok once its JetStream
 // serves (in a cluster: the server is current with the meta group).
 func (s *NatsServer) healthy(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.MonitorURL()+"/healthz", nil)
+	_, err := s.monitor(ctx, "/healthz", 4096)
+	return err
+}
+
+// monitor GETs path on the server's monitoring port and returns at most
+// limit bytes of its answer; a status other than 200 is an error quoting
+// the answer.
+func (s *NatsServer) monitor(ctx context.Context, path string, limit int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.MonitorURL()+path, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/healthz answered %d %s", resp.StatusCode, strings.TrimSpace(string(body)))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %d %s", path, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	return body, nil
 }
 
 // natsJsz is the part of /jsz lockbench reads: the meta group's leader and
@@ -287,16 +298,11 @@ type natsJsz struct {
 // jsz reads the server's /jsz with stream details.
 func (s *NatsServer) jsz(ctx context.Context) (natsJsz, error) {
 	var out natsJsz
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.MonitorURL()+"/jsz?accounts=true&streams=true", nil)
-	if err != nil {
-		return out, err
+	body, err := s.monitor(ctx, "/jsz?accounts=true&streams=true", 16<<20)
+	if err == nil {
+		err = json.Unmarshal(body, &out)
 	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return out, fmt.Errorf("/jsz of %s: %w", s.Name, err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&out); err != nil {
 		return out, fmt.Errorf("/jsz of %s: %w", s.Name, err)
 	}
 	return out, nil

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 )
 
 // natsVarz is the part of /varz lockbench reads: messages the server
@@ -31,16 +29,7 @@ func (t *Topology) ReadNatsStats(ctx context.Context, i int) (ServerStats, error
 	if p.server == nil {
 		return ServerStats{}, errors.New("an external server's monitoring port and CPU time are not known here")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.server.MonitorURL()+"/varz", nil)
-	if err != nil {
-		return ServerStats{}, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return ServerStats{}, fmt.Errorf("/varz of %s: %w", p.server.Name, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	body, err := p.server.monitor(ctx, "/varz", 1<<20)
 	if err != nil {
 		return ServerStats{}, fmt.Errorf("/varz of %s: %w", p.server.Name, err)
 	}

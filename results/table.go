@@ -248,8 +248,9 @@ func LateWindowNote(r *Result) string {
 	if err != nil || d <= 0 || r.DurationS <= d.Seconds()*(1+lateWindowShare) {
 		return ""
 	}
+	measured := FigureText("duration_s", r.DurationS)
 	return fmt.Sprintf("note: the window ran %s of the %v asked: the generator's host closed it late (too busy for its workers); "+
-		"every rate is over the %s measured", FigureText("duration_s", r.DurationS), d, FigureText("duration_s", r.DurationS))
+		"every rate is over the %s measured", measured, d, measured)
 }
 
 // SaturationNote warns when the generator used nearly all its CPUs: then

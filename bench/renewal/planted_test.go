@@ -124,7 +124,14 @@ func TestPlantedProbes(t *testing.T) {
 // matrix it returns with its text.
 func runOnSingle(t *testing.T, cases []Case, run Runner) (Matrix, string) {
 	t.Helper()
-	m, err := Run(context.Background(), cases, Locks()[:1], 3, run, nil)
+	return runOn(t, cases, Locks()[:1], run)
+}
+
+// runOn runs cases on locks, three trials each, and logs the matrix it
+// returns with its text.
+func runOn(t *testing.T, cases []Case, locks []Lock, run Runner) (Matrix, string) {
+	t.Helper()
+	m, err := Run(context.Background(), cases, locks, 3, run, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,15 +287,7 @@ func TestPlantedNatsKV(t *testing.T) {
 		return v
 	}
 	nats := lockNamed(t, lockimpl.LockNatsKV)
-	m, err := Run(context.Background(), []Case{paused, failing}, []Lock{nats}, 3, storing(t.TempDir()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	if err := WriteMatrix(&text, m); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + text.String())
+	m, _ := runOn(t, []Case{paused, failing}, []Lock{nats}, storing(t.TempDir()))
 	for i, want := range []string{"overran", "caught"} {
 		cell := m.Cell(i, 0)
 		if cell.Verdict != want || cell.Conclusive == 0 || cell.Outcomes[want] != cell.Conclusive {
