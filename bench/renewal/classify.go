@@ -1,6 +1,7 @@
 package renewal
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -313,16 +314,17 @@ func (l *lease) reportedEnd() int64 {
 	return -1
 }
 
-// sessionEndAt is when a session lock's lease ended at a firing at start,
-// after the firing before it (at after): the end its lock reported where
-// that falls in between (the client's disconnection can precede the
-// fault's stamp, taken once the fault was done), else start. Check and the
-// run's incidents judge by the report, and so does the cell.
-func (l *lease) sessionEndAt(after, start int64) int64 {
-	if end := l.reportedEnd(); end > after && end < start {
+// sessionEndAt is when a session lock's lease ended at firing f: the end
+// its lock reported where that falls in f's span (see owns), else f's
+// start. The report can precede the fault's stamp (the client's
+// disconnection comes before the stamp, taken once the fault was done) or
+// follow it (the client learns of the expiry only on reconnecting). Check
+// and the run's incidents judge by the report, and so does the cell.
+func (l *lease) sessionEndAt(f firing) int64 {
+	if end := l.reportedEnd(); f.owns(end) {
 		return end
 	}
-	return start
+	return f.start
 }
 
 // lostLater says whether a call of the holder after t found the lease gone.
@@ -336,7 +338,13 @@ func (l *lease) lostLater(t int64) bool {
 }
 
 // firing is one fault firing: faults started together (one per node).
-type firing struct{ start, end int64 }
+// from and until bound the span whose reported session ends are this
+// firing's: halfway from the firing before it to halfway to the one
+// after, so that an end reported late or early is the nearer firing's.
+type firing struct{ start, end, from, until int64 }
+
+// owns says whether a session end reported at t is this firing's.
+func (f firing) owns(t int64) bool { return t >= 0 && t > f.from && t <= f.until }
 
 // firings groups a history's faults into firings: the faults one recipe
 // scheduled at the same instant (its at= value: one per node) are one
@@ -355,6 +363,15 @@ func firings(h *history.History) []firing {
 		out = append(out, firing{start: f.StartNS, end: end})
 	}
 	slices.SortFunc(out, func(a, b firing) int { return cmpInt(a.start, b.start) })
+	for i := range out {
+		out[i].from, out[i].until = math.MinInt64, math.MaxInt64
+		if i > 0 {
+			out[i].from = out[i-1].end + (out[i].start-out[i-1].end)/2
+		}
+		if i+1 < len(out) {
+			out[i].until = out[i].end + (out[i+1].start-out[i].end)/2
+		}
+	}
 	return out
 }
 
@@ -376,13 +393,12 @@ func Classify(c Case, run string, h *history.History) []Trial {
 		return out
 	}
 	var out []Trial
-	prev := int64(-1)
 	for _, f := range firings(h) {
 		var vs []leaseVerdict
 		for _, l := range ls {
 			lostAt := f.start
 			if c.Loss == LossSessionEnded {
-				lostAt = l.sessionEndAt(prev, f.start)
+				lostAt = l.sessionEndAt(f)
 			}
 			if !l.heldAt(lostAt) {
 				continue
@@ -403,7 +419,6 @@ func Classify(c Case, run string, h *history.History) []Trial {
 			}
 		}
 		out = append(out, trialOf(run, f.start, vs))
-		prev = f.end
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package renewal
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -113,6 +114,14 @@ func TestClassify(t *testing.T) {
 			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 95, 95, 1000), ev(A, history.OpExit, history.OutOK, 96, 96, 0),
 				ev(A, history.OpLost, history.OutLost, 90, 300, 90)),
 			[]Outcome{Overran}, 1, nil},
+		{"zk: the lock reports the session ended after the fault's stamp, the holder wrote and left between: no exposure", "renewal-failing", "zk",
+			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 120, 120, 1000), ev(A, history.OpExit, history.OutOK, 121, 121, 0),
+				ev(A, history.OpLost, history.OutLost, 150, 300, 150)),
+			[]Outcome{Inconclusive}, 0, nil},
+		{"zk: the lock reports the session ended after the fault's stamp, the holder wrote after the end: overran", "renewal-failing", "zk",
+			hist(at(100, 100), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 200, 200, 1000), ev(A, history.OpExit, history.OutOK, 201, 201, 0),
+				ev(A, history.OpLost, history.OutLost, 150, 300, 150)),
+			[]Outcome{Overran}, 1, nil},
 		{"zk: the holder wrote before the session ended: no exposure", "renewal-failing", "zk",
 			hist(at(300, 300), acquired(A, 0), ev(A, history.OpWrite, history.OutOK, 250, 250, 1000), ev(A, history.OpExit, history.OutOK, 251, 251, 0)),
 			[]Outcome{Inconclusive}, 0, nil},
@@ -203,7 +212,8 @@ func TestFirings(t *testing.T) {
 		{Spec: "at=1500ms partition node=0 for=300ms", StartNS: 1502 * milli, EndNS: 1802 * milli},
 	})
 	got := firings(h)
-	want := []firing{{301 * milli, 690 * milli}, {1502 * milli, 1802 * milli}}
+	mid := int64(690+(1502-690)/2) * milli
+	want := []firing{{301 * milli, 690 * milli, math.MinInt64, mid}, {1502 * milli, 1802 * milli, mid, math.MaxInt64}}
 	if !slices.Equal(got, want) {
 		t.Errorf("firings %v; want %v", got, want)
 	}
