@@ -49,8 +49,9 @@ func (l Lock) cut() compose.FaultKind { return compose.FaultPartition }
 // the peer libraries, then the other backends, zk's session among them.
 func Locks() []Lock {
 	const redisTTL, pgTTL = 300 * time.Millisecond, 500 * time.Millisecond
-	// etcd raises a shorter lease to ⌈1.5 × election timeout⌉: 2 s locally.
-	const etcdTTL = 2 * time.Second
+	// etcd raises a shorter lease to ⌈1.5 × election timeout⌉: 1 s on a
+	// lone local member (lockimpl.EtcdLocalTiming), 2 s on a cluster.
+	etcdTTL := lockimpl.EtcdLocalMinTTL(1)
 	// NATS counts key TTLs in whole seconds; ZooKeeper's local members
 	// grant session timeouts from two ticks: 1 s.
 	const natsTTL, zkTTL = time.Second, time.Second
