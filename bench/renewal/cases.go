@@ -212,17 +212,25 @@ func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
 }
 
 // everyNode is one fault spec per node of l at each firing, so a cut path
-// reaches the lease wherever it lives (Redlock's quorum too).
-func everyNode(l Lock, n int, kind compose.FaultKind, forDur string) plan.Values {
+// reaches the lease wherever it lives (Redlock's quorum too), each for
+// cut.
+//
+// The window ends when the last cut heals, not a spacing after it: a cut
+// case judges only leases held when a cut began, by their own calls
+// (atExpiry, resurrected), and the runner drains every critical section
+// begun in the window, renewals and write included, with the heal on its
+// own timer. What a longer window added was new holders, never judged,
+// whose work (up to five TTLs) the drain then waited out.
+func everyNode(l Lock, n int, kind compose.FaultKind, cut time.Duration) plan.Values {
 	v := base(l)
-	at, window := faultTimes(l, n)
+	at, _ := faultTimes(l, n)
 	for _, t := range at {
 		for node := range l.Nodes {
-			v["fault"] = append(v["fault"], fmt.Sprintf("at=%dms %s node=%d for=%s", t.Milliseconds(), kind, node, forDur))
+			v["fault"] = append(v["fault"], fmt.Sprintf("at=%dms %s node=%d for=%dms", t.Milliseconds(), kind, node, cut.Milliseconds()))
 		}
 	}
 	v.Set("hold", workHold(l))
-	v.Set("duration", fmt.Sprintf("%dms", window.Milliseconds()))
+	v.Set("duration", fmt.Sprintf("%dms", (at[len(at)-1]+cut).Milliseconds()))
 	return v
 }
 
@@ -317,7 +325,7 @@ func All() []Case {
 			Loss:      LossResurrect, Faults: faultsPerRun,
 			// The path is cut for one TTL: every lease expires on the server
 			// meanwhile, and the holder's next renewal arrives after.
-			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), ms(l.TTL, 1, 1)) },
+			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), l.TTL) },
 		},
 		{
 			Name: "adds-or-resets", Title: "whether extend adds to the remaining time or resets it to the TTL",
@@ -346,7 +354,7 @@ func All() []Case {
 			Advice: "stop work when the lease's validity passes without a renewal, check it right before each write, " +
 				"and fence the writes; a renewal interval of TTL/3 leaves two tries",
 			Loss: LossAtExpiry, Faults: faultsPerRun,
-			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), ms(l.TTL, 2, 1)) },
+			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), 2*l.TTL) },
 			session: &sessionForm{loss: LossSessionEnded, faults: faultsPerRun, recipe: expireHolders,
 				advice: "watch the session (Curator's ConnectionStateListener: SUSPENDED means stop, LOST means the " +
 					"lock is gone) and check it right before each write, and fence the writes by the node's czxid"},
