@@ -205,10 +205,12 @@ func base(l Lock) plan.Values {
 
 // faultTimes are the firings of a fault recipe: the first after a TTL
 // (every key held by then), then every spacing, so that holders are back
-// inside before the next; the window ends a spacing after the last. Three
-// TTLs leave a TTL after the longest fault (a cut of two TTLs) for holders
-// to come back, and keep the whole matrix short (325 s on a quiet 2-core
-// machine with nine locks, etcd's 2 s lease floor making its runs longest).
+// inside before the next; the window ends a spacing after the last (a cut
+// case ends it at the last heal: everyNode). Three TTLs leave a TTL after
+// the longest fault (a cut of two TTLs) for holders to come back, and keep
+// the whole matrix short (251 s on a shared 2-core machine at load 2.5–3.8
+// with nine locks; etcd's runs at a 1 s lease, NATS's in whole seconds,
+// are the longest).
 func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
 	spacing := 3 * l.TTL
 	for i := range n {
