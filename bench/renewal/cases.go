@@ -208,9 +208,9 @@ func base(l Lock) plan.Values {
 // inside before the next; the window ends a spacing after the last (a cut
 // case ends it at the last heal: everyNode). Three TTLs leave a TTL after
 // the longest fault (a cut of two TTLs) for holders to come back, and keep
-// the whole matrix short (251 s on a shared 2-core machine at load 2.5–3.8
-// with nine locks; etcd's runs at a 1 s lease, NATS's in whole seconds,
-// are the longest).
+// the whole matrix short (251 s and 246 s on a shared 2-core machine at
+// load 0.9–3.8 with nine locks; etcd's runs at a 1 s lease, NATS's in
+// whole seconds, are the longest).
 func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
 	spacing := 3 * l.TTL
 	for i := range n {
