@@ -20,6 +20,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 // RoleMember is a member of an etcd cluster (etcd:N). Which member leads
@@ -37,18 +39,6 @@ var ErrNoEtcd = errors.New("etcd not found on PATH; install it (Debian/Ubuntu: a
 // survives the loss of (N-1)/2 members.
 func EtcdSizes() []int { return []int{1, 3, 5} }
 
-// etcd's own timing, kept at its defaults: a leader is suspected after the
-// election timeout, and the server's minimum lease TTL follows from it
-// (⌈1.5 × election ticks × heartbeat⌉ = 2 s).
-const (
-	etcdHeartbeat       = 100 * time.Millisecond
-	etcdElectionTimeout = time.Second
-)
-
-// EtcdElectionTimeout is the election timeout of local members: a killed
-// leader is replaced after about this long.
-const EtcdElectionTimeout = etcdElectionTimeout
-
 // memberProcess makes a Server start an etcd member: its command line,
 // readiness probe and log file.
 type memberProcess struct {
@@ -56,6 +46,9 @@ type memberProcess struct {
 	peerPort int
 	cluster  string // --initial-cluster
 	token    string // --initial-cluster-token
+	// timing is etcd's heartbeat and election timeout, which decide how
+	// soon a leader is suspected and the server's minimum lease TTL.
+	timing lockimpl.EtcdTiming
 }
 
 // command is the program a member runs.
@@ -75,8 +68,8 @@ func (m *memberProcess) args(port int, dir string) []string {
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", m.cluster, "--initial-cluster-token", m.token, "--initial-cluster-state", "new",
-		"--heartbeat-interval", strconv.Itoa(int(etcdHeartbeat.Milliseconds())),
-		"--election-timeout", strconv.Itoa(int(etcdElectionTimeout.Milliseconds())),
+		"--heartbeat-interval", strconv.Itoa(int(m.timing.Heartbeat.Milliseconds())),
+		"--election-timeout", strconv.Itoa(int(m.timing.Election.Milliseconds())),
 		// Every acquisition is a new revision: keep a minute of history, not all.
 		"--auto-compaction-mode", "periodic", "--auto-compaction-retention", "1m",
 		"--logger", "zap", "--log-level", "warn", "--log-outputs", filepath.Join(dir, "etcd.log"),
@@ -213,7 +206,8 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			servers[i], errs[i] = StartServer(ctx, ServerOptions{Port: ports[i], Binary: "etcd", Env: t.opts.ServerEnv,
-				program: &memberProcess{name: fmt.Sprintf("m%d", i), peerPort: ports[n+i], cluster: strings.Join(peers, ","), token: token}})
+				program: &memberProcess{name: fmt.Sprintf("m%d", i), peerPort: ports[n+i], cluster: strings.Join(peers, ","), token: token,
+					timing: lockimpl.EtcdLocalTiming(n)}})
 		}()
 	}
 	wg.Wait()
@@ -514,7 +508,9 @@ func promLabel(labels, name string) string {
 // while an election is under way, so that `kill leader` hits whichever
 // member leads when the fault applies.
 func (t *Topology) settledLeader(ctx context.Context) (*Node, error) {
-	return t.waitLeader(ctx, 2*etcdElectionTimeout, 50*time.Millisecond)
+	// A cluster's election timeout, the longest local members run at
+	// (an external cluster's is unknown: its default is the same).
+	return t.waitLeader(ctx, 2*lockimpl.EtcdLocalTiming(3).Election, 50*time.Millisecond)
 }
 
 // waitLeader asks for the leader every poll until the members agree on

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 func upEtcd(t *testing.T, n int, opts compose.UpOptions) *compose.Topology {
@@ -92,7 +93,7 @@ func TestEtcdKillLeaderElectsAnother(t *testing.T) {
 		t.Fatalf("kill leader left %s running", old.Name)
 	}
 	var leader *compose.Node
-	for (leader == nil || leader == old) && time.Since(killed) < 10*compose.EtcdElectionTimeout {
+	for (leader == nil || leader == old) && time.Since(killed) < 10*lockimpl.EtcdLocalTiming(3).Election {
 		leader, _ = topo.EtcdLeader(ctx)
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -100,7 +101,7 @@ func TestEtcdKillLeaderElectsAnother(t *testing.T) {
 		t.Fatalf("no new leader after %v (old %s)", time.Since(killed), old.Name)
 	}
 	// Logged, not asserted: a loaded machine stretches elections.
-	t.Logf("new leader %s %v after the kill (election timeout %v)", leader.Name, time.Since(killed), compose.EtcdElectionTimeout)
+	t.Logf("new leader %s %v after the kill (election timeout %v)", leader.Name, time.Since(killed), lockimpl.EtcdLocalTiming(3).Election)
 	// Refused where there is no leader.
 	if err := topo.CheckFault(compose.FaultSpec{Kind: compose.FaultClockJump, Target: compose.TargetNode, Jump: time.Second}); err == nil {
 		t.Error("clock-jump accepted on an etcd member")

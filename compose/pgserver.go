@@ -96,7 +96,10 @@ func StartPgServer(ctx context.Context) (*PgServer, error) {
 	}
 }
 
-// init runs initdb as the server's user into dir/data.
+// init fills dir/data as initdb run as the server's user would: from the
+// cached template of the same initdb and arguments when there is one
+// (pgtemplate.go), else by running initdb, whose fresh directory then
+// becomes the template.
 func (s *PgServer) init(ctx context.Context, initdb string) error {
 	if os.Geteuid() == 0 {
 		cred, err := unprivileged()
@@ -108,14 +111,21 @@ func (s *PgServer) init(ctx context.Context, initdb string) error {
 			return fmt.Errorf("give %s to the postgres user: %w", s.dir, err)
 		}
 	}
-	cmd := exec.CommandContext(ctx, initdb, "-D", s.dataDir(), "-U", pgUser, "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync")
+	args := []string{"-U", pgUser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"}
+	tmpl := pgTemplateDir(ctx, initdb, args, s.cred)
+	if fromPgTemplate(ctx, tmpl, s.dataDir()) {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, initdb, append([]string{"-D", s.dataDir()}, args...)...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.cred}
 	cmd.Dir = s.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb in %s: %w; %s", s.dir, err, tail(out))
 	}
+	// A cache that cannot be written costs the next server an initdb,
+	// nothing else.
+	_ = savePgTemplate(ctx, tmpl, s.dataDir())
 	return nil
 }
 

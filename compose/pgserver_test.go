@@ -2,7 +2,11 @@ package compose
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,5 +64,71 @@ func TestPgServerLifecycle(t *testing.T) {
 	}
 	if _, err := os.Stat(s.Dir()); !os.IsNotExist(err) {
 		t.Errorf("data directory %s left after Stop (stat: %v)", s.Dir(), err)
+	}
+}
+
+// TestPgServersFromTemplate starts servers with an empty cache, two of them
+// at once (both initdb, one template wins), then two more from the cached
+// template: every one starts, owns its data directory as the server's user,
+// and is independent (a table made on one is absent from the others).
+func TestPgServersFromTemplate(t *testing.T) {
+	if _, err := pgBin("postgres"); err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func(n int) []*PgServer {
+		servers := make([]*PgServer, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				servers[i], errs[i] = StartPgServer(ctx)
+			}()
+		}
+		wg.Wait()
+		for i, s := range servers {
+			if s != nil {
+				t.Cleanup(func() { _ = s.Stop() })
+			}
+			if errs[i] != nil {
+				t.Fatalf("server %d: %v", i, errs[i])
+			}
+		}
+		return servers
+	}
+	servers := start(2)
+	initdb, _ := pgBin("initdb")
+	tmpl := pgTemplateDir(ctx, initdb, []string{"-U", pgUser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"}, servers[0].cred)
+	if _, err := os.Stat(filepath.Join(pgTemplateData(tmpl), "PG_VERSION")); err != nil {
+		t.Fatalf("no template cached after the first servers: %v", err)
+	}
+	if left, _ := filepath.Glob(tmpl + ".tmp-*"); len(left) > 0 {
+		t.Errorf("a racing save left %v", left)
+	}
+	servers = append(servers, start(2)...)
+	for i, s := range servers {
+		if s.cred != nil {
+			var st syscall.Stat_t
+			if err := syscall.Stat(s.dataDir(), &st); err != nil || st.Uid != s.cred.Uid {
+				t.Errorf("server %d: data dir owned by %d (%v), want the server's user %d", i, st.Uid, err, s.cred.Uid)
+			}
+		}
+		c, err := pgx.Connect(ctx, s.URL())
+		if err != nil {
+			t.Fatalf("server %d: %v", i, err)
+		}
+		_, err = c.Exec(ctx, fmt.Sprintf("create table only_on_%d (x int)", i))
+		var tables int
+		if err == nil {
+			err = c.QueryRow(ctx, "select count(*) from pg_tables where tablename like 'only_on_%'").Scan(&tables)
+		}
+		_ = c.Close(ctx)
+		if err != nil || tables != 1 {
+			t.Errorf("server %d sees %d only_on_ tables (%v), want its own one", i, tables, err)
+		}
 	}
 }

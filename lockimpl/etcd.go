@@ -65,10 +65,39 @@ func (e *Etcd) Info() Info {
 		Settings: map[string]string{"request-timeout": e.timeout.String()}}
 }
 
-// EtcdLocalMinTTL is the shortest lease local etcd members grant: etcd
-// raises any shorter one to ⌈1.5 × election timeout⌉ (2 s with its default
-// 1 s). The etcd lock's descriptor carries it (Descriptor.LocalMinTTL).
-const EtcdLocalMinTTL = 2 * time.Second
+// EtcdTiming is a local etcd member's heartbeat interval and election
+// timeout, which also decide the shortest lease it grants (MinTTL).
+type EtcdTiming struct {
+	Heartbeat, Election time.Duration
+}
+
+// MinTTL is the shortest lease a member at t grants: etcd raises a shorter
+// one to 1.5 election timeouts counted in heartbeat ticks, rounded up to
+// whole seconds.
+func (t EtcdTiming) MinTTL() time.Duration {
+	ticks := t.Election / t.Heartbeat
+	floor := (3 * ticks / 2) * t.Heartbeat
+	return (floor + time.Second - 1).Truncate(time.Second)
+}
+
+// EtcdLocalTiming is the timing of the local members of etcd:N (compose
+// starts them with it). Clusters keep etcd's defaults, 100 ms heartbeats
+// and a 1 s election timeout, which the failover scenarios measure; a lone
+// member has no peer to suspect or elect with, so it runs at 50 ms and
+// 500 ms, which halves its lease floor to 1 s and keeps renewal-check's
+// etcd runs as short as NATS's and ZooKeeper's.
+func EtcdLocalTiming(members int) EtcdTiming {
+	if members == 1 {
+		return EtcdTiming{Heartbeat: 50 * time.Millisecond, Election: 500 * time.Millisecond}
+	}
+	return EtcdTiming{Heartbeat: 100 * time.Millisecond, Election: time.Second}
+}
+
+// EtcdLocalMinTTL is the shortest lease a local etcd:N of the given
+// members grants, from its EtcdLocalTiming: 2 s on a cluster, 1 s on a
+// lone member. The etcd lock's descriptor carries both (LocalMinTTL,
+// LoneMinTTL).
+func EtcdLocalMinTTL(members int) time.Duration { return EtcdLocalTiming(members).MinTTL() }
 
 // EtcdTTLSeconds is ttl in etcd's whole seconds; a TTL etcd would round is
 // an error, so a run never records one TTL while the server used another.

@@ -13,23 +13,26 @@ import (
 )
 
 // etcdLock starts a one-member etcd for t and returns the lock over it.
-func etcdLock(t *testing.T) *lockimpl.Etcd {
+func etcdLock(t *testing.T) *lockimpl.Etcd { t.Helper(); return etcdLockOn(t, 1) }
+
+// etcdLockOn is the etcd lock on a local etcd:members.
+func etcdLockOn(t *testing.T, members int) *lockimpl.Etcd {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	topo, err := compose.Up(ctx, compose.Spec{Kind: compose.KindEtcd, Masters: 1}, compose.UpOptions{})
+	topo, err := compose.Up(ctx, compose.Spec{Kind: compose.KindEtcd, Masters: members}, compose.UpOptions{})
 	if err != nil {
-		t.Fatalf("up etcd:1: %v", err)
+		t.Fatalf("up etcd:%d: %v", members, err)
 	}
 	t.Cleanup(func() { _ = topo.Close() })
 	c, err := topo.EtcdClient()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lockimpl.NewEtcd(c, 1, 0)
+	return lockimpl.NewEtcd(c, members, 0)
 }
 
-const etcdTTL = 2 * time.Second // the server's minimum with etcd's default timing
+const etcdTTL = 2 * time.Second // a cluster's minimum with etcd's default timing
 
 func TestEtcdMutualExclusion(t *testing.T) {
 	l := etcdLock(t)
@@ -172,16 +175,29 @@ func TestEtcdFencesIncreasePerKey(t *testing.T) {
 	}
 }
 
+// TestEtcdTTLChecks asks real members for the floor their timing gives
+// (lockimpl.EtcdLocalTiming): a cluster raises a 1 s lease, a lone
+// member grants it.
 func TestEtcdTTLChecks(t *testing.T) {
-	l := etcdLock(t)
 	ctx := context.Background()
+	cluster := etcdLockOn(t, 3)
 	for _, tc := range []struct {
 		ttl time.Duration
 		ok  bool
 	}{{2 * time.Second, true}, {5 * time.Second, true}, {time.Second, false}, {1500 * time.Millisecond, false}, {100 * time.Millisecond, false}} {
+		err := cluster.CheckTTL(ctx, tc.ttl)
+		if (err == nil) != tc.ok {
+			t.Errorf("etcd:3: CheckTTL(%v) = %v", tc.ttl, err)
+		}
+	}
+	l := etcdLock(t)
+	for _, tc := range []struct {
+		ttl time.Duration
+		ok  bool
+	}{{time.Second, true}, {2 * time.Second, true}, {1500 * time.Millisecond, false}, {100 * time.Millisecond, false}} {
 		err := l.CheckTTL(ctx, tc.ttl)
 		if (err == nil) != tc.ok {
-			t.Errorf("CheckTTL(%v) = %v", tc.ttl, err)
+			t.Errorf("etcd:1: CheckTTL(%v) = %v", tc.ttl, err)
 		}
 	}
 	if _, out, err := l.Acquire(ctx, "lockbench:test:k", 2500*time.Millisecond); out != lockimpl.Failed || err == nil {

@@ -113,13 +113,27 @@ type Descriptor struct {
 	// seconds on etcd and NATS); 0 for any duration. plan refuses a TTL off
 	// the grain, and plans of TTLs (advise, tune-ttl) round to it.
 	TTLGrain time.Duration
-	// LocalMinTTL is the shortest TTL the servers lockbench starts for it
-	// grant (etcd raises a shorter lease); 0 for none beyond one grain.
+	// LocalMinTTL is the shortest TTL every local topology lockbench
+	// starts for it grants (etcd raises a shorter lease); 0 for none
+	// beyond one grain.
 	LocalMinTTL time.Duration
+	// LoneMinTTL, when set, is the shortest TTL a lone local server grants,
+	// below LocalMinTTL (etcd:1 runs at a shorter election timeout than a
+	// cluster: EtcdLocalTiming).
+	LoneMinTTL time.Duration
 }
 
-// FitTTL is ttl as the lock's local servers take it: rounded to its
-// grain, and at least one grain and LocalMinTTL.
+// MinTTLOn is the shortest TTL the lock's local topology of the given
+// servers grants: LoneMinTTL on one, where set, else LocalMinTTL.
+func (d Descriptor) MinTTLOn(servers int) time.Duration {
+	if servers == 1 && d.LoneMinTTL > 0 {
+		return d.LoneMinTTL
+	}
+	return d.LocalMinTTL
+}
+
+// FitTTL is ttl as every local topology of the lock takes it: rounded to
+// its grain, and at least one grain and LocalMinTTL.
 func (d Descriptor) FitTTL(ttl time.Duration) time.Duration {
 	if d.TTLGrain > 0 {
 		ttl = max(d.TTLGrain, ttl.Round(d.TTLGrain))
@@ -139,7 +153,7 @@ func descriptors() []Descriptor {
 		{Name: LockRedsync, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, Peer: true, RunFlags: []string{"peer-option"}},
 		{Name: LockRedislock, Backend: BackendRedis, Lease: true, Renewable: true, Peer: true, RunFlags: []string{"peer-option"}},
 		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout", "unfenced-writes"},
-			TTLGrain: time.Second, LocalMinTTL: EtcdLocalMinTTL},
+			TTLGrain: time.Second, LocalMinTTL: EtcdLocalMinTTL(3), LoneMinTTL: EtcdLocalMinTTL(1)},
 		{Name: LockPgAdvisory, Backend: BackendPostgres},
 		{Name: LockPgAdvisoryXact, Backend: BackendPostgres, InTransaction: true},
 		{Name: LockPgLease, Backend: BackendPostgres, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"unfenced-writes"}},

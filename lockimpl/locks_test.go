@@ -192,7 +192,17 @@ func TestTTLGrain(t *testing.T) {
 			t.Errorf("%s: %v off the grain accepted by its converter; the planted case is wrong", tc.lock, tc.ttl)
 		}
 	}
-	if d, _ := lockimpl.Describe(lockimpl.LockEtcd); d.LocalMinTTL != lockimpl.EtcdLocalMinTTL {
-		t.Errorf("etcd's descriptor local minimum %v, want %v", d.LocalMinTTL, lockimpl.EtcdLocalMinTTL)
+	d, _ := lockimpl.Describe(lockimpl.LockEtcd)
+	for _, tc := range []struct {
+		members int
+		want    time.Duration
+	}{{1, time.Second}, {3, 2 * time.Second}, {5, 2 * time.Second}} {
+		if got := d.MinTTLOn(tc.members); got != tc.want || got != lockimpl.EtcdLocalMinTTL(tc.members) {
+			t.Errorf("etcd:%d: descriptor's local minimum %v, timing's %v, want %v (⌈1.5 × election timeout⌉)",
+				tc.members, got, lockimpl.EtcdLocalMinTTL(tc.members), tc.want)
+		}
+	}
+	if d.FitTTL(time.Second) != 2*time.Second {
+		t.Errorf("etcd's FitTTL(1s) = %v, want 2s: every local topology must take it", d.FitTTL(time.Second))
 	}
 }

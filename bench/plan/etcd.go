@@ -21,9 +21,10 @@ func (p *parser) etcdChecks(pl *Plan) {
 	}
 	ttl := pl.Workload.TTL
 	d, _ := lockimpl.Describe(pl.Lock)
-	minTTL := d.LocalMinTTL
+	// Local members' floor follows their timing, shorter on a lone member.
+	minTTL := d.MinTTLOn(pl.Topology.Masters)
 	if _, err := lockimpl.EtcdTTLSeconds(ttl); err != nil {
-		p.fail("ttl", "%v on %s: etcd leases count in whole seconds, and etcd would round it; want %v, 3s, …", ttl, pl.Topology, minTTL)
+		p.fail("ttl", "%v on %s: etcd leases count in whole seconds, and etcd would round it; want %v, %v, …", ttl, pl.Topology, minTTL, minTTL+time.Second)
 		return
 	}
 	if nt := pl.LockOptions.Redlock.NodeTimeout; nt >= ttl {

@@ -29,7 +29,8 @@ func (f fakeLock) Info() lockimpl.Info { return lockimpl.Info{Name: "fake"} }
 
 // TestProbeVerdicts plants the server's answer and the lock's outcomes and
 // checks each probe's word: an extend that leaves 1.5 TTL adds; at etcd's
-// whole seconds, 1 s read of a 2 s TTL resets and 2 s adds; a renewal
+// whole seconds, 1 s read of a 2 s TTL resets and 2 s adds (of a 1 s TTL,
+// 0 s and 1 s); a renewal
 // after release that succeeds or leaves a key recreated; a renewal racing
 // release that came after it (lost) with the key gone, or left the key
 // there; one that came first (ok, no key) is no race; a setup that
@@ -52,6 +53,8 @@ func TestProbeVerdicts(t *testing.T) {
 		{"adds", addsOrResets, fakeLock{ok, ok, ok}, ttl, 449 * time.Millisecond, true, time.Millisecond, Overran, 1},
 		{"etcd resets (1 s floored)", addsOrResets, fakeLock{ok, ok, ok}, 2 * time.Second, time.Second, true, time.Second, Caught, 1},
 		{"etcd adds (2 s floored)", addsOrResets, fakeLock{ok, ok, ok}, 2 * time.Second, 2 * time.Second, true, time.Second, Overran, 1},
+		{"etcd:1 resets (0 s floored)", addsOrResets, fakeLock{ok, ok, ok}, time.Second, 0, true, time.Second, Caught, 1},
+		{"etcd:1 adds (1 s floored)", addsOrResets, fakeLock{ok, ok, ok}, time.Second, time.Second, true, time.Second, Overran, 1},
 		{"not extended", addsOrResets, fakeLock{ok, ok, ok}, ttl, 140 * time.Millisecond, true, time.Millisecond, Inconclusive, 0},
 		{"renewal failed", addsOrResets, fakeLock{ok, lockimpl.Failed, ok}, ttl, 0, false, time.Millisecond, Inconclusive, 0},
 		{"refused", renewAfterUnlock, fakeLock{ok, lost, ok}, ttl, 0, false, time.Millisecond, Caught, 1},

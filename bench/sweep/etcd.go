@@ -10,8 +10,9 @@ import (
 
 // DefaultTTLs are the TTLs tune-ttl tries when --ttls is not given, a
 // doubling row of three from 1s: where a topology's lock cannot be granted
-// that (etcd's local members grant 2s at least, lockimpl.Descriptor), the
-// row starts at the lock's shortest, on its grain.
+// that (etcd's local clusters grant 2s at least, lockimpl.Descriptor), the
+// row starts at the lock's shortest, on its grain; etcd:1, which grants
+// 1s, starts at 2s too, so that every etcd:N tunes the same row.
 func DefaultTTLs(topologies []string) string {
 	first := time.Second
 	for _, t := range topologies {
