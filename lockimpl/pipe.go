@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbench/lockbench/lockimpl/clock"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -127,9 +128,12 @@ func pipeScript(script *redis.Script, src string, keys []string, args ...string)
 // pipeCall is one command on its way: the caller waits on done, which the
 // connection goroutine signals once rep or err is set.
 type pipeCall struct {
-	cmd  pipeCommand
-	rep  rawReply
-	err  error
+	cmd pipeCommand
+	rep rawReply
+	err error
+	// sent is when its batch was written (clock.Now), read once per
+	// batch: a lease taken by the command started no later than this.
+	sent int64
 	done chan struct{}
 }
 
@@ -201,11 +205,19 @@ func (p *Pipe) enqueue(c *pipeCall) bool {
 // returns ctx's error; the command may still run, as any command sent
 // before its deadline may.
 func (p *Pipe) do(ctx context.Context, cmd pipeCommand) (rawReply, error) {
+	rep, _, err := p.doSent(ctx, cmd)
+	return rep, err
+}
+
+// doSent is do that also returns when the command's batch was written
+// (clock.Now; 0 when it never was): one clock read per batch stamps every
+// lease in it, rather than one per caller.
+func (p *Pipe) doSent(ctx context.Context, cmd pipeCommand) (rawReply, int64, error) {
 	c := p.calls.Get().(*pipeCall)
-	c.cmd, c.rep, c.err = cmd, rawReply{}, nil
+	c.cmd, c.rep, c.err, c.sent = cmd, rawReply{}, nil, 0
 	if !p.enqueue(c) {
 		p.calls.Put(c)
-		return rawReply{}, ErrPipeClosed
+		return rawReply{}, 0, ErrPipeClosed
 	}
 	if done := ctx.Done(); done == nil {
 		// A context that never ends (a release's): a plain receive, the
@@ -217,13 +229,13 @@ func (p *Pipe) do(ctx context.Context, cmd pipeCommand) (rawReply, error) {
 		case <-done:
 			// The call stays with its connection, which signals done into
 			// its buffer and drops it; it is not reused.
-			return rawReply{}, ctx.Err()
+			return rawReply{}, 0, ctx.Err()
 		}
 	}
-	rep, err := c.rep, c.err
+	rep, sent, err := c.rep, c.sent, c.err
 	c.cmd = pipeCommand{}
 	p.calls.Put(c)
-	return rep, err
+	return rep, sent, err
 }
 
 // serve is one connection's goroutine: batch, write, read, answer, until
@@ -307,6 +319,15 @@ func (p *Pipe) send(conn *rawConn, batch []*pipeCall) *rawConn {
 // write sends conn.buf, holding calls' commands, as one round trip. The
 // commands are counted by name once per batch, not one by one.
 func (p *Pipe) write(conn *rawConn, calls []*pipeCall) error {
+	// Read before the write, so every lease the batch takes starts no
+	// later than the server saw its command. A resend after NOSCRIPT keeps
+	// its first stamp: earlier still.
+	sent := clock.Now()
+	for _, c := range calls {
+		if c.sent == 0 {
+			c.sent = sent
+		}
+	}
 	_ = conn.conn.SetWriteDeadline(time.Now().Add(p.readTimeout))
 	if _, err := conn.conn.Write(conn.buf); err != nil {
 		return fmt.Errorf("write to %s: %w", p.node.opts.Addr, err)
