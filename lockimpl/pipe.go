@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -271,6 +272,11 @@ func (p *Pipe) take(batch []*pipeCall) ([]*pipeCall, bool) {
 		p.idle++
 		p.mu.Unlock()
 		<-p.wake
+		// Woken by the first call of a new batch: let the workers it is
+		// racing (runnable, about to queue theirs) run first, so the batch
+		// carries many commands in one write rather than one (measured:
+		// fewer syscalls and context switches per acquisition).
+		runtime.Gosched()
 		p.mu.Lock()
 	}
 	if p.shut {
