@@ -72,6 +72,10 @@ type Pipe struct {
 	queued []*pipeCall
 	idle   int
 	shut   bool
+	// pending counts the calls queued or in a batch not yet answered, and
+	// conns the connections: a batch takes at most its share of pending
+	// (see take).
+	pending, conns int
 	// wake hands an idle connection goroutine a token when a call comes;
 	// it holds one per connection, so sending never blocks.
 	wake      chan struct{}
@@ -146,7 +150,7 @@ func NewPipe(c *redis.Client, opts PipeOptions) *Pipe {
 		conns = DefaultPipeConns
 	}
 	o.PoolSize = conns
-	p := &Pipe{node: newRawNode(&o), sent: opts.Sent, readTimeout: o.ReadTimeout, wake: make(chan struct{}, conns)}
+	p := &Pipe{node: newRawNode(&o), sent: opts.Sent, readTimeout: o.ReadTimeout, wake: make(chan struct{}, conns), conns: conns}
 	if p.readTimeout <= 0 {
 		p.readTimeout = 3 * time.Second
 	}
@@ -191,6 +195,7 @@ func (p *Pipe) enqueue(c *pipeCall) bool {
 		return false
 	}
 	p.queued = append(p.queued, c)
+	p.pending++
 	wake := p.idle > 0
 	if wake {
 		p.idle--
@@ -256,6 +261,7 @@ func (p *Pipe) serve() {
 			return
 		}
 		conn = p.send(conn, batch)
+		p.done(batch)
 	}
 }
 
@@ -283,13 +289,34 @@ func (p *Pipe) take(batch []*pipeCall) ([]*pipeCall, bool) {
 		p.mu.Unlock()
 		return batch, false
 	}
-	n := min(len(p.queued), maxPipeBatch)
+	// At most an even share of the calls outstanding: a batch that took
+	// them all would leave the other connections nearly empty, and as each
+	// batch's workers come back into the next batch of the same connection,
+	// the split would last, the generator and the server taking turns
+	// rather than working at once. What is left goes with the next
+	// connection free, or one idle now.
+	share := (p.pending + p.conns - 1) / p.conns
+	n := min(len(p.queued), maxPipeBatch, max(1, share))
 	batch = append(batch, p.queued[:n]...)
 	rest := copy(p.queued, p.queued[n:])
 	clear(p.queued[rest:])
 	p.queued = p.queued[:rest]
+	wake := rest > 0 && p.idle > 0
+	if wake {
+		p.idle--
+	}
 	p.mu.Unlock()
+	if wake {
+		p.wake <- struct{}{}
+	}
 	return batch, true
+}
+
+// done counts batch's calls as answered.
+func (p *Pipe) done(batch []*pipeCall) {
+	p.mu.Lock()
+	p.pending -= len(batch)
+	p.mu.Unlock()
 }
 
 // send writes batch on conn (dialled when nil), reads its replies and
