@@ -51,3 +51,53 @@ func BenchmarkTimeNow(b *testing.B) {
 	}
 	_ = s
 }
+
+// TestTimeMatchesAdd: Time's direct build is exactly (==, location and
+// monotonic reading included) the epoch's time.Time plus the elapsed time,
+// on this toolchain's layout of time.Time, at second boundaries and far
+// out; and Mono undoes Time.
+func TestTimeMatchesAdd(t *testing.T) {
+	if !epoch.packed {
+		t.Fatal("time.Time's layout not recognised: Time takes Add's general path")
+	}
+	base := epoch.mono
+	ds := []int64{0, 1, 999, 1e9 - epoch.nsec - 1, 1e9 - epoch.nsec, 1e9 - epoch.nsec + 1, 1e9, 86_400e9 + 7, 100 * 365 * 86_400e9}
+	for i := range int64(1000) {
+		ds = append(ds, i*7_919_999+i*i)
+	}
+	for _, d := range ds {
+		got, want := Time(base+d), epoch.wall.Add(time.Duration(d))
+		if got != want {
+			t.Fatalf("Time(epoch+%d) = %#v, want %#v", d, got, want)
+		}
+		if m := Mono(got); m != base+d {
+			t.Fatalf("Mono(Time(%d)) = %d", base+d, m)
+		}
+	}
+	// Before the epoch: Add's general path.
+	if got, want := Time(base-5), epoch.wall.Add(-5); got != want {
+		t.Errorf("Time(epoch-5) = %v, want %v", got, want)
+	}
+}
+
+// Time's direct build against time.Time.Add's general path, which it
+// replaced, side by side (go test -bench 'Time$|TimeByAdd' ./lockimpl/clock).
+func BenchmarkTime(b *testing.B) {
+	var s time.Time
+	ns := Now()
+	for b.Loop() {
+		ns++
+		s = Time(ns)
+	}
+	_ = s
+}
+
+func BenchmarkTimeByAdd(b *testing.B) {
+	var s time.Time
+	ns := Now()
+	for b.Loop() {
+		ns++
+		s = epoch.wall.Add(time.Duration(ns - epoch.mono))
+	}
+	_ = s
+}
