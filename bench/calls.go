@@ -21,9 +21,6 @@ type callLedgers struct {
 	// origin is time 0 of the ledger's clock: the history's when there is
 	// one, so both hold the same numbers.
 	origin time.Time
-	// originMono is origin as a reading of clock.Now: a reading's ns from
-	// origin is a subtraction, with no time.Time made.
-	originMono int64
 	// acquiring holds a lower bound of each worker's acquisition start (ns
 	// from origin) while it acquires, 0 otherwise: the earliest bounds the
 	// calls still to come (see watermark).
@@ -47,7 +44,7 @@ const pruneAbove = 16
 const sweepEvery = 256
 
 func newCallLedgers(drift time.Duration, origin time.Time, workers int) *callLedgers {
-	c := &callLedgers{drift: int64(drift), origin: origin, originMono: clock.Mono(origin), acquiring: make([]atomic.Int64, workers)}
+	c := &callLedgers{drift: int64(drift), origin: origin, acquiring: make([]atomic.Int64, workers)}
 	for i := range c.shards {
 		c.shards[i].keys = map[int]*history.CallLedger{}
 	}
@@ -82,23 +79,22 @@ func (c *callLedgers) acquiringFrom(id int, from time.Time) {
 func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid time.Time) (time.Time, history.CallVerdict) {
 	s, l := c.lock(key)
 	defer s.mu.Unlock()
-	ret := clock.Now()
+	ret := clock.Stamp()
 	c.acquiring[id].Store(0)
-	v := l.Acquired(token, c.ns(call), ret-c.originMono, c.ns(valid))
+	v := l.Acquired(token, c.ns(call), c.ns(ret), c.ns(valid))
 	if l.Len() > pruneAbove {
-		l.Prune(c.watermark(ret - c.originMono))
+		l.Prune(c.watermark(ret))
 	}
-	return clock.Time(ret), v
+	return ret, v
 }
 
 // notAcquiring marks worker id done acquiring without a lease.
 func (c *callLedgers) notAcquiring(id int) { c.acquiring[id].Store(0) }
 
 // watermark is the earliest start of the acquisitions still in flight (or
-// now, in ns from origin): a lease released before it can no longer be
-// judged against.
-func (c *callLedgers) watermark(now int64) int64 {
-	mark := now
+// now): a lease released before it can no longer be judged against.
+func (c *callLedgers) watermark(now time.Time) int64 {
+	mark := c.ns(now)
 	for i := range c.acquiring {
 		if v := c.acquiring[i].Load(); v != 0 {
 			mark = min(mark, v)
@@ -108,49 +104,46 @@ func (c *callLedgers) watermark(now int64) int64 {
 }
 
 // stamped reads the clock under key's lock and tells the key's ledger
-// the instant (ns from origin): every time the rule compares is read in
-// the key's order. It returns the reading of clock.Now: the release path
-// needs it only for differences, and makes no time.Time of it.
-func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLedger, at int64)) int64 {
+// the instant: every time the rule compares is read in the key's order.
+func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
 	s, l := c.lock(key)
 	defer s.mu.Unlock()
-	at := clock.Now()
-	tell(s, l, at-c.originMono)
+	at := clock.Stamp()
+	tell(s, l, at)
 	return at
 }
 
 // renewed records an ok renewal of key's token valid until valid, and
 // returns when it returned.
 func (c *callLedgers) renewed(key int, token string, valid time.Time) time.Time {
-	return clock.Time(c.stamped(key, func(_ *callShard, l *history.CallLedger, at int64) { l.Renewed(token, at, c.ns(valid)) }))
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Renewed(token, c.ns(at), c.ns(valid)) })
 }
 
 // ended records the lock's report that key's token's lease ended at end
 // (its session ended unasked), and returns when it was heard.
 func (c *callLedgers) ended(key int, token string, end time.Time) time.Time {
-	return clock.Time(c.stamped(key, func(_ *callShard, l *history.CallLedger, at int64) { l.Ended(token, at, c.ns(end)) }))
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Ended(token, c.ns(at), c.ns(end)) })
 }
 
-// releasing records that key's token is being released, and returns when,
-// as a reading of clock.Now.
-func (c *callLedgers) releasing(key int, token string) int64 {
-	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at int64) { l.Releasing(token, at) })
+// releasing records that key's token is being released, and returns when.
+func (c *callLedgers) releasing(key int, token string) time.Time {
+	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Releasing(token, c.ns(at)) })
 }
 
-// released records that the release returned, and returns when, as a
-// reading of clock.Now; every sweepEvery releases it sweeps the shard.
-func (c *callLedgers) released(key int, token string) int64 {
-	return c.stamped(key, func(s *callShard, l *history.CallLedger, at int64) {
-		l.Released(token, at)
+// released records that the release returned, and returns when; every
+// sweepEvery releases it sweeps the shard.
+func (c *callLedgers) released(key int, token string) time.Time {
+	return c.stamped(key, func(s *callShard, l *history.CallLedger, at time.Time) {
+		l.Released(token, c.ns(at))
 		if s.releases++; s.releases%sweepEvery == 0 {
 			c.sweep(s, at)
 		}
 	})
 }
 
-// sweep forgets the shard's leases released before the watermark (now in
-// ns from origin), and the keys left empty.
-func (c *callLedgers) sweep(s *callShard, now int64) {
+// sweep forgets the shard's leases released before the watermark, and
+// the keys left empty.
+func (c *callLedgers) sweep(s *callShard, now time.Time) {
 	mark := c.watermark(now)
 	for k, l := range s.keys {
 		if l.Prune(mark); l.Len() == 0 {

@@ -48,16 +48,16 @@ func TestCallLedgersWatermarkHeldByAcquisition(t *testing.T) {
 	from := origin.Add(5 * time.Millisecond)
 	now := origin.Add(time.Second)
 	c.acquiringFrom(1, from)
-	if got, want := c.watermark(c.ns(now)), c.ns(from); got != want {
+	if got, want := c.watermark(now), c.ns(from); got != want {
 		t.Errorf("watermark %d while worker 1 acquires from %d", got, want)
 	}
 	c.acquiringFrom(2, origin) // a start at the origin still marks a worker acquiring
-	if got := c.watermark(c.ns(now)); got > c.ns(from) || got < 0 {
+	if got := c.watermark(now); got > c.ns(from) || got < 0 {
 		t.Errorf("watermark %d with worker 2 acquiring from the origin", got)
 	}
 	c.notAcquiring(1)
 	c.notAcquiring(2)
-	if got, want := c.watermark(c.ns(now)), c.ns(now); got != want {
+	if got, want := c.watermark(now), c.ns(now); got != want {
 		t.Errorf("watermark %d with no acquisition in flight, want now %d", got, want)
 	}
 }

@@ -616,22 +616,21 @@ func (s *section) write(entry Entry) {
 // order by the lock's-calls ledger) also ends the hold.
 func (s *section) release() {
 	start := s.calls.releasing(s.key, s.lease.Token)
-	s.latency(opHold, time.Duration(start-clock.Mono(s.acquiredAt)), false)
+	s.latency(opHold, start.Sub(s.acquiredAt), false)
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
 	s.released(start, out, err)
 }
 
-// released records the release that began at start (a reading of
-// clock.Now, made a time.Time only for the history) and returned out and
+// released records the release that began at start and returned out and
 // err; a call of its own, so its frame is not on the stack while the
 // release waits.
 //
 //go:noinline
-func (s *section) released(start int64, out lockimpl.Outcome, err error) {
+func (s *section) released(start time.Time, out lockimpl.Outcome, err error) {
 	end := s.calls.released(s.key, s.lease.Token)
-	s.latency(opRelease, time.Duration(end-start), out == lockimpl.Failed)
+	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
-		s.event(history.OpRelease, historyOutcome(out), clock.Time(start), clock.Time(end), 0, err)
+		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
 	}
 	switch {
 	case out == lockimpl.OK:
@@ -653,7 +652,7 @@ func (s *section) releaseQuietly() {
 	end := s.calls.released(s.key, s.lease.Token)
 	if s.hist != nil {
 		s.recorded = false
-		s.event(history.OpRelease, historyOutcome(out), clock.Time(start), clock.Time(end), 0, err)
+		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
 	}
 }
 

@@ -153,7 +153,7 @@ func AcquireInto(ctx context.Context, l Locker, key string, ttl time.Duration, p
 	// The timeout counts from the first attempt's start, which is read for
 	// the attempt anyway: an acquisition that succeeds at once (most, and
 	// every one of a pipelined run at its limit) reads the clock no more.
-	var first int64
+	var first time.Time
 	var b backoff
 	for k := 0; ; k++ {
 		start := attemptOnce(ctx, l, key, ttl, observe, acq)
@@ -169,17 +169,15 @@ func AcquireInto(ctx context.Context, l Locker, key string, ttl time.Duration, p
 }
 
 // attemptOnce makes one attempt at key, shows it to observe (if any), sets
-// acq's lease, outcome and error to its own, and returns when it started
-// (a reading of clock.Now: only the end is turned into a time.Time, the
-// start is needed only as a difference).
+// acq's lease, outcome and error to its own, and returns when it started.
 //
 //go:noinline
-func attemptOnce(ctx context.Context, l Locker, key string, ttl time.Duration, observe func(Attempt), acq *Acquisition) int64 {
-	start := clock.Now()
+func attemptOnce(ctx context.Context, l Locker, key string, ttl time.Duration, observe func(Attempt), acq *Acquisition) time.Time {
+	start := clock.Stamp()
 	acq.Lease, acq.Outcome, acq.Err = l.Acquire(ctx, key, ttl)
 	if observe != nil {
-		end := clock.Now()
-		observe(Attempt{Latency: time.Duration(end - start), End: clock.Time(end), Outcome: acq.Outcome, Err: acq.Err})
+		end := clock.Stamp()
+		observe(Attempt{Latency: end.Sub(start), End: end, Outcome: acq.Outcome, Err: acq.Err})
 	}
 	return start
 }
@@ -188,13 +186,13 @@ func attemptOnce(ctx context.Context, l Locker, key string, ttl time.Duration, o
 type backoff struct{ timer *time.Timer }
 
 // wait sleeps for p's backoff after attempt k (counted from 0) of an
-// acquisition that began at first (a reading of clock.Now); false means
-// stop trying: the wait would pass p's timeout, or ctx ended.
+// acquisition that began at first; false means stop trying: the wait would
+// pass p's timeout, or ctx ended.
 //
 //go:noinline
-func (b *backoff) wait(ctx context.Context, p *RetryPolicy, k int, rng *rand.Rand, first int64) bool {
+func (b *backoff) wait(ctx context.Context, p *RetryPolicy, k int, rng *rand.Rand, first time.Time) bool {
 	wait := p.Backoff(k, rng)
-	if p.Timeout > 0 && clock.Now()+int64(wait) > first+int64(p.Timeout) {
+	if p.Timeout > 0 && clock.Stamp().Add(wait).After(first.Add(p.Timeout)) {
 		return false
 	}
 	if b.timer == nil {
