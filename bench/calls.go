@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/history"
+	"github.com/lockbench/lockbench/lockimpl/clock"
 )
 
 // callLedgers applies the lock's-calls rule (history.CallLedger) to every
@@ -78,7 +79,7 @@ func (c *callLedgers) acquiringFrom(id int, from time.Time) {
 func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid time.Time) (time.Time, history.CallVerdict) {
 	s, l := c.lock(key)
 	defer s.mu.Unlock()
-	ret := time.Now()
+	ret := clock.Stamp()
 	c.acquiring[id].Store(0)
 	v := l.Acquired(token, c.ns(call), c.ns(ret), c.ns(valid))
 	if l.Len() > pruneAbove {
@@ -107,7 +108,7 @@ func (c *callLedgers) watermark(now time.Time) int64 {
 func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
 	s, l := c.lock(key)
 	defer s.mu.Unlock()
-	at := time.Now()
+	at := clock.Stamp()
 	tell(s, l, at)
 	return at
 }

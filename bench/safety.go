@@ -3,6 +3,8 @@ package bench
 import (
 	"sync"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl/clock"
 )
 
 // Resource is the protected resource every critical section writes to, kept in
@@ -85,7 +87,7 @@ func (r *Resource) stamp(k *keyState) Stamp {
 	if r.untimed {
 		return Stamp{Seq: k.seq}
 	}
-	return Stamp{Seq: k.seq, At: time.Now()}
+	return Stamp{Seq: k.seq, At: clock.Stamp()}
 }
 
 // Entry is one holder's stay in a key's critical section.

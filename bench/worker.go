@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/lockimpl"
+	"github.com/lockbench/lockbench/lockimpl/clock"
 	"github.com/lockbench/lockbench/workloads"
 )
 
@@ -28,7 +29,7 @@ func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) 
 		return
 	}
 	for r.windowCtx.Err() == nil {
-		w.criticalSection(r.windowCtx, time.Now(), closedLoop)
+		w.criticalSection(r.windowCtx, clock.Stamp(), closedLoop)
 		sleepCtx(r.windowCtx, r.wl.Think.Sample(w.rng))
 	}
 }
@@ -57,12 +58,12 @@ func (w *worker) openLoop(requests <-chan request) {
 		if !ofWindow {
 			// A warm-up request still waiting when the window opened is
 			// the warm-up's backlog: dropped with it, not carried over.
-			if time.Now().Before(w.win.start) {
+			if clock.Stamp().Before(w.win.start) {
 				w.criticalSection(w.drainCtx, intended, notCounted)
 			}
 			continue
 		}
-		now := time.Now()
+		now := clock.Stamp()
 		late := now.Sub(intended) > w.opts.LateThreshold
 		w.rec.count(func(c *counters) {
 			c.Counters.Served++
@@ -157,7 +158,7 @@ func (at *attempts) observe(a lockimpl.Attempt) {
 	// did not give it.
 	now := a.End
 	if now.IsZero() {
-		now = time.Now()
+		now = clock.Stamp()
 	}
 	at.observeAt(a, now)
 }
@@ -221,7 +222,7 @@ func (w *worker) criticalSection(ctx context.Context, wantAt time.Time, m member
 func (w *worker) startAcquiring(wantAt time.Time, m membership) {
 	from := wantAt
 	if m != closedLoop {
-		from = time.Now()
+		from = clock.Stamp()
 	}
 	w.calls.acquiringFrom(w.id, from)
 }
@@ -400,7 +401,7 @@ func (s *section) enter(keyIdx int) Entry {
 func (s *section) crash(entry Entry) {
 	s.holdings[s.id].left()
 	s.protected(func(ctx context.Context) error {
-		st, err := s.resource.Abandon(ctx, entry, time.Now())
+		st, err := s.resource.Abandon(ctx, entry, clock.Stamp())
 		if s.hist != nil {
 			s.event(history.OpAbandon, history.OutOK, st.At, st.At, st.Seq, err)
 		}
@@ -432,7 +433,7 @@ func (s *section) protected(call func(ctx context.Context) error) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.releaseCtx, 2*time.Second)
-	start := time.Now()
+	start := clock.Stamp()
 	err := call(ctx)
 	cancel()
 	s.latency(opResource, time.Since(start), false)
@@ -536,13 +537,13 @@ type renewCall struct {
 // The lease is renewed as a copy: the section's own passed by address to
 // the lock would move every section to the heap, renewing or not.
 func (c renewCall) do(ctx context.Context, lease lockimpl.Lease) renewal {
-	start := time.Now()
+	start := clock.Stamp()
 	out, err := c.locker.Renew(ctx, &lease, c.ttl)
 	var end time.Time
 	if out == lockimpl.OK {
 		end = c.calls.renewed(c.key, lease.Token, lease.ValidUntil())
 	} else {
-		end = time.Now()
+		end = clock.Stamp()
 	}
 	return renewal{lease: lease, out: out, err: err, start: start, end: end}
 }
@@ -575,13 +576,13 @@ func (s *section) renewed(ctx context.Context, entry Entry, rn renewal) bool {
 		s.rec.errorKind(lockimpl.ErrorKind(err))
 	}
 	// An undecided renewal keeps working while the lease is still valid.
-	return time.Now().Before(s.lease.ValidUntil())
+	return clock.Stamp().Before(s.lease.ValidUntil())
 }
 
 // write is the protected write that ends the critical section.
 func (s *section) write(entry Entry) {
 	s.noteLeaseEnd()
-	now := time.Now()
+	now := clock.Stamp()
 	expired := now.After(s.lease.ValidUntil())
 	var verdict WriteVerdict
 	s.protected(func(ctx context.Context) (err error) {

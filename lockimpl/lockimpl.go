@@ -156,7 +156,11 @@ func (t *tokenSource) token() string {
 	var b [16]byte
 	_, _ = g.Read(b[:])
 	t.gens.Put(g)
-	return hex.EncodeToString(b[:])
+	// Encoded on the stack, so the string is the token's one allocation
+	// (hex.EncodeToString makes a buffer, then copies it into the string).
+	var text [32]byte
+	hex.Encode(text[:], b[:])
+	return string(text[:])
 }
 
 // ErrorKind names an error for the errors-by-kind counters, so that results

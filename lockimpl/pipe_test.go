@@ -228,3 +228,30 @@ func TestPipeAuthenticatesAndSelects(t *testing.T) {
 		t.Fatalf("acquire with a wrong password: %v %v, want failed with an error", out, err)
 	}
 }
+
+// TestPipeLeaseStartsAtItsBatch: a pipelined lease (and a renewal's) starts
+// when its batch was written: after the call began and before it returned,
+// so its validity never runs past the server's TTL; tokens are 32 hex digits.
+func TestPipeLeaseStartsAtItsBatch(t *testing.T) {
+	c := composetest.Clients(t, composetest.Servers(t, 1))[0]
+	ctx := context.Background()
+	for _, fenced := range []bool{false, true} {
+		l := newPipelined(t, c, fenced, lockimpl.PipeOptions{})
+		before := time.Now()
+		lease, out, err := l.Acquire(ctx, "start:"+strconv.FormatBool(fenced), time.Minute)
+		after := time.Now()
+		if out != lockimpl.OK || err != nil {
+			t.Fatalf("fenced=%v: acquire %v %v", fenced, out, err)
+		}
+		if lease.Start.Before(before) || lease.Start.After(after) || len(lease.Token) != 32 {
+			t.Errorf("fenced=%v: lease start %v not within the call [%v, %v], or token %q not 32 hex digits", fenced, lease.Start, before, after, lease.Token)
+		}
+		before = time.Now()
+		if out, err := l.Renew(ctx, &lease, time.Minute); out != lockimpl.OK || err != nil {
+			t.Fatalf("fenced=%v: renew %v %v", fenced, out, err)
+		}
+		if after = time.Now(); lease.Start.Before(before) || lease.Start.After(after) {
+			t.Errorf("fenced=%v: renewed lease start %v not within the call [%v, %v]", fenced, lease.Start, before, after)
+		}
+	}
+}

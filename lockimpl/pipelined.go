@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lockbench/lockbench/lockimpl/clock"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -38,41 +39,42 @@ func (l *Pipelined) Info() Info {
 // Close closes the lock's pipe.
 func (l *Pipelined) Close() error { return l.pipe.Close() }
 
-// Acquire makes one attempt at key.
+// Acquire makes one attempt at key. The lease starts when its batch was
+// written (one clock read a batch, not one a caller): before the server
+// set the key, so its validity is never overstated.
 func (l *Pipelined) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
-	lease := Lease{Key: key, Token: l.tokens.token(), Start: time.Now(), Validity: ttl}
+	token := l.tokens.token()
 	if l.fenced {
-		cmd := pipeScript(l.scripts.fencedAcquire, fencedAcquireSrc, []string{key, FenceKey(key)}, lease.Token, l.ttls.text(ttl))
-		rep, err := l.pipe.do(ctx, cmd)
+		cmd := pipeScript(l.scripts.fencedAcquire, fencedAcquireSrc, []string{key, FenceKey(key)}, token, l.ttls.text(ttl))
+		rep, sent, err := l.pipe.doSent(ctx, cmd)
 		switch {
 		case err != nil:
 			return Lease{}, Failed, fmt.Errorf("fenced acquire %s: %w", key, err)
 		case rep.n == 0:
 			return Lease{}, Contended, nil
 		}
-		lease.Fence = rep.n
-		return lease, OK, nil
+		return Lease{Key: key, Token: token, Start: clock.Time(sent), Validity: ttl, Fence: rep.n}, OK, nil
 	}
-	rep, err := l.pipe.do(ctx, pipeSetNX(key, lease.Token, l.ttls.text(ttl)))
+	rep, sent, err := l.pipe.doSent(ctx, pipeSetNX(key, token, l.ttls.text(ttl)))
 	switch {
 	case err != nil:
 		return Lease{}, Failed, fmt.Errorf("acquire %s: %w", key, err)
 	case rep.isNil:
 		return Lease{}, Contended, nil
 	}
-	return lease, OK, nil
+	return Lease{Key: key, Token: token, Start: clock.Time(sent), Validity: ttl}, OK, nil
 }
 
-// Renew extends the lease while the caller owns it.
+// Renew extends the lease while the caller owns it; the new lease starts
+// when the renewal's batch was written.
 func (l *Pipelined) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (Outcome, error) {
-	start := time.Now()
-	rep, err := l.pipe.do(ctx, pipeScript(l.scripts.renew, renewSrc, []string{lease.Key}, lease.Token, l.ttls.text(ttl)))
+	rep, sent, err := l.pipe.doSent(ctx, pipeScript(l.scripts.renew, renewSrc, []string{lease.Key}, lease.Token, l.ttls.text(ttl)))
 	if err != nil {
 		return Failed, fmt.Errorf("renew %s: %w", lease.Key, err)
 	}
 	out := scriptOutcome(rep.n)
 	if out == OK {
-		lease.Start, lease.Validity = start, ttl
+		lease.Start, lease.Validity = clock.Time(sent), ttl
 	}
 	return out, nil
 }

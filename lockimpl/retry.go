@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/lockbench/lockbench/lockimpl/clock"
 )
 
 // RetryKind names an acquire retry strategy.
@@ -171,10 +173,10 @@ func AcquireInto(ctx context.Context, l Locker, key string, ttl time.Duration, p
 //
 //go:noinline
 func attemptOnce(ctx context.Context, l Locker, key string, ttl time.Duration, observe func(Attempt), acq *Acquisition) time.Time {
-	start := time.Now()
+	start := clock.Stamp()
 	acq.Lease, acq.Outcome, acq.Err = l.Acquire(ctx, key, ttl)
 	if observe != nil {
-		end := time.Now()
+		end := clock.Stamp()
 		observe(Attempt{Latency: end.Sub(start), End: end, Outcome: acq.Outcome, Err: acq.Err})
 	}
 	return start
@@ -190,7 +192,7 @@ type backoff struct{ timer *time.Timer }
 //go:noinline
 func (b *backoff) wait(ctx context.Context, p *RetryPolicy, k int, rng *rand.Rand, first time.Time) bool {
 	wait := p.Backoff(k, rng)
-	if p.Timeout > 0 && time.Now().Add(wait).After(first.Add(p.Timeout)) {
+	if p.Timeout > 0 && clock.Stamp().Add(wait).After(first.Add(p.Timeout)) {
 		return false
 	}
 	if b.timer == nil {

@@ -335,6 +335,15 @@ func clientFigures() []Figure {
 				}
 				return r.Client.CPUShare, nil
 			}},
+		// What client.cpu_share is a share of: --cpus (GOMAXPROCS) as the
+		// run set it, so a generator held to 1 CPU is not read as idle.
+		{Name: "client.cpus", Key: "client.cpus", Label: "client cpus", Unit: UnitCount, Merge: MergeMax, Group: GroupClient,
+			read: func(r *Result) (float64, error) {
+				if !r.Client.Measured() || r.Client.CPUs == 0 {
+					return 0, fmt.Errorf("the result does not say how many CPUs its generator had")
+				}
+				return float64(r.Client.CPUs), nil
+			}},
 		// The whole host's busy share over the window, every process on it:
 		// beside client.cpu_share it tells a generator starved by others
 		// (capacity's "host" limit) from one that had the CPUs to itself.

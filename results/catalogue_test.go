@@ -26,7 +26,7 @@ func fullFixture(t *testing.T, id string, gen int) *Result {
 	r.Fairness = NewFairness([]int64{100 * k, 120, 0, 90 * k}, 1500*float64(k))
 	n := r.Contention.Acquired
 	host := 0.35 * float64(k)
-	r.Client = &Client{CPUUS: 5e5 * float64(k), CPUShare: 0.3 * float64(k), HostCPUShare: &host,
+	r.Client = &Client{CPUUS: 5e5 * float64(k), CPUShare: 0.3 * float64(k), CPUs: 2, HostCPUShare: &host,
 		Sent: &Sent{RoundTrips: 2 * n, Commands: 2 * n, ByCommand: map[string]int64{"set": n, "evalsha": n}}}
 	r.Client.SetPerAcquire(r.Contention.Acquired)
 	return r

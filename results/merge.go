@@ -444,6 +444,7 @@ func mergeClient(runs []*Result, acquired int64) *Client {
 		// Each generator is its own process on its own CPUs: the merged run
 		// was bounded by a generator if any of them was.
 		out.CPUShare = max(out.CPUShare, r.Client.CPUShare)
+		out.CPUs = max(out.CPUs, r.Client.CPUs)
 		// Likewise the busiest host; one generator without a reading makes
 		// it missing, not smaller.
 		hostShare = maxShare(hostShare, r.Client.HostCPUShare, r == runs[0])

@@ -427,6 +427,9 @@ type Client struct {
 	// generator could use (GOMAXPROCS): near 1, the generator, not the
 	// servers, bounded the figures.
 	CPUShare float64 `json:"cpu_share"`
+	// CPUs is how many CPUs the generator's Go code could run on at once
+	// (GOMAXPROCS, as --cpus set it): what CPUShare is a share of.
+	CPUs int `json:"cpus,omitempty"`
 	// HostCPUShare is the share of all the generator host's CPUs that were
 	// busy over the window, whatever ran on them: the generator, servers it
 	// started, and any other process. Near 1 with a low CPUShare, other

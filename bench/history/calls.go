@@ -88,6 +88,10 @@ func (l *callLease) unreleasedAt(t int64) bool { return !l.releasing || t < l.re
 type CallLedger struct {
 	drift  int64
 	leases []callLease
+	// unreleased counts the leases whose release has not been called: fed
+	// in time order, only they can be unreleased when an acquisition
+	// returns, so with none Acquired has nothing to judge against.
+	unreleased int
 }
 
 // NewCallLedger returns an empty ledger for one key with the clock-drift
@@ -101,6 +105,14 @@ func NewCallLedger(drift int64) *CallLedger {
 // leases.
 func (c *CallLedger) Acquired(token string, call, ret, valid int64) CallVerdict {
 	var v CallVerdict
+	if c.unreleased == 0 {
+		// Every lease's release was called by now (at or before ret, the
+		// calls coming in time order): none is judged, and the scan is
+		// skipped. With a key per acquisition this is nearly every call.
+		c.leases = append(c.leases, callLease{token: token, call: call, ret: ret, valid: valid})
+		c.unreleased++
+		return v
+	}
 	for i := range c.leases {
 		a := &c.leases[i]
 		// Both cases need a lease not yet released when this one returned;
@@ -121,15 +133,20 @@ func (c *CallLedger) Acquired(token string, call, ret, valid int64) CallVerdict 
 		}
 	}
 	c.leases = append(c.leases, callLease{token: token, call: call, ret: ret, valid: valid})
+	c.unreleased++
 	return v
 }
 
-// lease is token's lease, newest first (a token acquired twice is the later
-// acquisition's), or nil when the ledger does not hold it.
+// lease is token's lease not yet released, newest first (a token acquired
+// twice is the later acquisition's), or nil when the ledger holds none.
+// Leases whose release returned are passed over without comparing tokens:
+// every call that looks a lease up (renewed, ended, releasing, released)
+// changes nothing on them that a later acquisition is judged by, and a
+// key's leases are mostly those.
 func (c *CallLedger) lease(token string) *callLease {
 	for i := len(c.leases) - 1; i >= 0; i-- {
-		if c.leases[i].token == token {
-			return &c.leases[i]
+		if l := &c.leases[i]; !l.releasedBack && l.token == token {
+			return l
 		}
 	}
 	return nil
@@ -155,6 +172,7 @@ func (c *CallLedger) Ended(token string, ret, end int64) {
 func (c *CallLedger) Releasing(token string, call int64) {
 	if l := c.lease(token); l != nil && !l.releasing {
 		l.releasing, l.relCall = true, call
+		c.unreleased--
 	}
 }
 

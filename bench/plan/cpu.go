@@ -9,6 +9,21 @@ import (
 	"github.com/lockbench/lockbench/results"
 )
 
+// maxCPUs bounds --cpus: more than any host this runs on has, small enough
+// that a typo (a rate given as CPUs) is caught.
+const maxCPUs = 4096
+
+// useCPUs sets GOMAXPROCS to n for a run (n = 0 keeps Go's default) and
+// returns what restores the setting before it. GOMAXPROCS is the process's:
+// a batch runs its runs one at a time, so each gets its own setting.
+func useCPUs(n int) (restore func()) {
+	if n <= 0 {
+		return func() {}
+	}
+	before := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(before) }
+}
+
 // cpuMeter reads this process's CPU time around the measured window. The
 // readings sit inside the server INFO readings, so parsing INFO is not
 // counted, and the closing one comes after background releases (Redlock's)
@@ -50,7 +65,7 @@ func (m *cpuMeter) client(acquired int64, secs float64) *results.Client {
 	case err != nil:
 		return &results.Client{Unavailable: err.Error()}
 	}
-	c := &results.Client{CPUUS: float64((m.to - m.from).Microseconds())}
+	c := &results.Client{CPUUS: float64((m.to - m.from).Microseconds()), CPUs: runtime.GOMAXPROCS(0)}
 	c.SetPerAcquire(acquired)
 	if secs > 0 {
 		c.CPUShare = c.CPUUS / (secs * 1e6 * float64(runtime.GOMAXPROCS(0)))

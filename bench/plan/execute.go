@@ -66,6 +66,7 @@ func interrupted(ctx context.Context, when string) error {
 // A run interrupted (ctx cancelled) in its window still returns its partial
 // result; one interrupted before returns ErrInterrupted.
 func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
+	defer useCPUs(pl.CPUs)()
 	id, prefix := NewRunID(), ""
 	if pl.RunID != "" {
 		// Generators of one run share the keys, and each stores its own file.
@@ -424,6 +425,9 @@ func resolvedConfig(pl Plan, topo *compose.Topology) map[string]any {
 	cfg["provider"] = topo.Provider
 	cfg["pool-size"] = strconv.Itoa(pl.PoolSize)
 	cfg["pipeline"] = pl.Pipeline
+	// The CPUs set (0: Go's default), as auto resolved; client.cpus and the
+	// host's gomaxprocs say how many that was.
+	cfg["cpus"] = strconv.Itoa(pl.CPUs)
 	if pl.Lock == lockimpl.LockRedlock {
 		nt := pl.LockOptions.Redlock.NodeTimeout
 		if nt == 0 {

@@ -51,6 +51,9 @@ type Plan struct {
 	PoolSize int
 	// Pipeline is "off" or "auto" (commands batched by lockimpl.Pipe).
 	Pipeline string
+	// CPUs is the GOMAXPROCS the run sets (--cpus resolved); 0 leaves Go's
+	// default.
+	CPUs int
 	// RunID is the id shared by the generators of one run ("" for a lone
 	// run, which gets an id of its own); GeneratorID is this one's index.
 	RunID       string
@@ -275,6 +278,25 @@ func (p *parser) float(flag string, lo, hi float64) float64 {
 	return f
 }
 
+// cpus is --cpus as the GOMAXPROCS a run sets: auto is 1 for a pipelined
+// run (one CPU batches a pipe's commands with fewer cross-CPU hand-offs,
+// and leaves the rest to local servers) and Go's default (0) otherwise.
+func (p *parser) cpus(pipeline string) int {
+	s := p.v.Get("cpus")
+	if s == "auto" {
+		if pipeline == "auto" {
+			return 1
+		}
+		return 0
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > maxCPUs {
+		p.fail("cpus", "%q: want auto, 0 (Go's default) or a number of CPUs from 1 to %d", s, maxCPUs)
+		return 0
+	}
+	return n
+}
+
 func (p *parser) boolean(flag string) bool {
 	s := p.v.Get(flag)
 	b, err := strconv.ParseBool(s)
@@ -400,6 +422,7 @@ func Parse(v Values) (Plan, error) {
 			p.fail("pipeline", "auto does not keep per-command deadlines, so a fault would hang workers until the client's read timeout; measure faults without it")
 		}
 	}
+	pl.CPUs = p.cpus(pl.Pipeline)
 	pl.PoolSize = p.integer("pool-size", 0, 100_000)
 	if pl.PoolSize == 0 {
 		pl.PoolSize = AutoPoolSize(pl.Bench.Concurrency)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -400,5 +401,37 @@ func TestHistoryPath(t *testing.T) {
 		if got := HistoryPerRun(tc.given); got != tc.perRun {
 			t.Errorf("HistoryPerRun(%q) = %v, want %v", tc.given, got, tc.perRun)
 		}
+	}
+}
+
+// TestCPUs: --cpus auto holds a pipelined run to one CPU and leaves others
+// Go's default; the run records what it had, and restores GOMAXPROCS after.
+func TestCPUs(t *testing.T) {
+	for _, c := range []struct {
+		v    Values
+		want int
+	}{
+		{Values{"pipeline": {"auto"}}, 1},
+		{Values{}, 0},
+		{Values{"pipeline": {"auto"}, "cpus": {"0"}}, 0},
+		{Values{"cpus": {"3"}}, 3},
+	} {
+		plans, err := Expand(c.v)
+		if err != nil || plans[0].CPUs != c.want {
+			t.Errorf("Expand(%v): CPUs %v, %v; want %d", c.v, plans, err, c.want)
+		}
+	}
+	for _, bad := range []string{"-1", "two", "1.5", "100000"} {
+		if _, err := Expand(Values{"cpus": {bad}}); !IsInputError(err) || !strings.Contains(err.Error(), "--cpus") || !strings.Contains(err.Error(), "want auto, 0") {
+			t.Errorf("--cpus %s: %v; want an input error naming what --cpus accepts", bad, err)
+		}
+	}
+	before := runtime.GOMAXPROCS(0)
+	r := execute(t, "pipeline", "auto", "concurrency", "8", "duration", "300ms")
+	if r.Client.CPUs != 1 || r.Config["cpus"] != "1" {
+		t.Errorf("--pipeline auto: client.cpus %d, config.cpus %v; want 1 and \"1\"", r.Client.CPUs, r.Config["cpus"])
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the run, %d before", after, before)
 	}
 }

@@ -38,6 +38,9 @@ type CPUUse struct {
 	ClientShare *float64 `json:"client_cpu_share,omitempty"`
 	// ClientCPUs is how many CPUs ClientShare is a share of.
 	ClientCPUs int `json:"client_cpus,omitempty"`
+	// HeldBack is true when --cpus gave the generator fewer CPUs than the
+	// host has: it ran out of those, not of the host's.
+	HeldBack bool `json:"held_back,omitempty"`
 	// ServerShares are each server's cpu_share (its CPU time over the
 	// window: near 1, its one command thread was always busy); nil when the
 	// servers were not measured.
@@ -79,6 +82,9 @@ func (u CPUUse) Busiest() float64 {
 func JudgeCPU(u CPUUse) Limit {
 	server := u.Busiest()
 	shares := fmt.Sprintf("busiest server %s of one CPU, generator %s of %s", pct(server), pctPtr(u.ClientShare), cpus(u.ClientCPUs))
+	if u.HeldBack {
+		shares += fmt.Sprintf(" (held back to %s by --cpus)", cpus(u.ClientCPUs))
+	}
 	if u.HostShare != nil {
 		shares += fmt.Sprintf(", host %s busy", pct(*u.HostShare))
 	}
@@ -169,6 +175,13 @@ func CPUUseOf(r *results.Result) CPUUse {
 	}
 	if len(r.Hosts) > 0 {
 		u.ClientCPUs, u.HostCPUs = r.Hosts[0].GOMAXPROCS, r.Hosts[0].CPUs
+	}
+	if r.Client != nil && r.Client.CPUs > 0 {
+		// The window's own reading: the GOMAXPROCS its share was taken of.
+		u.ClientCPUs = r.Client.CPUs
+	}
+	if set := fmt.Sprint(r.Config["cpus"]); set != "" && set != "0" && set != "<nil>" && u.ClientCPUs < u.HostCPUs {
+		u.HeldBack = true
 	}
 	if r.Servers.Measured() {
 		for _, n := range r.Servers.Nodes {

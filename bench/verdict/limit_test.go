@@ -20,6 +20,7 @@ func TestJudge(t *testing.T) {
 		{"busiest of several servers", CPUUse{ClientShare: share(0.3), ClientCPUs: 4, ServerShares: []float64{0.2, 0.9, 0.4}}, LimitServer, "busiest server 90%"},
 		{"server beats generator when both ran out", CPUUse{ClientShare: share(0.95), ClientCPUs: 2, ServerShares: []float64{0.9}}, LimitServer, ""},
 		{"generator busy", CPUUse{ClientShare: share(0.92), ClientCPUs: 8, ServerShares: []float64{0.5}}, LimitGenerator, "generator 92% of 8 CPUs"},
+		{"generator held to one CPU by --cpus", CPUUse{ClientShare: share(0.95), ClientCPUs: 1, HeldBack: true, ServerShares: []float64{0.7}, SharedHost: true, HostCPUs: 2}, LimitGenerator, "generator 95% of 1 CPU (held back to 1 CPU by --cpus)"},
 		{"generator busy, servers unmeasured", CPUUse{ClientShare: share(0.9), ClientCPUs: 2}, LimitGenerator, "busiest server n/a"},
 		{"shared host full", CPUUse{ClientShare: share(0.6), ClientCPUs: 2, ServerShares: []float64{0.6}, SharedHost: true, HostCPUs: 2}, LimitHost, "together 1.80 of the host's 2 CPUs"},
 		{"shared host with room", CPUUse{ClientShare: share(0.3), ClientCPUs: 2, ServerShares: []float64{0.5}, SharedHost: true, HostCPUs: 2}, LimitNone, ""},
