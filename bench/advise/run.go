@@ -274,7 +274,7 @@ func Match(stored []*results.Result, v plan.Values) *results.Result {
 }
 
 // derived are config entries a run records as it resolved them from others.
-var derived = []string{"acquire-timeout", "provider", "pool-size", "pipeline", "node-timeout"}
+var derived = []string{"acquire-timeout", "provider", "pool-size", "pipeline", "node-timeout", "cpus"}
 
 func sameConfig(want, got map[string]any) bool {
 	for k, w := range want {
