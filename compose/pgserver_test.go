@@ -132,3 +132,34 @@ func TestPgServersFromTemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveStaleCopies: a template copy older than the bound (one left by
+// a process killed mid-save) is removed; a fresh one (a save under way),
+// the template itself and another name's copy are kept.
+func TestRemoveStaleCopies(t *testing.T) {
+	parent := t.TempDir()
+	now := time.Now()
+	dirs := map[string]time.Duration{
+		"pg-template-ab.tmp-111": time.Hour,   // stale: removed
+		"pg-template-ab.tmp-222": time.Second, // a save under way: kept
+		"pg-template-ab":         time.Hour,   // the template: kept
+		"pg-template-cd.tmp-333": time.Hour,   // another template's: kept
+	}
+	for name, age := range dirs {
+		dir := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleCopies(parent, "pg-template-ab.tmp-", 10*time.Minute, now)
+	for name := range dirs {
+		_, err := os.Stat(filepath.Join(parent, name))
+		if gone, want := err != nil, name == "pg-template-ab.tmp-111"; gone != want {
+			t.Errorf("%s: removed %v, want %v (stat: %v)", name, gone, want, err)
+		}
+	}
+	removeStaleCopies(filepath.Join(parent, "absent"), "x", time.Minute, now) // no directory: nothing to do, no panic
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // A local postgres topology's initdb takes one to two seconds, more than
@@ -84,6 +85,7 @@ func savePgTemplate(ctx context.Context, tmpl, data string) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
+	removeStaleCopies(parent, filepath.Base(tmpl)+".tmp-", staleTemplateCopy, time.Now())
 	tmp, err := os.MkdirTemp(parent, filepath.Base(tmpl)+".tmp-")
 	if err != nil {
 		return err
@@ -100,4 +102,28 @@ func savePgTemplate(ctx context.Context, tmpl, data string) error {
 		return err
 	}
 	return nil
+}
+
+// staleTemplateCopy is how old a template copy in progress must be before
+// a later save takes it for one left by a process killed while copying: a
+// copy takes about a second, so ten minutes never catches a live one.
+const staleTemplateCopy = 10 * time.Minute
+
+// removeStaleCopies removes the directories in parent named prefix…
+// (template copies in progress) last modified more than age before now:
+// each is a data directory's worth of disk that nothing else would free.
+// Failures are ignored: the next save tries again.
+func removeStaleCopies(parent, prefix string, age time.Duration, now time.Time) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && now.Sub(info.ModTime()) > age {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
