@@ -436,7 +436,7 @@ func (s *section) protected(call func(ctx context.Context) error) {
 	start := clock.Stamp()
 	err := call(ctx)
 	cancel()
-	s.latency(opResource, time.Since(start), false)
+	s.latency(opResource, clock.Stamp().Sub(start), false)
 	if err != nil && s.recorded {
 		s.rec.errorKind("resource")
 	}

@@ -72,10 +72,10 @@ type Pipe struct {
 	queued []*pipeCall
 	idle   int
 	shut   bool
-	// pending counts the calls queued or in a batch not yet answered, and
-	// conns the connections: a batch takes at most its share of pending
-	// (see take).
-	pending, conns int
+	// pending counts the calls queued or in a batch not yet answered: a
+	// batch takes at most its connection's share of them (see take; the
+	// connections are wake's capacity, a token each).
+	pending int
 	// wake hands an idle connection goroutine a token when a call comes;
 	// it holds one per connection, so sending never blocks.
 	wake      chan struct{}
@@ -150,7 +150,7 @@ func NewPipe(c *redis.Client, opts PipeOptions) *Pipe {
 		conns = DefaultPipeConns
 	}
 	o.PoolSize = conns
-	p := &Pipe{node: newRawNode(&o), sent: opts.Sent, readTimeout: o.ReadTimeout, wake: make(chan struct{}, conns), conns: conns}
+	p := &Pipe{node: newRawNode(&o), sent: opts.Sent, readTimeout: o.ReadTimeout, wake: make(chan struct{}, conns)}
 	if p.readTimeout <= 0 {
 		p.readTimeout = 3 * time.Second
 	}
@@ -295,7 +295,8 @@ func (p *Pipe) take(batch []*pipeCall) ([]*pipeCall, bool) {
 	// the split would last, the generator and the server taking turns
 	// rather than working at once. What is left goes with the next
 	// connection free, or one idle now.
-	share := (p.pending + p.conns - 1) / p.conns
+	conns := cap(p.wake)
+	share := (p.pending + conns - 1) / conns
 	n := min(len(p.queued), maxPipeBatch, max(1, share))
 	batch = append(batch, p.queued[:n]...)
 	rest := copy(p.queued, p.queued[n:])

@@ -68,7 +68,7 @@ func (m *cpuMeter) client(acquired int64, secs float64) *results.Client {
 	c := &results.Client{CPUUS: float64((m.to - m.from).Microseconds()), CPUs: runtime.GOMAXPROCS(0)}
 	c.SetPerAcquire(acquired)
 	if secs > 0 {
-		c.CPUShare = c.CPUUS / (secs * 1e6 * float64(runtime.GOMAXPROCS(0)))
+		c.CPUShare = c.CPUUS / (secs * 1e6 * float64(c.CPUs))
 	}
 	if m.hostErr == nil {
 		c.HostCPUShare = hostShare(m.hostFrom, m.hostTo)
