@@ -121,3 +121,60 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestBufferSizes holds the writer's bounds: small buffers, about 64k
+// events in flight whatever the workers, and room beyond the workers' own.
+func TestBufferSizes(t *testing.T) {
+	for _, tc := range []struct{ workers, per, most int }{
+		{1, 64, 1024},
+		{16, 64, 1024},
+		{256, 64, 1024},
+		{1000, 32, 2048},
+		{10000, 32, 10008},
+	} {
+		per, most := bufferSizes(tc.workers)
+		if per != tc.per || most != tc.most {
+			t.Errorf("bufferSizes(%d) = %d, %d; want %d, %d", tc.workers, per, most, tc.per, tc.most)
+		}
+	}
+}
+
+// TestFreeBuffers: buffers are made on demand up to the bound, the one
+// freed last is reused first, and a worker that finds none waits for one
+// and has the wait counted.
+func TestFreeBuffers(t *testing.T) {
+	w, err := Create(filepath.Join(t.TempDir(), "h.jsonl.gz"), Header{Origin: time.Now()}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := w.Close(nil, Trailer{}); err != nil {
+			t.Error(err)
+		}
+	}()
+	a, b := w.take(), w.take()
+	if w.made != 3 {
+		t.Fatalf("made %d buffers, want 3 (the worker's and two taken)", w.made)
+	}
+	w.give(a)
+	w.give(b)
+	if got := w.take(); cap(got) == 0 || &got[:1][0] != &b[:1][0] {
+		t.Errorf("take after give(a), give(b) did not return b")
+	}
+	if w.stalledNS.Load() != 0 {
+		t.Fatalf("stalled %dns with buffers free", w.stalledNS.Load())
+	}
+	w.mu.Lock()
+	w.made, w.free = w.most, nil
+	w.mu.Unlock()
+	got := make(chan []Event)
+	go func() { got <- w.take() }()
+	// The taker may or may not be waiting yet; either way it gets a.
+	w.give(a)
+	if evs := <-got; &evs[:1][0] != &a[:1][0] {
+		t.Errorf("waiting take did not get the buffer given")
+	}
+	if w.made != w.most {
+		t.Errorf("made %d buffers past the bound %d", w.made, w.most)
+	}
+}
