@@ -65,6 +65,15 @@ func (c *callLedgers) lock(key int) (*callShard, *history.CallLedger) {
 	return s, l
 }
 
+// keyLedger is one key's ledger and the shard whose lock guards it. A
+// section keeps its key's from the acquisition to the release's return,
+// sparing the map lookups: the ledger stays in the map that long, since it
+// holds the section's lease until then and only an empty ledger is swept.
+type keyLedger struct {
+	shard  *callShard
+	ledger *history.CallLedger
+}
+
 // acquiringFrom marks worker id as acquiring, from a time read before
 // this call (the worker's own, so no clock is read here). A watermark that
 // missed the mark was taken before it, so before the acquisition's first
@@ -75,8 +84,9 @@ func (c *callLedgers) acquiringFrom(id int, from time.Time) {
 }
 
 // acquired records worker id's acquisition of key, called at call, and
-// returns when it returned (read under the key's lock) with the verdict.
-func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid time.Time) (time.Time, history.CallVerdict) {
+// returns when it returned (read under the key's lock) with the verdict
+// and the key's ledger, for the lease's release.
+func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid time.Time) (time.Time, history.CallVerdict, keyLedger) {
 	s, l := c.lock(key)
 	defer s.mu.Unlock()
 	ret := clock.Stamp()
@@ -85,7 +95,7 @@ func (c *callLedgers) acquired(id, key int, token string, call time.Time, valid 
 	if l.Len() > pruneAbove {
 		l.Prune(c.watermark(ret))
 	}
-	return ret, v
+	return ret, v, keyLedger{shard: s, ledger: l}
 }
 
 // notAcquiring marks worker id done acquiring without a lease.
@@ -113,6 +123,15 @@ func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLe
 	return at
 }
 
+// stampedIn is stamped on a key's ledger already at hand.
+func (c *callLedgers) stampedIn(k keyLedger, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
+	k.shard.mu.Lock()
+	defer k.shard.mu.Unlock()
+	at := clock.Stamp()
+	tell(k.shard, k.ledger, at)
+	return at
+}
+
 // renewed records an ok renewal of key's token valid until valid, and
 // returns when it returned.
 func (c *callLedgers) renewed(key int, token string, valid time.Time) time.Time {
@@ -125,15 +144,16 @@ func (c *callLedgers) ended(key int, token string, end time.Time) time.Time {
 	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Ended(token, c.ns(at), c.ns(end)) })
 }
 
-// releasing records that key's token is being released, and returns when.
-func (c *callLedgers) releasing(key int, token string) time.Time {
-	return c.stamped(key, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Releasing(token, c.ns(at)) })
+// releasing records that token is being released from k's key, and
+// returns when.
+func (c *callLedgers) releasing(k keyLedger, token string) time.Time {
+	return c.stampedIn(k, func(_ *callShard, l *history.CallLedger, at time.Time) { l.Releasing(token, c.ns(at)) })
 }
 
 // released records that the release returned, and returns when; every
 // sweepEvery releases it sweeps the shard.
-func (c *callLedgers) released(key int, token string) time.Time {
-	return c.stamped(key, func(s *callShard, l *history.CallLedger, at time.Time) {
+func (c *callLedgers) released(k keyLedger, token string) time.Time {
+	return c.stampedIn(k, func(s *callShard, l *history.CallLedger, at time.Time) {
 		l.Released(token, c.ns(at))
 		if s.releases++; s.releases%sweepEvery == 0 {
 			c.sweep(s, at)

@@ -16,11 +16,12 @@ func TestCallLedgersForgetReleasedKeys(t *testing.T) {
 		c.acquiringFrom(0, time.Now())
 		call := time.Now()
 		tok := "t" + strconv.Itoa(k)
-		if _, v := c.acquired(0, k, tok, call, call.Add(time.Second)); v.Certain || v.Possible {
+		_, v, led := c.acquired(0, k, tok, call, call.Add(time.Second))
+		if v.Certain || v.Possible {
 			t.Fatalf("key %d: %+v on a fresh key", k, v)
 		}
-		c.releasing(k, tok)
-		c.released(k, tok)
+		c.releasing(led, tok)
+		c.released(led, tok)
 	}
 	kept := 0
 	for i := range c.shards {
@@ -34,8 +35,36 @@ func TestCallLedgersForgetReleasedKeys(t *testing.T) {
 	c.acquired(0, 7, "a", now, now.Add(time.Second))
 	c.acquiringFrom(1, time.Now())
 	call := time.Now()
-	if _, v := c.acquired(1, 7, "b", call, call.Add(time.Second)); !v.Certain || v.Against != "a" {
+	if _, v, _ := c.acquired(1, 7, "b", call, call.Add(time.Second)); !v.Certain || v.Against != "a" {
 		t.Errorf("second grant inside the first's lease: %+v", v)
+	}
+}
+
+// TestHeldLedgerOutlivesSweeps: a key's ledger handed out with a lease is
+// the key's ledger in the map until that lease's release returns, however
+// many sweeps other keys' releases make meanwhile; the release then lets a
+// later acquisition of the key in without a verdict.
+func TestHeldLedgerOutlivesSweeps(t *testing.T) {
+	c := newCallLedgers(time.Millisecond, time.Now(), 2)
+	const held = 7
+	now := time.Now()
+	_, _, led := c.acquired(0, held, "held", now, now.Add(time.Hour))
+	for k := range 4 * resourceShards * sweepEvery {
+		key := held + 1 + k
+		call := time.Now()
+		tok := "t" + strconv.Itoa(k)
+		_, _, other := c.acquired(1, key, tok, call, call.Add(time.Second))
+		c.releasing(other, tok)
+		c.released(other, tok)
+	}
+	if got := c.shards[held%resourceShards].keys[held]; got != led.ledger {
+		t.Fatalf("key %d's ledger in the map is %p, the held lease's is %p", held, got, led.ledger)
+	}
+	c.releasing(led, "held")
+	c.released(led, "held")
+	call := time.Now()
+	if _, v, _ := c.acquired(1, held, "next", call, call.Add(time.Second)); v.Certain || v.Possible {
+		t.Errorf("acquisition after the release returned: %+v", v)
 	}
 }
 

@@ -259,7 +259,7 @@ func (w *worker) holdAcquired(lease *lockimpl.Lease, at *attempts, wantAt time.T
 //go:noinline
 func (w *worker) acquired(s *section, at *attempts, wantAt time.Time) {
 	validUntil := s.lease.ValidUntil()
-	s.acquiredAt, s.byCalls = w.calls.acquired(w.id, at.key, s.lease.Token, at.lastCall, validUntil)
+	s.acquiredAt, s.byCalls, s.ledger = w.calls.acquired(w.id, at.key, s.lease.Token, at.lastCall, validUntil)
 	if w.hist != nil {
 		w.historyAcquired(&s.lease, at, s.acquiredAt)
 	}
@@ -292,6 +292,8 @@ type section struct {
 	key        int
 	// byCalls is the lock's-calls verdict on the acquisition.
 	byCalls history.CallVerdict
+	// ledger is the key's lock's-calls ledger, for the release.
+	ledger keyLedger
 	// beside is the section's renewer goroutine (--renewer goroutine)
 	// while it runs; nil for a holder that renews itself.
 	beside *besideRenewer
@@ -615,7 +617,7 @@ func (s *section) write(entry Entry) {
 // release gives the lease back; the instant it starts (read in the key's
 // order by the lock's-calls ledger) also ends the hold.
 func (s *section) release() {
-	start := s.calls.releasing(s.key, s.lease.Token)
+	start := s.calls.releasing(s.ledger, s.lease.Token)
 	s.latency(opHold, start.Sub(s.acquiredAt), false)
 	out, err := s.locker.Release(s.releaseCtx, s.lease)
 	s.released(start, out, err)
@@ -627,7 +629,7 @@ func (s *section) release() {
 //
 //go:noinline
 func (s *section) released(start time.Time, out lockimpl.Outcome, err error) {
-	end := s.calls.released(s.key, s.lease.Token)
+	end := s.calls.released(s.ledger, s.lease.Token)
 	s.latency(opRelease, end.Sub(start), out == lockimpl.Failed)
 	if s.hist != nil {
 		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)
@@ -647,9 +649,9 @@ func (s *section) released(start time.Time, out lockimpl.Outcome, err error) {
 func (s *section) releaseQuietly() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	start := s.calls.releasing(s.key, s.lease.Token)
+	start := s.calls.releasing(s.ledger, s.lease.Token)
 	out, err := s.locker.Release(ctx, s.lease)
-	end := s.calls.released(s.key, s.lease.Token)
+	end := s.calls.released(s.ledger, s.lease.Token)
 	if s.hist != nil {
 		s.recorded = false
 		s.event(history.OpRelease, historyOutcome(out), start, end, 0, err)

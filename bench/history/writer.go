@@ -46,12 +46,16 @@ type Writer struct {
 	f *os.File
 	// out buffers gzip's output: its deflater hands its writer every ~250
 	// bytes of compressed data, a write system call each without out.
-	out    *bufio.Writer
-	gz     *gzip.Writer
-	bw     *bufio.Writer
+	out *bufio.Writer
+	gz  *gzip.Writer
+	// chunk collects encoded lines for gzip, which takes them chunkSize at
+	// a time: events are encoded straight into it, with no copy between.
+	chunk  []byte
 	events int64
-	line   []byte
 }
+
+// chunkSize is how many bytes of lines go to gzip at once.
+const chunkSize = 64 << 10
 
 // inFlight is about how many events the writer's buffers hold at most.
 const inFlight = 64 << 10
@@ -73,7 +77,7 @@ func Create(path string, h Header, workers int) (*Writer, error) {
 	}
 	out := bufio.NewWriterSize(f, 256<<10)
 	gz, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
-	w := &Writer{origin: h.Origin, generator: h.Generator, f: f, out: out, gz: gz, bw: bufio.NewWriterSize(gz, 256<<10), done: make(chan error, 1)}
+	w := &Writer{origin: h.Origin, generator: h.Generator, f: f, out: out, gz: gz, chunk: make([]byte, 0, chunkSize+4<<10), done: make(chan error, 1)}
 	w.freed = sync.NewCond(&w.mu)
 	h.Schema = Schema
 	if err := w.writeJSON(h); err != nil {
@@ -168,7 +172,7 @@ func (w *Writer) Close(faults []Fault, t Trailer) error {
 		End bool `json:"end"`
 		Trailer
 	}{true, t}))
-	err = errors.Join(err, w.bw.Flush(), w.gz.Close(), w.out.Flush(), w.f.Close())
+	err = errors.Join(err, w.compress(), w.gz.Close(), w.out.Flush(), w.f.Close())
 	if err != nil {
 		return fmt.Errorf("history %s: %w", w.f.Name(), err)
 	}
@@ -179,7 +183,7 @@ func (w *Writer) Close(faults []Fault, t Trailer) error {
 func (w *Writer) Abort() {
 	close(w.full)
 	<-w.done
-	_ = w.bw.Flush()
+	_ = w.compress()
 	_ = w.gz.Close()
 	_ = w.out.Flush()
 	_ = w.f.Close()
@@ -190,20 +194,34 @@ func (w *Writer) writeJSON(v any) error {
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	b = append(b, '\n')
-	if _, err := w.bw.Write(b); err != nil {
-		return fmt.Errorf("history: %w", err)
-	}
-	return nil
+	w.chunk = append(append(w.chunk, b...), '\n')
+	return w.compressFull()
 }
 
 // writeEvent encodes one event as a JSON line by hand: the writer goroutine
 // keeps up with a run only if it allocates nothing per event.
 func (w *Writer) writeEvent(e *Event) error {
 	w.events++
-	w.line = AppendEvent(w.line[:0], e)
-	_, err := w.bw.Write(w.line)
-	return err
+	w.chunk = AppendEvent(w.chunk, e)
+	return w.compressFull()
+}
+
+// compressFull hands the chunk to gzip once it holds chunkSize bytes.
+func (w *Writer) compressFull() error {
+	if len(w.chunk) < chunkSize {
+		return nil
+	}
+	return w.compress()
+}
+
+// compress hands the chunk to gzip and empties it.
+func (w *Writer) compress() error {
+	_, err := w.gz.Write(w.chunk)
+	w.chunk = w.chunk[:0]
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
 }
 
 // AppendEvent appends e as one JSON line (with its newline).
