@@ -55,8 +55,9 @@ type Writer struct {
 	events int64
 }
 
-// chunkSize is how many bytes of lines go to gzip at once: about 40µs of
-// compression, after which the writer yields (see compressFull).
+// chunkSize is how many bytes of lines go to gzip at once, after which the
+// writer yields (see compressFull): about 100 events' encoding, and gzip
+// compresses each 64 KB it has gathered (~0.2 ms here) on the fourth.
 const chunkSize = 16 << 10
 
 // inFlight is about how many events the writer's buffers hold at most.
