@@ -118,15 +118,18 @@ func (c *callLedgers) watermark(now time.Time) int64 {
 func (c *callLedgers) stamped(key int, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
 	s, l := c.lock(key)
 	defer s.mu.Unlock()
-	at := clock.Stamp()
-	tell(s, l, at)
-	return at
+	return stampLocked(keyLedger{shard: s, ledger: l}, tell)
 }
 
 // stampedIn is stamped on a key's ledger already at hand.
 func (c *callLedgers) stampedIn(k keyLedger, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
 	k.shard.mu.Lock()
 	defer k.shard.mu.Unlock()
+	return stampLocked(k, tell)
+}
+
+// stampLocked reads the clock and tells k's ledger, its shard's lock held.
+func stampLocked(k keyLedger, tell func(s *callShard, l *history.CallLedger, at time.Time)) time.Time {
 	at := clock.Stamp()
 	tell(k.shard, k.ledger, at)
 	return at

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -141,40 +142,48 @@ func TestBufferSizes(t *testing.T) {
 
 // TestFreeBuffers: buffers are made on demand up to the bound, the one
 // freed last is reused first, and a worker that finds none waits for one
-// and has the wait counted.
+// and has the wait counted. It runs in a synctest bubble, so the taker is
+// known to be waiting before the buffer is given, and the wait lasts
+// exactly the bubble's millisecond.
 func TestFreeBuffers(t *testing.T) {
-	w, err := Create(filepath.Join(t.TempDir(), "h.jsonl.gz"), Header{Origin: time.Now()}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := w.Close(nil, Trailer{}); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		w, err := Create(filepath.Join(t.TempDir(), "h.jsonl.gz"), Header{Origin: time.Now()}, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	a, b := w.take(), w.take()
-	if w.made != 3 {
-		t.Fatalf("made %d buffers, want 3 (the worker's and two taken)", w.made)
-	}
-	w.give(a)
-	w.give(b)
-	if got := w.take(); cap(got) == 0 || &got[:1][0] != &b[:1][0] {
-		t.Errorf("take after give(a), give(b) did not return b")
-	}
-	if w.stalledNS.Load() != 0 {
-		t.Fatalf("stalled %dns with buffers free", w.stalledNS.Load())
-	}
-	w.mu.Lock()
-	w.made, w.free = w.most, nil
-	w.mu.Unlock()
-	got := make(chan []Event)
-	go func() { got <- w.take() }()
-	// The taker may or may not be waiting yet; either way it gets a.
-	w.give(a)
-	if evs := <-got; &evs[:1][0] != &a[:1][0] {
-		t.Errorf("waiting take did not get the buffer given")
-	}
-	if w.made != w.most {
-		t.Errorf("made %d buffers past the bound %d", w.made, w.most)
-	}
+		defer func() {
+			if err := w.Close(nil, Trailer{}); err != nil {
+				t.Error(err)
+			}
+		}()
+		a, b := w.take(), w.take()
+		if w.made != 3 {
+			t.Fatalf("made %d buffers, want 3 (the worker's and two taken)", w.made)
+		}
+		w.give(a)
+		w.give(b)
+		if got := w.take(); cap(got) == 0 || &got[:1][0] != &b[:1][0] {
+			t.Errorf("take after give(a), give(b) did not return b")
+		}
+		if w.stalledNS.Load() != 0 {
+			t.Fatalf("stalled %dns with buffers free", w.stalledNS.Load())
+		}
+		w.mu.Lock()
+		w.made, w.free = w.most, nil
+		w.mu.Unlock()
+		got := make(chan []Event)
+		go func() { got <- w.take() }()
+		synctest.Wait() // the taker waits for a buffer
+		time.Sleep(time.Millisecond)
+		w.give(a)
+		if evs := <-got; &evs[:1][0] != &a[:1][0] {
+			t.Errorf("waiting take did not get the buffer given")
+		}
+		if w.made != w.most {
+			t.Errorf("made %d buffers past the bound %d", w.made, w.most)
+		}
+		if got := time.Duration(w.stalledNS.Load()); got != time.Millisecond {
+			t.Errorf("stalled %v, want the 1ms the taker waited", got)
+		}
+	})
 }
