@@ -1,8 +1,9 @@
 // Package history is the operation history of a run: every acquire attempt,
 // renewal and release the workers made, and every enter, renewal notice,
-// protected write and exit the protected resource saw, streamed to a gzip'd
-// JSON-lines file with bounded memory, read back for `lockbench check`, and
-// merged across the generators of one run.
+// protected write and exit the protected resource saw, streamed with
+// bounded memory to a JSON-lines file (gzip'd when its name ends in .gz),
+// read back for `lockbench check`, and merged across the generators of one
+// run.
 package history
 
 import (

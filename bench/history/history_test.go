@@ -2,6 +2,7 @@ package history
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,8 +15,28 @@ import (
 
 // TestWriteReadRoundTrip: what workers add comes back field by field, from
 // every worker's buffer, across many flushes, with faults and the trailer.
+// TestWriteReadRoundTrip writes a history and reads it back, gzip'd and
+// plain: the file's name says which, and its first bytes must agree.
 func TestWriteReadRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "h.jsonl.gz")
+	for _, tc := range []struct {
+		name string
+		gzip bool
+	}{{"h.jsonl.gz", true}, {"h.jsonl", false}, {"h.json", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), tc.name)
+			roundTrip(t, path)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gz := bytes.HasPrefix(b, []byte{0x1f, 0x8b}); gz != tc.gzip {
+				t.Errorf("%s: gzip'd %v, want %v", tc.name, gz, tc.gzip)
+			}
+		})
+	}
+}
+
+func roundTrip(t *testing.T, path string) {
 	origin := time.Now()
 	w, err := Create(path, Header{RunID: "r1", Generator: 2, Generators: 3, Origin: origin, KeyPrefix: "lockbench:r1:", Lock: "fenced",
 		Fencing: true, TTLNS: int64(time.Second), DriftNS: int64(DriftAllowance(time.Second)), Resource: "in-process"}, 3)

@@ -151,7 +151,7 @@ var otherRunFlags = []Flag{
 	{Name: "run-id", Category: catRunner, Usage: "one id shared by every generator of a run, so they contend on the same keys (lockbench:<run-id>:) and their results merge (files <run-id>-g<i>.json); letters, digits, . _ -"},
 	{Name: "start-at", Category: catRunner, Usage: "when every generator starts its warm-up: an RFC 3339 time or +DURATION from now (e.g. +30s)"},
 	{Name: "resource", URL: true, Category: catRunner, Usage: "redis://HOST:PORT of a Redis, or postgres://… of a PostgreSQL (fencing enforced by the write statement), that holds the protected resource, so overlaps and stale writes are seen across generators (default: in process; on postgres the topology's database)"},
-	{Name: "history", Category: catOutput, Usage: "write every operation of the run to FILE (gzip'd JSON lines; see lockbench check); a DIR/ or a FILE with {id} in it gets one file per run (sweep, scenario and lock-cost cells)",
+	{Name: "history", Category: catOutput, Usage: "write every operation of the run to FILE (JSON lines, gzip'd when FILE ends in .gz; see lockbench check); a DIR/ or a FILE with {id} in it gets one file per run (sweep, scenario and lock-cost cells)",
 		Doc: "One file where a command makes many runs is refused; `off` keeps none, so a sweep axis can compare: `--history off,hist/`. See [Histories and `lockbench check`](#histories-and-lockbench-check)"},
 	{Name: "metrics-addr", Category: catOutput, Usage: "HOST:PORT to serve Prometheus metrics on during the run (/metrics)"},
 
