@@ -20,9 +20,10 @@ import (
 // Writer streams a run's events to a file. Each worker appends to a buffer
 // of its own, with no lock and no disk access; a full buffer goes over a
 // channel to one writer goroutine, which encodes it (and gzips it, for a
-// .gz file) and hands it back empty. Memory is bounded: buffers are made as the writer falls
-// behind, up to about 64k events in all; past that a worker waits for one,
-// and the wait is counted (Trailer.StalledNS) rather than hidden.
+// .gz file) and hands it back empty. Memory is bounded: buffers are made as
+// the writer falls behind, up to about 64k events in all; past that a
+// worker waits for one, and the wait is counted (Trailer.StalledNS) rather
+// than hidden.
 //
 // The buffers are small and reused newest first, so the few a run keeps
 // cycling stay in the CPU's cache: with 1024-event buffers passed round in
@@ -55,8 +56,8 @@ type Writer struct {
 	gz *gzip.Writer
 	// sink is where encoded lines go: gz, or out for a plain file.
 	sink io.Writer
-	// chunk collects encoded lines for gzip, which takes them chunkSize at
-	// a time: events are encoded straight into it, with no copy between.
+	// chunk collects encoded lines for the sink, which takes them chunkSize
+	// at a time: events are encoded straight into it, with no copy between.
 	chunk  []byte
 	events int64
 }
