@@ -13,8 +13,6 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// TestWriteReadRoundTrip: what workers add comes back field by field, from
-// every worker's buffer, across many flushes, with faults and the trailer.
 // TestWriteReadRoundTrip writes a history and reads it back, gzip'd and
 // plain: the file's name says which, and its first bytes must agree.
 func TestWriteReadRoundTrip(t *testing.T) {
@@ -36,7 +34,11 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	}
 }
 
+// roundTrip writes a history to path and reads it back: what workers add
+// comes back field by field, from every worker's buffer, across many
+// flushes, with faults and the trailer.
 func roundTrip(t *testing.T, path string) {
+	t.Helper()
 	origin := time.Now()
 	w, err := Create(path, Header{RunID: "r1", Generator: 2, Generators: 3, Origin: origin, KeyPrefix: "lockbench:r1:", Lock: "fenced",
 		Fencing: true, TTLNS: int64(time.Second), DriftNS: int64(DriftAllowance(time.Second)), Resource: "in-process"}, 3)

@@ -82,7 +82,8 @@ func Merge(hs []*History) (*History, error) {
 	return out, nil
 }
 
-// WriteFile writes h as a history file (JSON lines, gzip'd if Gzipped(path)).
+// WriteFile writes h as a history file (JSON lines, gzip'd if path ends in
+// .gz).
 func WriteFile(path string, h *History) error {
 	hd := h.Header
 	w, err := Create(path, hd, 1)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -52,19 +51,19 @@ type Writer struct {
 	// every ~250 bytes of compressed data, a write system call each
 	// without out.
 	out *bufio.Writer
-	// gz compresses the lines on their way to out; nil for a plain file.
+	// gz compresses the lines on their way to out; nil for a plain file,
+	// whose lines go to out as they are.
 	gz *gzip.Writer
-	// sink is where encoded lines go: gz, or out for a plain file.
-	sink io.Writer
-	// chunk collects encoded lines for the sink, which takes them chunkSize
-	// at a time: events are encoded straight into it, with no copy between.
+	// chunk collects encoded lines, handed on chunkSize at a time: events
+	// are encoded straight into it, with no copy between.
 	chunk  []byte
 	events int64
 }
 
-// chunkSize is how many bytes of lines go to gzip at once, after which the
-// writer yields (see compressFull): about 100 events' encoding, and gzip
-// compresses each 64 KB it has gathered (~0.2 ms here) on the fourth.
+// chunkSize is how many bytes of lines go to gzip (or a plain file's
+// buffer) at once, after which the writer yields (see compressFull): about
+// 100 events' encoding, and gzip compresses each 64 KB it has gathered
+// (~0.2 ms here) on the fourth.
 const chunkSize = 16 << 10
 
 // inFlight is about how many events the writer's buffers hold at most.
@@ -78,23 +77,23 @@ func bufferSizes(workers int) (perBuffer, most int) {
 	return perBuffer, max(workers+8, inFlight/perBuffer)
 }
 
-// Gzipped reports whether a history written to path is gzip'd: when its
+// gzipped reports whether a history written to path is gzip'd: when its
 // name ends in .gz, as k6 does for --out json. Any other name gets plain
 // JSON lines, which cost the run less CPU and take ~7× the disk.
-func Gzipped(path string) bool { return strings.HasSuffix(path, ".gz") }
+func gzipped(path string) bool { return strings.HasSuffix(path, ".gz") }
 
 // Create opens path and writes h as its first line; workers is how many
-// buffers to make (one per worker). The file is gzip'd if Gzipped(path).
+// buffers to make (one per worker). The file is gzip'd if its name ends in
+// .gz.
 func Create(path string, h Header, workers int) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	out := bufio.NewWriterSize(f, 256<<10)
-	w := &Writer{origin: h.Origin, generator: h.Generator, f: f, out: out, sink: out, chunk: make([]byte, 0, chunkSize+4<<10), done: make(chan error, 1)}
-	if Gzipped(path) {
+	w := &Writer{origin: h.Origin, generator: h.Generator, f: f, out: out, chunk: make([]byte, 0, chunkSize+4<<10), done: make(chan error, 1)}
+	if gzipped(path) {
 		w.gz, _ = gzip.NewWriterLevel(out, gzip.BestSpeed)
-		w.sink = w.gz
 	}
 	w.freed = sync.NewCond(&w.mu)
 	h.Schema = Schema
@@ -190,8 +189,7 @@ func (w *Writer) Close(faults []Fault, t Trailer) error {
 		End bool `json:"end"`
 		Trailer
 	}{true, t}))
-	err = errors.Join(err, w.compress(), w.closeGzip(), w.out.Flush(), w.f.Close())
-	if err != nil {
+	if err = errors.Join(err, w.closeFile()); err != nil {
 		return fmt.Errorf("history %s: %w", w.f.Name(), err)
 	}
 	return nil
@@ -201,18 +199,17 @@ func (w *Writer) Close(faults []Fault, t Trailer) error {
 func (w *Writer) Abort() {
 	close(w.full)
 	<-w.done
-	_ = w.compress()
-	_ = w.closeGzip()
-	_ = w.out.Flush()
-	_ = w.f.Close()
+	_ = w.closeFile()
 }
 
-// closeGzip ends the gzip stream, if the file has one.
-func (w *Writer) closeGzip() error {
-	if w.gz == nil {
-		return nil
+// closeFile hands on the last chunk, ends the gzip stream if the file has
+// one, and flushes and closes the file.
+func (w *Writer) closeFile() error {
+	err := w.compress()
+	if w.gz != nil {
+		err = errors.Join(err, w.gz.Close())
 	}
-	return w.gz.Close()
+	return errors.Join(err, w.out.Flush(), w.f.Close())
 }
 
 func (w *Writer) writeJSON(v any) error {
@@ -250,7 +247,12 @@ func (w *Writer) compressFull() error {
 // empties it. Its error is gzip's or the file's, unwrapped: Close names
 // the file, and the drain's error is returned by Close too.
 func (w *Writer) compress() error {
-	_, err := w.sink.Write(w.chunk)
+	var err error
+	if w.gz != nil {
+		_, err = w.gz.Write(w.chunk)
+	} else {
+		_, err = w.out.Write(w.chunk)
+	}
 	w.chunk = w.chunk[:0]
 	return err
 }
