@@ -149,35 +149,50 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// TestJudge: a cell is as bad as its worst conclusive trial, trials
-// without exposure do not count, and a cell of none is inconclusive with
-// no bounds (not a pass).
+// TestJudge: a cell takes its worst conclusive trial's word when that is
+// a harm (a holder wrote after losing its lease: overran or fenced), which
+// one observed trial earns; a word of safety (caught, kept, a probe's
+// correct word) needs 0 harmful trials of at least 29 (0.05^(1/29) < 0.9:
+// the 95% upper bound within 10%), else the cell is undecided; trials
+// without exposure do not count, and a cell of none is inconclusive with no
+// bounds (not a pass).
 func TestJudge(t *testing.T) {
+	trials := func(n int, o Outcome) []Trial {
+		ts := make([]Trial, n)
+		for i := range ts {
+			ts[i] = Trial{Exposure: 1, Outcome: o}
+		}
+		return ts
+	}
 	for _, tc := range []struct {
 		name       string
 		words      map[Outcome]string
 		trials     []Trial
 		verdict    string
+		short      string
 		conclusive int
 		bounded    bool
 	}{
-		{"one overran among caught", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Overran}, {Exposure: 0}}, "overran", 2, true},
-		{"caught and kept", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Kept}}, "caught", 2, true},
-		{"fenced beats caught", nil, []Trial{{Exposure: 2, Outcome: Fenced}, {Exposure: 1, Outcome: Caught}}, "fenced", 2, true},
-		{"no exposure anywhere", nil, []Trial{{Exposure: 0}, {Exposure: 0}}, "inconclusive", 0, false},
+		{"one overran among caught", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Overran}, {Exposure: 0}}, "overran", "overran 1/2", 2, true},
+		{"caught and kept, too few", nil, []Trial{{Exposure: 2, Outcome: Caught}, {Exposure: 1, Outcome: Kept}}, "undecided", "undecided 0/2 (≤78%)", 2, true},
+		{"caught in 29", nil, trials(29, Caught), "caught", "caught 29/29", 29, true},
+		{"caught in 28", nil, trials(28, Caught), "undecided", "undecided 0/28 (≤11%)", 28, true},
+		{"kept in 30", nil, trials(30, Kept), "kept", "kept 30/30", 30, true},
+		{"fenced beats caught", nil, []Trial{{Exposure: 2, Outcome: Fenced}, {Exposure: 1, Outcome: Caught}}, "fenced", "fenced 1/2", 2, true},
+		{"no exposure anywhere", nil, []Trial{{Exposure: 0}, {Exposure: 0}}, "inconclusive", "inconclusive", 0, false},
 		{"a probe's words: one adds", map[Outcome]string{Caught: "resets", Overran: "adds"},
-			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Overran}}, "adds", 2, true},
+			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Overran}}, "adds", "adds 1/2", 2, true},
+		{"a probe's words: all refused, too few", map[Outcome]string{Caught: "refused", Overran: "recreated"},
+			trials(2, Caught), "undecided", "undecided 0/2 (≤78%)", 2, true},
 		{"a probe's words: all refused", map[Outcome]string{Caught: "refused", Overran: "recreated"},
-			[]Trial{{Exposure: 1, Outcome: Caught}, {Exposure: 1, Outcome: Caught}}, "refused", 2, true},
+			trials(29, Caught), "refused", "refused 29/29", 29, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Cell{Trials: tc.trials, Outcomes: map[string]int{}}
-			c.judge(Case{Words: tc.words})
-			if n := c.Outcomes[tc.verdict]; tc.conclusive > 0 && n == 0 {
-				t.Errorf("verdict %s counted %d times in %v", tc.verdict, n, c.Outcomes)
-			}
-			if c.Verdict != tc.verdict || c.Conclusive != tc.conclusive || (c.OverranUpper != nil) != tc.bounded {
-				t.Errorf("verdict %s, %d conclusive, bounded %v; want %s, %d, %v", c.Verdict, c.Conclusive, c.OverranUpper != nil, tc.verdict, tc.conclusive, tc.bounded)
+			c.judge(Case{Words: tc.words}, 0.1)
+			if c.Verdict != tc.verdict || c.Short() != tc.short || c.Conclusive != tc.conclusive || (c.OverranUpper != nil) != tc.bounded {
+				t.Errorf("verdict %s (%s), %d conclusive, bounded %v; want %s (%s), %d, %v", c.Verdict, c.Short(), c.Conclusive,
+					c.OverranUpper != nil, tc.verdict, tc.short, tc.conclusive, tc.bounded)
 			}
 			if c.OverranUpper != nil && (*c.OverranLower > *c.OverranUpper || *c.OverranUpper > 1 || *c.OverranLower < 0) {
 				t.Errorf("bounds %v–%v out of order", *c.OverranLower, *c.OverranUpper)

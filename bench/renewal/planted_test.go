@@ -131,7 +131,7 @@ func runOnSingle(t *testing.T, cases []Case, run Runner) (Matrix, string) {
 // returns with its text.
 func runOn(t *testing.T, cases []Case, locks []Lock, run Runner) (Matrix, string) {
 	t.Helper()
-	m, err := Run(context.Background(), cases, locks, 3, run, nil)
+	m, err := Run(context.Background(), cases, locks, Options{Trials: 3}, run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,8 +333,8 @@ func TestPlantedZk(t *testing.T) {
 	if !compose.ZkInstalled() {
 		t.Skip(compose.ErrNoZooKeeper)
 	}
-	m, err := Run(context.Background(), []Case{caseNamed(t, "renewal-failing")}, []Lock{lockNamed(t, lockimpl.LockZk)}, 3,
-		storing(t.TempDir()), nil)
+	m, err := Run(context.Background(), []Case{caseNamed(t, "renewal-failing")}, []Lock{lockNamed(t, lockimpl.LockZk)}, Options{Trials: 3},
+		storing(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

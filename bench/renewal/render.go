@@ -6,8 +6,10 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -25,6 +27,10 @@ func (c Cell) short() string {
 		return w
 	}
 	s := c.Short()
+	if c.Undecided() && len([]rune(s)) > cellWidth {
+		// The paragraph below gives its count and bound.
+		return verdict.UndecidedWord
+	}
 	if len(s) > cellWidth {
 		s = strings.Replace(s, " ", "", 1)
 	}
@@ -47,7 +53,9 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	}
 	fmt.Fprintln(w, "cells: caught (told and stopped before writing), overran (wrote after losing the lease), fenced (wrote late, "+
 		"the fencing token stopped it), kept (the lock kept the lease), no exposure (no lease held and lost when the fault "+
-		"hit: inconclusive), "+unmeasuredWord(m)+"n/a, absent (reasons below); k/n = trials with that worst outcome / trials "+
+		"hit: inconclusive), undecided (no trial wrote after losing its lease, but too few to bound that under "+
+		percentOf(m.Level)+" of trials at 95%: the paragraph says how many more would), "+unmeasuredWord(m)+
+		"n/a, absent (reasons below); k/n = trials with that worst outcome / trials "+
 		"with exposure; probes of the lock, no run: "+probeWords(m))
 	fmt.Fprintln(w)
 	var line strings.Builder
@@ -72,6 +80,11 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 			}
 		}
 	}
+	for i := range m.Cases {
+		for _, line := range differences(m, i) {
+			fmt.Fprintln(w, line)
+		}
+	}
 	for _, c := range m.Cases {
 		switch {
 		case c.NotApplicable != "":
@@ -94,6 +107,31 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	return nil
 }
 
+// differences are case i's sentences setting two locks apart: each lock
+// whose holders wrote after losing the lease against each that was not seen
+// to, with Fisher's exact test at 95%: a difference is said only where the
+// test shows it.
+func differences(m Matrix, i int) []string {
+	var out []string
+	c := m.Cases[i]
+	for a := range m.Locks {
+		ca := m.Cell(i, a)
+		if ca.Decision.Class != verdict.Harm {
+			continue
+		}
+		for b := range m.Locks {
+			cb := m.Cell(i, b)
+			if cb.Decision.Class != verdict.SafeShown && cb.Decision.Class != verdict.Undecided {
+				continue
+			}
+			d := verdict.DifferTrials(ca.Decision.Harm, ca.Decision.N, cb.Decision.Harm, cb.Decision.N)
+			out = append(out, fmt.Sprintf("%s: %s on %s (%d/%d) against %s on %s (%d/%d): %s", c.Name, ca.Verdict, ca.Lock,
+				ca.Decision.Harm, ca.Decision.N, cb.Short(), cb.Lock, cb.Decision.Harm, cb.Decision.N, d))
+		}
+	}
+	return out
+}
+
 // lockOnlyReason is why a cell has no runs when the reason is its lock's
 // alone (zk's session has no analogue of the case), or "" when the
 // case's own line says it.
@@ -102,6 +140,14 @@ func lockOnlyReason(c Case, cell Cell) string {
 		return ""
 	}
 	return cell.Why
+}
+
+// percentOf prints a level as a percentage ("10%"), its default when 0.
+func percentOf(level float64) string {
+	if level <= 0 {
+		level = verdict.DefaultLevel
+	}
+	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
 }
 
 // unmeasuredWord is the legend's word for cases not measured yet, if the
@@ -131,7 +177,11 @@ func probeWords(m Matrix) string {
 // fencing, check and runs.
 func detail(c Case, cell Cell) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s: %s", cell.Case, cell.Lock, cell.Verdict)
+	head := cell.Verdict
+	if cell.Undecided() {
+		head = cell.Short()
+	}
+	fmt.Fprintf(&b, "%s on %s: %s", cell.Case, cell.Lock, head)
 	exposure := 0
 	for _, t := range cell.Trials {
 		exposure += t.Exposure
@@ -139,12 +189,11 @@ func detail(c Case, cell Cell) string {
 	fmt.Fprintf(&b, "; %d of %d trials had exposure (%d leases)", cell.Conclusive, len(cell.Trials), exposure)
 	if cell.Conclusive > 0 {
 		fmt.Fprintf(&b, "; by outcome %s", outcomes(c, cell))
-		low, high := results.FigureText("trials_overran", *cell.OverranLower), results.FigureText("trials_overran", *cell.OverranUpper)
+		harm := "wrote after losing the lease"
 		if c.probe != nil {
-			fmt.Fprintf(&b, "; %s in %s–%s of trials (95%%)", c.word(Overran), low, high)
-		} else {
-			fmt.Fprintf(&b, "; share of trials that overran %s–%s (95%%)", low, high)
+			harm = c.word(Overran)
 		}
+		fmt.Fprintf(&b, "; %s", cell.Decision.Explain(harm))
 	}
 	if d := cell.Delays; d != nil {
 		fmt.Fprintf(&b, "; told %.0f/%.0f/%.0f ms after the loss (min/p50/max of %d)", d.Min, d.P50, d.Max, d.N)

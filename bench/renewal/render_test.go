@@ -2,16 +2,19 @@ package renewal
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/results/resultstest"
 )
 
 // fixtureMatrix is the whole matrix with seven measured cells planted by
-// hand (overran with fencing apart, caught with delays, kept, a starved
+// hand (overran with fencing apart, caught with delays but too few trials
+// to decide, kept in 30 of 30 (decided), a starved
 // renewer caught once and overran once, and three probes: one resets, one
 // recreated, one absent after a race and one trial without) and every
 // other cell as Run leaves a cell without runs.
@@ -22,13 +25,14 @@ func fixtureMatrix() Matrix {
 			{Run: "r1", Exposure: 1, Outcome: Fenced, Leases: map[string]int{"fenced": 1}, OverrunNS: []int64{3e8}}},
 		"renewal-failing/single": {{Run: "r2", Exposure: 3, Outcome: Caught, Leases: map[string]int{"caught": 3}, DelaysNS: []int64{2e8, 2.1e8, 3e8}},
 			{Run: "r2", Exposure: 0}},
-		"restart-empty/redlock": {{Run: "r3", Exposure: 2, Outcome: Kept, Leases: map[string]int{"kept": 2}}},
+		"restart-empty/redlock": slices.Repeat([]Trial{{Run: "r3", Exposure: 2, Outcome: Kept, Leases: map[string]int{"kept": 2}}}, 30),
 		"adds-or-resets/single": {{Exposure: 1, Outcome: Caught, Observed: "300ms left after a renewal at TTL/2"},
 			{Exposure: 1, Outcome: Caught, Observed: "299ms left after a renewal at TTL/2"}},
 		"renew-after-unlock/redsync": {{Exposure: 1, Outcome: Overran, Observed: "renewal ok, key present"},
 			{Observed: "release failed"}},
 		"starved-renewer/single": {{Run: "r4", Exposure: 1, Outcome: Caught, Leases: map[string]int{"caught": 1}, DelaysNS: []int64{6e8}},
 			{Run: "r4", Exposure: 1, Outcome: Overran, Leases: map[string]int{"overran": 1}, OverrunNS: []int64{1e6}}},
+		"starved-renewer/redsync": slices.Repeat([]Trial{{Run: "r5", Exposure: 1, Outcome: Caught, Leases: map[string]int{"caught": 1}, DelaysNS: []int64{5e8}}}, 3),
 		"release-race/etcd": {{Exposure: 1, Outcome: Caught, Observed: "renewal held 0s: lost, key absent"},
 			{Observed: "renewal held 3ms: ok before the release: no race"}},
 	}
@@ -45,7 +49,7 @@ func fixtureMatrix() Matrix {
 				if l.Fencing {
 					cell.FencingRejected = 1
 				}
-				cell.judge(c)
+				cell.judge(c, verdict.DefaultLevel)
 			} else if ok, why := c.Applies(l); !ok {
 				cell.Verdict, cell.Why = emptyVerdict(c.on(l), l), why
 			} else {
@@ -86,7 +90,8 @@ func TestMatrixGolden(t *testing.T) {
 			t.Errorf("page lacks %s", want)
 		}
 	}
-	for _, want := range []string{"overran 1/2", "caught 1/1", "kept 1/1", "deleted 1/1", "absent", "deleted or resurrected (release-race)"} {
+	for _, want := range []string{"overran 1/2", "undecided 0/1 (≤95%)", "kept 30/30", "undecided", "absent",
+		"starved-renewer: overran on single (1/2) against undecided 0/3 (≤64%) on redsync (0/3): no difference shown", "deleted or resurrected (release-race)"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("matrix lacks %q", want)
 		}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
@@ -22,16 +23,17 @@ import (
 // result and returns it.
 type Runner func(ctx context.Context, v plan.Values) (*results.Result, error)
 
-// Progress is told before each run.
-type Progress func(done, total int, label string)
-
 // Cell is one case on one lock.
 type Cell struct {
 	Case string `json:"case"`
 	Lock string `json:"lock"`
-	// Verdict is the cell's word: caught, overran, fenced, survived,
-	// inconclusive, n/a or not measured.
+	// Verdict is the cell's word: caught, overran, fenced, kept (in the
+	// case's words), undecided, inconclusive, n/a or not measured.
 	Verdict string `json:"verdict"`
+	// Decision is the k-of-n rule's: the trials whose holder wrote after
+	// losing its lease over the conclusive trials, what the word may say,
+	// and for an undecided cell the trials that would decide it.
+	Decision verdict.TrialDecision `json:"decision"`
 	// Why says why a cell has no runs.
 	Why string `json:"why,omitempty"`
 	// Runs are the stored results, with their histories.
@@ -92,6 +94,14 @@ type Matrix struct {
 	Locks []Lock `json:"-"`
 	// Cells are by case, then lock.
 	Cells [][]Cell `json:"-"`
+	// Level is the share of trials a word of safety bounds the harm under.
+	Level float64 `json:"-"`
+	// Elapsed is the runs' wall time; Interrupted says Ctrl-C stopped them
+	// (the cells hold what was measured); Skipped counts runs the budget
+	// left out.
+	Elapsed     time.Duration `json:"-"`
+	Interrupted bool          `json:"-"`
+	Skipped     int           `json:"-"`
 }
 
 // Cell returns the cell of case i, lock j.
@@ -103,69 +113,6 @@ const (
 	VerdictNotMeasured = "not measured"
 	VerdictAbsent      = "absent"
 )
-
-// Run runs every applicable cell: ceil(trials / firings per run) runs
-// each (a case without faults: trials runs); the probe cases of a lock
-// share one start of its servers, before the runs.
-func Run(ctx context.Context, cases []Case, locks []Lock, trials int, run Runner, progress Progress) (Matrix, error) {
-	m := Matrix{Cases: cases, Locks: locks}
-	total, done := 0, 0
-	probing := map[string][]Case{}
-	for _, l := range locks {
-		for _, c := range cases {
-			switch ok, _ := c.Applies(l); {
-			case !ok:
-			case c.probe != nil:
-				probing[l.Name] = append(probing[l.Name], c)
-			default:
-				total += runsFor(c.on(l), trials)
-			}
-		}
-	}
-	total += len(probing)
-	probed := map[string][]Trial{}
-	for _, l := range locks {
-		if len(probing[l.Name]) == 0 {
-			continue
-		}
-		if progress != nil {
-			progress(done, total, "probes on "+l.Name)
-		}
-		done++
-		if err := probeVia(ctx, probing[l.Name], l, trials, probed); err != nil {
-			return m, fmt.Errorf("renewal-check probes on %s: %w", l.Name, err)
-		}
-	}
-	for _, c := range cases {
-		row := make([]Cell, 0, len(locks))
-		for _, l := range locks {
-			cell := Cell{Case: c.Name, Lock: l.Name, Runs: []RunRef{}, Trials: []Trial{}, Outcomes: map[string]int{}}
-			if ok, why := c.Applies(l); !ok {
-				cell.Verdict, cell.Why = emptyVerdict(c.on(l), l), why
-				row = append(row, cell)
-				continue
-			}
-			if c.probe != nil {
-				cell.Trials = append(cell.Trials, probed[c.Name+" on "+l.Name]...)
-			}
-			// On a session lock the case runs as its analogue.
-			onLock := c.on(l)
-			for range runsFor(onLock, trials) {
-				if progress != nil {
-					progress(done, total, c.Name+" on "+l.Name)
-				}
-				done++
-				if err := runOne(ctx, onLock, l, run, &cell); err != nil {
-					return m, fmt.Errorf("renewal-check %s on %s: %w", c.Name, l.Name, err)
-				}
-			}
-			cell.judge(c)
-			row = append(row, cell)
-		}
-		m.Cells = append(m.Cells, row)
-	}
-	return m, nil
-}
 
 // emptyVerdict is the word of a cell without runs.
 func emptyVerdict(c Case, l Lock) string {
@@ -190,11 +137,17 @@ func runsFor(c Case, trials int) int {
 	return (trials + c.Faults - 1) / c.Faults
 }
 
-// runOne runs c on l once and adds its trials, incidents and check to cell.
-func runOne(ctx context.Context, c Case, l Lock, run Runner, cell *Cell) error {
-	r, err := run(ctx, c.Flags(l))
-	if err != nil {
-		return err
+// runOne runs c on l once (or reuses a stored run of the same label and
+// configuration: --resume) and adds its trials, incidents and check to cell.
+func runOne(ctx context.Context, c Case, l Lock, n int, o Options, run Runner, cell *Cell) error {
+	v := c.Flags(l)
+	v.Set("label", Label(c, l, n))
+	r := o.reusable(v)
+	if r == nil {
+		var err error
+		if r, err = run(ctx, v); err != nil {
+			return err
+		}
 	}
 	if r.History == "" {
 		return fmt.Errorf("run %s kept no history", r.ID)
@@ -219,12 +172,17 @@ func runOne(ctx context.Context, c Case, l Lock, run Runner, cell *Cell) error {
 	return nil
 }
 
-// judge sums the trials into the cell's verdict and bounds: overran if any
-// conclusive trial overran, then fenced, caught, survived; inconclusive
-// when no trial had exposure. Verdict and counts are in cs's words.
-func (c *Cell) judge(cs Case) {
+// judge sums the trials into the cell's verdict and bounds by the one
+// k-of-n rule (verdict.DecideTrials): the harm is a trial whose holder
+// wrote after losing its lease (overran, or fenced where the token stopped
+// the write); a word of harm (overran, then fenced) needs one such trial, a
+// word of safety (caught, kept) the 95% upper bound on their share within
+// level, else the cell is undecided; inconclusive when no trial had
+// exposure. Verdict and counts are in cs's words.
+func (c *Cell) judge(cs Case, level float64) {
 	worst := Inconclusive
 	var delays []int64
+	c.Conclusive, c.Outcomes = 0, map[string]int{}
 	for _, t := range c.Trials {
 		if t.Exposure == 0 {
 			continue
@@ -234,9 +192,13 @@ func (c *Cell) judge(cs Case) {
 		worst = max(worst, t.Outcome)
 		delays = append(delays, t.DelaysNS...)
 	}
-	c.Verdict = cs.word(worst)
 	c.Delays = spreadOf(delays)
+	harm := c.Outcomes[cs.word(Overran)] + c.Outcomes[cs.word(Fenced)]
+	c.Decision = verdict.DecideTrials(harm, c.Conclusive, level)
+	c.Verdict = c.Decision.Word(cs.word(worst), cs.word(worst))
+	c.OverranLower, c.OverranUpper = nil, nil
 	if c.Conclusive == 0 {
+		c.Verdict = cs.word(Inconclusive)
 		return
 	}
 	n := int64(c.Conclusive)
@@ -245,11 +207,18 @@ func (c *Cell) judge(cs Case) {
 	c.OverranLower, c.OverranUpper = &lower, &upper
 }
 
-// Short is the cell's word with its count, as the matrix shows it.
+// Undecided says whether more trials could decide the cell.
+func (c Cell) Undecided() bool { return c.Decision.Class == verdict.Undecided }
+
+// Short is the cell's word with its count, as the matrix shows it:
+// "overran 2/6", "caught 30/30", "undecided 0/3 (≤63%)".
 func (c Cell) Short() string {
 	switch c.Verdict {
 	case VerdictNA, VerdictNotMeasured, VerdictAbsent, Inconclusive.String():
 		return c.Verdict
+	}
+	if c.Decision.Class == verdict.Undecided {
+		return c.Decision.Short("", "", 0)
 	}
 	return fmt.Sprintf("%s %d/%d", c.Verdict, c.Outcomes[c.Verdict], c.Conclusive)
 }

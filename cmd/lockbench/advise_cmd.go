@@ -179,14 +179,13 @@ func budgetProgress(c *cli.Context, unit string) func(advise.Progress) {
 	}
 }
 
-// storedForResume reads the results --resume may reuse from dir; a dir with
-// none yet is said (cmd names the command, unit what it runs) and not an
-// error: everything then runs.
+// storedForResume reads the results --resume may reuse from dir (cmd names
+// the command, unit what it runs). A dir with none is bad input: --resume
+// with nothing to go on from would silently run everything again.
 func storedForResume(c *cli.Context, cmd, dir, unit string) ([]*results.Result, error) {
 	stored, _, err := results.List(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(c.App.ErrWriter, "%s --resume: no results in %s yet; running every %s\n", cmd, dir, unit)
-		return nil, nil
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(stored) == 0) {
+		return nil, usageError{msg: fmt.Sprintf("--resume: no stored %ss in %s to go on from; want the --out of the %s to resume", unit, dir, cmd)}
 	}
 	return stored, err
 }

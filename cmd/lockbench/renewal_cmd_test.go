@@ -24,6 +24,11 @@ func TestRenewalCheckBadInput(t *testing.T) {
 		{[]string{"renewal-check", "--format", "csv"}, "--format"},
 		{[]string{"renewal-check", "--html", "/nonexistent/dir/page.html"}, "--html"},
 		{[]string{"renewal-check", "extra"}, "takes no arguments"},
+		{[]string{"renewal-check", "--cases", "process-paused", "--budget", "5s"}, "too short for one trial"},
+		{[]string{"renewal-check", "--budget", "soon"}, "--budget"},
+		{[]string{"renewal-check", "--safety-level", "1"}, "--safety-level"},
+		{[]string{"renewal-check", "--safety-level", "0"}, "--safety-level"},
+		{[]string{"renewal-check", "--resume", "--out", shortEmptyDir(t)}, "--resume: no stored runs"},
 	} {
 		code, _, errs := lockbench(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(errs, tc.says) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
@@ -73,4 +78,16 @@ func TestRenewalCheckOneCell(t *testing.T) {
 	if _, err := os.Stat(run.History); err != nil {
 		t.Errorf("history: %v", err)
 	}
+}
+
+// shortEmptyDir is an empty directory whose path is short enough for a
+// one-line error to name it within the help's width.
+func shortEmptyDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "lb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }

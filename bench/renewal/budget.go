@@ -1,0 +1,271 @@
+package renewal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockbench/lockbench/bench/advise"
+	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/verdict"
+	"github.com/lockbench/lockbench/results"
+)
+
+// Options are how Run spends its trials.
+type Options struct {
+	// Trials is the planned trials per cell (fault firings, three per run;
+	// or calls of a probe).
+	Trials int
+	// Level is the share of trials a word of safety must bound the harm
+	// under (verdict.DefaultLevel when 0).
+	Level float64
+	// Budget is the wall time for the whole matrix: the planned runs, then
+	// more runs of the undecided cells until each is decided or it ends. 0
+	// runs the planned trials only.
+	Budget time.Duration
+	// Stored are results a run may reuse (--resume): one of the same label
+	// and configuration stands for the run.
+	Stored []*results.Result
+	// Progress, when set, is told before each run.
+	Progress func(advise.Progress)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (o Options) level() float64 {
+	if o.Level > 0 {
+		return o.Level
+	}
+	return verdict.DefaultLevel
+}
+
+// reusable is a stored complete result of the run v describes (--resume).
+func (o Options) reusable(v plan.Values) *results.Result {
+	var same []*results.Result
+	for _, r := range o.Stored {
+		if r.Label == v.Get("label") && r.History != "" {
+			same = append(same, r)
+		}
+	}
+	return advise.Match(same, v)
+}
+
+// Label names the n-th run (from 1) of case c on lock l; --resume finds a
+// stored run by it and by its configuration.
+func Label(c Case, l Lock, n int) string {
+	return fmt.Sprintf("renewal-check / %s / %s / run %d", c.Name, l.Name, n)
+}
+
+// RunEstimate is what one run of c on l is expected to take: its window
+// and the start of its servers.
+func RunEstimate(c Case, l Lock) time.Duration {
+	if c.on(l).recipe == nil {
+		// A probe: calls on the lock, after its servers' start.
+		return serverStart
+	}
+	v := c.Flags(l)
+	d, _ := time.ParseDuration(v.Get("duration"))
+	return d + serverStart
+}
+
+// serverStart is about what starting and stopping a run's servers takes
+// on a loaded 2-core machine.
+const serverStart = 2 * time.Second
+
+// slot is one applicable non-probe cell and the runs it has had.
+type slot struct {
+	i, j int
+	c    Case
+	l    Lock
+	runs int
+}
+
+// Run runs every applicable cell: first the planned trials (ceil(trials /
+// firings per run) runs each; a case without faults: trials runs; probes
+// of a lock share one start of its servers), then, within o.Budget, one
+// more run at a time of each cell the rule leaves undecided, round by
+// round, until every cell is decided or the budget ends. Ctrl-C keeps
+// what was measured: the matrix comes back with Interrupted set.
+func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner) (Matrix, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	m := Matrix{Cases: cases, Locks: locks, Level: o.level()}
+	m.Cells = make([][]Cell, len(cases))
+	var slots []*slot
+	probing := map[string][]Case{}
+	total := 0
+	for i, c := range cases {
+		m.Cells[i] = make([]Cell, len(locks))
+		for j, l := range locks {
+			cell := Cell{Case: c.Name, Lock: l.Name, Runs: []RunRef{}, Trials: []Trial{}, Outcomes: map[string]int{}}
+			if ok, why := c.Applies(l); !ok {
+				cell.Verdict, cell.Why = emptyVerdict(c.on(l), l), why
+			} else if c.probe != nil {
+				probing[l.Name] = append(probing[l.Name], c)
+			} else {
+				slots = append(slots, &slot{i: i, j: j, c: c, l: l})
+				total += runsFor(c.on(l), o.Trials)
+			}
+			m.Cells[i][j] = cell
+		}
+	}
+	b := budget{o: o, now: now, start: start}
+	total += len(probing)
+	done := 0
+	tell := func(label string, left int) {
+		if o.Progress != nil {
+			o.Progress(advise.Progress{Done: done, Total: total, Label: label, Elapsed: now().Sub(start), ETA: b.eta(left)})
+		}
+	}
+	probed := map[string][]Trial{}
+	for _, l := range locks {
+		if len(probing[l.Name]) == 0 || ctx.Err() != nil {
+			continue
+		}
+		tell("probes on "+l.Name, total-done)
+		done++
+		if err := probeVia(ctx, probing[l.Name], l, o.Trials, probed); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return m, fmt.Errorf("renewal-check probes on %s: %w", l.Name, err)
+		}
+	}
+	for i, c := range cases {
+		for j, l := range locks {
+			if c.probe != nil && m.Cells[i][j].Verdict == "" {
+				m.Cells[i][j].Trials = append(m.Cells[i][j].Trials, probed[c.Name+" on "+l.Name]...)
+			}
+		}
+	}
+	// The planned runs, cell by cell.
+	for _, s := range slots {
+		for range runsFor(s.c.on(s.l), o.Trials) {
+			if err := b.runSlot(ctx, s, &m, run, tell, total-done); err != nil {
+				return m, err
+			}
+			done++
+		}
+	}
+	// Then the undecided cells, a run each per round, while the budget lasts.
+	for o.Budget > 0 && ctx.Err() == nil {
+		var undecided []*slot
+		for _, s := range slots {
+			cell := &m.Cells[s.i][s.j]
+			cell.judge(s.c, m.Level)
+			if cell.Undecided() && b.fits(RunEstimate(s.c, s.l)) {
+				undecided = append(undecided, s)
+			}
+		}
+		if len(undecided) == 0 {
+			break
+		}
+		total += len(undecided)
+		for _, s := range undecided {
+			if !b.fits(RunEstimate(s.c, s.l)) {
+				m.Skipped++
+				done++
+				continue
+			}
+			if err := b.runSlot(ctx, s, &m, run, tell, len(undecided)); err != nil {
+				return m, err
+			}
+			done++
+		}
+	}
+	for i, c := range cases {
+		for j := range locks {
+			if cell := &m.Cells[i][j]; cell.Verdict == "" {
+				cell.judge(c, m.Level)
+			}
+		}
+	}
+	m.Interrupted = ctx.Err() != nil
+	m.Elapsed = now().Sub(start)
+	return m, nil
+}
+
+// budget tracks the wall time the runs took against Options.Budget.
+type budget struct {
+	o     Options
+	now   func() time.Time
+	start time.Time
+	// spent is the measured runs' wall time; planned their estimates: the
+	// ratio scales the next estimate to this machine.
+	spent, planned time.Duration
+	runs           int
+}
+
+// fits says whether a run estimated at est ends within the budget (always,
+// without one).
+func (b *budget) fits(est time.Duration) bool {
+	if b.o.Budget <= 0 {
+		return true
+	}
+	return b.now().Sub(b.start)+b.scaled(est) <= b.o.Budget
+}
+
+// scaled is est as this machine has run estimates so far.
+func (b *budget) scaled(est time.Duration) time.Duration {
+	if b.planned <= 0 {
+		return est
+	}
+	return time.Duration(float64(est) * float64(b.spent) / float64(b.planned))
+}
+
+// eta is left runs at the mean measured run's time.
+func (b *budget) eta(left int) time.Duration {
+	if b.runs == 0 {
+		return 0
+	}
+	return b.spent / time.Duration(b.runs) * time.Duration(left)
+}
+
+// runSlot runs slot s once more (a planned run is skipped where it would
+// end past the budget), keeping what Ctrl-C cut short unstored.
+func (b *budget) runSlot(ctx context.Context, s *slot, m *Matrix, run Runner, tell func(string, int), left int) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	est := RunEstimate(s.c, s.l)
+	if b.o.Budget > 0 && !b.fits(est) {
+		m.Skipped++
+		return nil
+	}
+	s.runs++
+	tell(fmt.Sprintf("%s on %s, run %d", s.c.Name, s.l.Name, s.runs), left)
+	t0 := b.now()
+	err := runOne(ctx, s.c.on(s.l), s.l, s.runs, b.o, run, &m.Cells[s.i][s.j])
+	b.spent, b.planned, b.runs = b.spent+b.now().Sub(t0), b.planned+est, b.runs+1
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("renewal-check %s on %s: %w", s.c.Name, s.l.Name, err)
+	}
+	return nil
+}
+
+// PlanEstimate is the planned runs' wall time: what --budget must at least
+// allow for every cell to have its trials.
+func PlanEstimate(cases []Case, locks []Lock, trials int) (runs int, est time.Duration) {
+	probed := map[string]bool{}
+	for _, l := range locks {
+		for _, c := range cases {
+			switch ok, _ := c.Applies(l); {
+			case !ok:
+			case c.probe != nil:
+				if !probed[l.Name] {
+					probed[l.Name] = true
+					runs++
+					est += serverStart
+				}
+			default:
+				n := runsFor(c.on(l), trials)
+				runs += n
+				est += time.Duration(n) * RunEstimate(c, l)
+			}
+		}
+	}
+	return runs, est
+}
