@@ -20,8 +20,8 @@ import (
 // cases × locks, each cell a few short runs with histories.
 func renewalCheckCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "renewal-check",
-		Usage:     "which lock tells its holder the lease is gone before the next write: renewal cases × every lock that renews",
+		Name:  "renewal-check",
+		Usage: "which lock tells its holder the lease is gone before the next write: renewal cases × every lock that renews",
 		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
 			"      [--out DIR] [--html FILE] [--format table|json]",
 		Flags: []cli.Flag{
