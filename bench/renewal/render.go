@@ -193,7 +193,7 @@ func detail(c Case, cell Cell) string {
 		if c.probe != nil {
 			harm = c.word(Overran)
 		}
-		fmt.Fprintf(&b, "; %s", cell.Decision.Explain(harm))
+		fmt.Fprintf(&b, "; %s", cell.Decision.Explain(harm, "of trials"))
 	}
 	if d := cell.Delays; d != nil {
 		fmt.Fprintf(&b, "; told %.0f/%.0f/%.0f ms after the loss (min/p50/max of %d)", d.Min, d.P50, d.Max, d.N)

@@ -25,7 +25,7 @@ func TestEtcdScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := Run(context.Background(), s, 2, execute, nil)
+			v, err := Run(context.Background(), s, Options{Trials: 2}, execute)
 			if err != nil {
 				t.Fatal(err)
 			}

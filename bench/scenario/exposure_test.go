@@ -50,18 +50,19 @@ func TestFaultWithNobodyInsideIsInconclusive(t *testing.T) {
 		want       []string
 	}{
 		{"nobody inside at the kill", []*results.Result{killedWith(0, 40, 0), killedWith(0, 40, 0)}, 0,
-			[]string{"0/0 of 2", "0 of 0 conclusive trial(s): no bound", "2 inconclusive (nobody at risk at kill primary)"}},
+			[]string{"0/0 of 2", "inconclusive; no conclusive trial: nothing shown either way", "2 inconclusive (nobody at risk at kill primary)"}},
 		{"no acquisition in the window", []*results.Result{killedWith(12, 0, 0), killedWith(0, 40, 0)}, 0,
 			[]string{"0/0 of 2", "no acquisition in its window; nobody at risk at kill primary"}},
 		{"one of two exposed", []*results.Result{killedWith(12, 40, 0), killedWith(0, 40, 0)}, 1,
-			[]string{"0/1 of 2", "0 of 1 conclusive trial(s): at most 95% per failover at 95%", "29 conclusive trials would bound it under 10%",
+			[]string{"0/1 of 2", "undecided 0/1 (≤95%); violated in 0 of 1 conclusive trial(s) (≤95% per failover at 95%)",
+				"about 28 more conclusive trial(s) without it would decide",
 				"granted nothing after kill primary: safe only by being unavailable"}},
 		{"a violation is conclusive", []*results.Result{killedWith(12, 40, 3), killedWith(9, 40, 0)}, 2,
-			[]string{"1/2 of 2", "1 of 2 conclusive trial(s): 1.3%–99% per failover at 95%"}},
+			[]string{"1/2 of 2", "violated; violated in 1 of 2 conclusive trial(s) (1.2%–99% per failover at 95%)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			v, err := Run(context.Background(), s, len(c.trials), planted(c.trials...), nil)
+			v, err := Run(context.Background(), s, Options{Trials: len(c.trials)}, planted(c.trials...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,9 @@ type verdictJSON struct {
 	Description string        `json:"description"`
 	Violation   string        `json:"violation,omitempty"`
 	Variants    []variantJSON `json:"variants"`
+	// Differences set each mitigated variant against each unmitigated one
+	// (exact test at 95%).
+	Differences []string `json:"differences,omitempty"`
 }
 
 type variantJSON struct {
@@ -27,6 +30,11 @@ type variantJSON struct {
 	// scenario has no violation).
 	Conclusive *int      `json:"conclusive,omitempty"`
 	Rate       *rateJSON `json:"violation_rate,omitempty"`
+	// Verdict is the k-of-n rule's word (violated, safe, undecided,
+	// inconclusive) and Decision its evidence: for undecided, the more
+	// trials that would decide it.
+	Verdict  string                 `json:"verdict,omitempty"`
+	Decision *verdict.TrialDecision `json:"decision,omitempty"`
 	// IdleAfterFault: no conclusive trial granted anything after its fault.
 	IdleAfterFault  bool    `json:"granted_nothing_after_fault,omitempty"`
 	Statement       string  `json:"statement,omitempty"`
@@ -45,9 +53,6 @@ type variantJSON struct {
 type rateJSON struct {
 	Low  float64 `json:"low"`
 	High float64 `json:"high"`
-	// TrialsToBound10 is, with no violation, how many conclusive trials
-	// bring the upper bound under 10%.
-	TrialsToBound10 int `json:"trials_to_bound_10pct,omitempty"`
 }
 
 type trialJSON struct {
@@ -63,7 +68,8 @@ type trialJSON struct {
 
 // WriteVerdictJSON prints v as JSON.
 func WriteVerdictJSON(w io.Writer, v Verdict) error {
-	out := verdictJSON{Scenario: v.Scenario.Name, Description: v.Scenario.Description, Violation: v.Scenario.Violation}
+	out := verdictJSON{Scenario: v.Scenario.Name, Description: v.Scenario.Description, Violation: v.Scenario.Violation,
+		Differences: v.Scenario.Differences(v)}
 	for _, vv := range v.Variants {
 		j := variantJSON{Name: vv.Variant.Name, Mitigated: vv.Variant.Mitigated, Violated: vv.Violated,
 			DoubleGrants: vv.DoubleGrants, Overruns: vv.Overruns, StaleAccepted: vv.StaleAccepted, FencingRejected: vv.FencingRejected,
@@ -75,9 +81,8 @@ func WriteVerdictJSON(w io.Writer, v Verdict) error {
 			n := vv.Conclusive
 			j.Conclusive, j.IdleAfterFault, j.Statement = &n, vv.IdleAfterFault, v.Scenario.Statement(vv)
 			j.Rate = &rateJSON{Low: vv.Rate.Low, High: vv.Rate.High}
-			if vv.Violated == 0 {
-				j.Rate.TrialsToBound10 = verdict.TrialsToBound(boundTarget)
-			}
+			d := vv.Decision
+			j.Verdict, j.Decision = vv.Word(), &d
 		}
 		for _, t := range vv.Trials {
 			id := ""

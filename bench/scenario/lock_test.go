@@ -85,7 +85,7 @@ func TestGCPauseOnRedsync(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Variants = s.Variants[:1]
-	v, err := Run(context.Background(), s, 2, execute, nil)
+	v, err := Run(context.Background(), s, Options{Trials: 2}, execute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestPgSessionLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := Run(context.Background(), s, 1, execute, nil)
+	v, err := Run(context.Background(), s, Options{Trials: 1}, execute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
@@ -112,9 +115,11 @@ type VariantVerdict struct {
 	Trials   []Trial
 	Violated int
 	// Conclusive counts the trials that could have shown the violation;
-	// Rate is the violation rate over them, with its 95% interval.
+	// Rate is the violation rate over them, with its 95% interval, and
+	// Decision the word the k-of-n rule gives it.
 	Conclusive int
 	Rate       verdict.TrialRate
+	Decision   verdict.TrialDecision
 	// IdleAfterFault says that no conclusive trial granted anything after
 	// its fault fired: a mitigation that avoided violations that way was
 	// safe by being unavailable.
@@ -136,66 +141,221 @@ type VariantVerdict struct {
 type Verdict struct {
 	Scenario Scenario
 	Variants []VariantVerdict
+	// Level is the share a word of safety bounds the violation under.
+	Level float64
+	// Elapsed is the trials' wall time; Undecided counts the variants the
+	// budget left undecided.
+	Elapsed   time.Duration
+	Undecided int
 }
 
-// Progress is told before each trial.
-type Progress func(variant string, trial, trials int)
+// Options are how Run spends its trials.
+type Options struct {
+	// Trials is the planned runs per variant.
+	Trials int
+	// Level is the share of trials a word of safety must bound the
+	// violation under (verdict.DefaultLevel when 0).
+	Level float64
+	// Budget is the wall time for the planned trials and then more trials
+	// of the variants the rule leaves undecided, until decided or it ends;
+	// 0 runs the planned trials only.
+	Budget time.Duration
+	// Stored are results a trial may reuse (--resume): one of the same
+	// label and configuration stands for the trial.
+	Stored []*results.Result
+	// Progress, when set, is told before each trial.
+	Progress func(advise.Progress)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
 
-// Run runs every variant trials times.
-func Run(ctx context.Context, s Scenario, trials int, run Runner, progress Progress) (Verdict, error) {
-	v := Verdict{Scenario: s}
-	for _, variant := range s.Variants {
-		vv := VariantVerdict{Variant: variant}
-		var attempts, errs int64
-		var p99s, tputs []float64
-		for i := range trials {
-			if progress != nil {
-				progress(variant.Name, i+1, trials)
-			}
-			flags := s.Base.Clone()
-			for k, val := range variant.Flags {
-				flags[k] = append([]string(nil), val...)
-			}
-			// Each trial's stored result is named by what it is, so a listing
-			// tells the trials of a scenario apart without their ids.
-			flags.Set("label", fmt.Sprintf("%s / %s / trial %d", s.Name, variant.Name, i+1))
-			r, err := run(ctx, flags)
-			if err != nil {
-				return v, fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, i+1, err)
-			}
-			t := Trial{Result: r, Violated: s.violated != nil && s.violated(r)}
-			s.judge(&t)
-			if t.Violated {
-				vv.Violated++
-			}
-			if t.Conclusive {
-				vv.Conclusive++
-			}
-			vv.Trials = append(vv.Trials, t)
-			vv.DoubleGrants += r.Incidents.DoubleGrants
-			vv.Overruns += r.Incidents.Overruns
-			vv.StaleAccepted += r.Incidents.StaleWritesAccepted
-			vv.FencingRejected += r.Incidents.FencingRejected
-			attempts += r.Contention.Attempts
-			errs += r.TotalErrors()
-			p99s = append(p99s, r.Ops[results.OpAcquire].LatencyUS.P99)
-			tputs = append(tputs, r.Throughput.AcquiredPerS)
-			if gap, _, ok := results.LongestGap(r.Series, r.DurationS); ok {
-				vv.GapsS = append(vv.GapsS, gap)
-			}
-			if ctx.Err() != nil {
-				v.Variants = append(v.Variants, vv)
-				return v, ctx.Err()
-			}
-		}
-		if attempts > 0 {
-			vv.ErrorShare = float64(errs) / float64(attempts)
-		}
-		vv.AcquireP99US, vv.AcquiredPerS = results.Median(p99s), results.Median(tputs)
-		s.estimate(&vv)
-		v.Variants = append(v.Variants, vv)
+func (o Options) level() float64 {
+	if o.Level > 0 {
+		return o.Level
 	}
-	return v, nil
+	return verdict.DefaultLevel
+}
+
+// TrialWindow is the longest window of the scenario's variants: what one
+// trial takes at the least, before its servers' start.
+func (s Scenario) TrialWindow() time.Duration {
+	longest := time.Duration(0)
+	for _, variant := range s.Variants {
+		d := s.Base.Get("duration")
+		if vd := variant.Flags.Get("duration"); vd != "" {
+			d = vd
+		}
+		if w, err := time.ParseDuration(d); err == nil {
+			longest = max(longest, w)
+		}
+	}
+	return longest
+}
+
+// TrialLabel names a stored trial by what it is, so a listing tells the
+// trials of a scenario apart without their ids, and --resume finds them.
+func TrialLabel(s Scenario, variant string, n int) string {
+	return fmt.Sprintf("%s / %s / trial %d", s.Name, variant, n)
+}
+
+// variantRun is one variant's trials in flight, with the sums kept as
+// they come.
+type variantRun struct {
+	vv             VariantVerdict
+	attempts, errs int64
+	p99s, tputs    []float64
+}
+
+// Run runs every variant's planned trials, then, within o.Budget, one more
+// trial at a time of each variant the rule leaves undecided, round by
+// round. Ctrl-C keeps what was measured: the verdict comes back with the
+// context's error.
+func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	v := Verdict{Scenario: s, Level: o.level()}
+	vrs := make([]*variantRun, len(s.Variants))
+	total, done := o.Trials*len(s.Variants), 0
+	var spent time.Duration
+	finish := func() (Verdict, error) {
+		v.Variants = v.Variants[:0]
+		for _, vr := range vrs {
+			if vr == nil {
+				continue
+			}
+			s.sum(vr, v.Level)
+			v.Variants = append(v.Variants, vr.vv)
+		}
+		v.Elapsed = now().Sub(start)
+		return v, ctx.Err()
+	}
+	trial := func(i int) error {
+		vr := vrs[i]
+		n := len(vr.vv.Trials) + 1
+		if o.Progress != nil {
+			eta := time.Duration(0)
+			if done > 0 {
+				eta = spent / time.Duration(done) * time.Duration(total-done)
+			}
+			o.Progress(advise.Progress{Done: done, Total: total, Label: TrialLabel(s, vr.vv.Variant.Name, n), Elapsed: now().Sub(start), ETA: eta})
+		}
+		t0 := now()
+		err := s.runTrial(ctx, vr, n, o, run)
+		spent += now().Sub(t0)
+		done++
+		return err
+	}
+	for i, variant := range s.Variants {
+		vrs[i] = &variantRun{vv: VariantVerdict{Variant: variant}}
+		for range o.Trials {
+			if err := trial(i); err != nil || ctx.Err() != nil {
+				if v, cerr := finish(); cerr != nil {
+					return v, cerr
+				}
+				return v, err
+			}
+		}
+	}
+	for o.Budget > 0 && s.violated != nil {
+		var undecided []int
+		for i, vr := range vrs {
+			s.sum(vr, v.Level)
+			if vr.vv.Decision.Class == verdict.Undecided {
+				undecided = append(undecided, i)
+			}
+		}
+		mean := spent / time.Duration(max(1, done))
+		if len(undecided) == 0 || now().Sub(start)+mean > o.Budget {
+			v.Undecided = len(undecided)
+			break
+		}
+		total += len(undecided)
+		for _, i := range undecided {
+			if now().Sub(start)+mean > o.Budget {
+				break
+			}
+			if err := trial(i); err != nil || ctx.Err() != nil {
+				if v, cerr := finish(); cerr != nil {
+					return v, cerr
+				}
+				return v, err
+			}
+		}
+	}
+	return finish()
+}
+
+// runTrial runs (or, with --resume, reuses) the n-th trial of vr's variant
+// and adds it to its sums.
+func (s Scenario) runTrial(ctx context.Context, vr *variantRun, n int, o Options, run Runner) error {
+	variant := vr.vv.Variant
+	flags := s.Base.Clone()
+	for k, val := range variant.Flags {
+		flags[k] = append([]string(nil), val...)
+	}
+	flags.Set("label", TrialLabel(s, variant.Name, n))
+	r := reusable(o.Stored, flags)
+	if r == nil {
+		var err error
+		if r, err = run(ctx, flags); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, n, err)
+		}
+	}
+	t := Trial{Result: r, Violated: s.violated != nil && s.violated(r)}
+	s.judge(&t)
+	vv := &vr.vv
+	vv.Trials = append(vv.Trials, t)
+	vv.DoubleGrants += r.Incidents.DoubleGrants
+	vv.Overruns += r.Incidents.Overruns
+	vv.StaleAccepted += r.Incidents.StaleWritesAccepted
+	vv.FencingRejected += r.Incidents.FencingRejected
+	vr.attempts += r.Contention.Attempts
+	vr.errs += r.TotalErrors()
+	vr.p99s = append(vr.p99s, r.Ops[results.OpAcquire].LatencyUS.P99)
+	vr.tputs = append(vr.tputs, r.Throughput.AcquiredPerS)
+	if gap, _, ok := results.LongestGap(r.Series, r.DurationS); ok {
+		vv.GapsS = append(vv.GapsS, gap)
+	}
+	return nil
+}
+
+// reusable is a stored complete result of the trial v describes.
+func reusable(stored []*results.Result, v plan.Values) *results.Result {
+	var same []*results.Result
+	for _, r := range stored {
+		if r.Label == v.Get("label") {
+			same = append(same, r)
+		}
+	}
+	return advise.Match(same, v)
+}
+
+// sum sets the variant's counts, medians, rate and decision from its
+// trials so far.
+func (s Scenario) sum(vr *variantRun, level float64) {
+	vv := &vr.vv
+	vv.Violated, vv.Conclusive = 0, 0
+	for _, t := range vv.Trials {
+		if t.Violated {
+			vv.Violated++
+		}
+		if t.Conclusive {
+			vv.Conclusive++
+		}
+	}
+	vv.ErrorShare = 0
+	if vr.attempts > 0 {
+		vv.ErrorShare = float64(vr.errs) / float64(vr.attempts)
+	}
+	vv.AcquireP99US, vv.AcquiredPerS = results.Median(vr.p99s), results.Median(vr.tputs)
+	s.estimate(vv)
+	vv.Decision = verdict.DecideTrials(vv.Violated, vv.Conclusive, level)
 }
 
 // estimate sets the variant's rate over its conclusive trials and whether
@@ -218,22 +378,25 @@ func (s Scenario) per() string {
 	return "per trial"
 }
 
-// boundTarget is the upper bound a clean variant's trials should bring its
-// violation rate under; the verdict says how many trials that takes.
-const boundTarget = 0.10
+// Word is the variant's decided word: violated (one conclusive trial
+// showed it), safe (none did, and the 95% upper bound is within the
+// level), undecided, or inconclusive.
+func (vv VariantVerdict) Word() string { return vv.Decision.Word("violated", "safe") }
 
-// Statement is the variant's verdict in words: its violation rate over its
-// conclusive trials with the 95% interval, the trials a clean variant needs
-// to bound it under 10%, what made trials inconclusive, and a mitigation
-// that was safe only by granting nothing after the fault.
+// Statement is the variant's verdict in words: its word by the k-of-n
+// rule, the violations over its conclusive trials with their interval, for
+// an undecided variant the trials that would decide it, what made trials
+// inconclusive, and a mitigation that was safe only by granting nothing
+// after the fault.
 func (s Scenario) Statement(vv VariantVerdict) string {
 	if s.violated == nil {
 		return ""
 	}
-	st := vv.Variant.Name + ": violated in " + vv.Rate.String(s.per())
-	if vv.Violated == 0 && vv.Rate.High >= boundTarget {
-		st += fmt.Sprintf("; %d conclusive trials would bound it under %.0f%%", verdict.TrialsToBound(boundTarget), 100*boundTarget)
+	word := vv.Word()
+	if vv.Decision.Class == verdict.Undecided {
+		word = vv.Decision.Short("violated", "safe", 0)
 	}
+	st := vv.Variant.Name + ": " + word + "; " + vv.Decision.Explain("violated", s.per())
 	if n := len(vv.Trials) - vv.Conclusive; n > 0 {
 		st += fmt.Sprintf("; %d inconclusive (%s)", n, whyInconclusive(vv.Trials))
 	}
@@ -241,6 +404,30 @@ func (s Scenario) Statement(vv VariantVerdict) string {
 		st += fmt.Sprintf("; it granted nothing after %s: safe only by being unavailable", s.exposure.what)
 	}
 	return st
+}
+
+// Differences set each mitigated variant against each unmitigated one on
+// their violation rates, by Fisher's exact test at 95%: a difference is
+// said only where the test shows it.
+func (s Scenario) Differences(v Verdict) []string {
+	if s.violated == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range v.Variants {
+		if !m.Variant.Mitigated || m.Conclusive == 0 {
+			continue
+		}
+		for _, u := range v.Variants {
+			if u.Variant.Mitigated || u.Conclusive == 0 {
+				continue
+			}
+			d := verdict.DifferTrials(m.Violated, m.Conclusive, u.Violated, u.Conclusive)
+			out = append(out, fmt.Sprintf("%s (%d/%d) against %s (%d/%d): %s", m.Variant.Name, m.Violated, m.Conclusive,
+				u.Variant.Name, u.Violated, u.Conclusive, d))
+		}
+	}
+	return out
 }
 
 // whyInconclusive lists the distinct reasons of the inconclusive trials.
@@ -319,10 +506,25 @@ func writeEvidence(w io.Writer, v Verdict) {
 			fmt.Fprintf(w, "  %s: %s\n", vv.Variant.Name, strings.Join(per, " "))
 		}
 	}
-	fmt.Fprintln(w, "verdict (violation rate over conclusive trials, 95% interval):")
+	fmt.Fprintf(w, "verdict (violated: one conclusive trial showed it; safe: none did and at most %s of trials would at 95%%; "+
+		"else undecided):\n", levelText(v.Level))
 	for _, vv := range v.Variants {
 		fmt.Fprintf(w, "  %s\n", s.Statement(vv))
 	}
+	if diffs := s.Differences(v); len(diffs) > 0 {
+		fmt.Fprintln(w, "mitigated against unmitigated (exact test at 95%):")
+		for _, d := range diffs {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+	}
+}
+
+// levelText prints a level as a percentage, its default when 0.
+func levelText(level float64) string {
+	if level <= 0 {
+		level = verdict.DefaultLevel
+	}
+	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
 }
 
 // exposureText is one trial's exposure, marked when inconclusive.

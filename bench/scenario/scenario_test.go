@@ -103,7 +103,7 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 			if s.Name != quickScenario {
 				longtest.Skip(t)
 			}
-			v, err := Run(context.Background(), s, 2, execute, nil)
+			v, err := Run(context.Background(), s, Options{Trials: 2}, execute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +166,7 @@ func TestEveryRecipeConclusive(t *testing.T) {
 			continue
 		}
 		t.Run(s.Name, func(t *testing.T) {
-			v, err := Run(context.Background(), s, n, execute, nil)
+			v, err := Run(context.Background(), s, Options{Trials: n}, execute)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,7 +221,7 @@ func TestCancelledScenarioLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	s, _ := Lookup("failover")
-	_, _ = Run(ctx, s, 1, execute, nil)
+	_, _ = Run(ctx, s, Options{Trials: 1}, execute)
 	if left := redisChildren(); len(left) > 0 {
 		t.Fatalf("redis processes left behind after cancel: %v", left)
 	}

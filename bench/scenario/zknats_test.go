@@ -88,7 +88,7 @@ func TestZkNatsScenarios(t *testing.T) {
 			// expired without closing its connection (lockimpl's
 			// dropExpired), and trials whose expire was reported failed
 			// although it had ended the session (closedEarlier).
-			v, err := Run(context.Background(), s, 3, execute, nil)
+			v, err := Run(context.Background(), s, Options{Trials: 3}, execute)
 			if err != nil {
 				t.Fatal(err)
 			}

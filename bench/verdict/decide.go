@@ -158,11 +158,12 @@ func (d TrialDecision) Short(harm, safe string, shown int) string {
 
 // Explain is the decision in a sentence: the harm's count and share with
 // its interval, and for Undecided the trials that would decide it.
-// harmWhat names the harm ("overran", "violated").
-func (d TrialDecision) Explain(harmWhat string) string {
+// harmWhat names the harm ("overran", "violated"), per the rate's unit
+// ("of trials", "per failover").
+func (d TrialDecision) Explain(harmWhat, per string) string {
 	head := fmt.Sprintf("%s in %d of %d conclusive trial(s)", harmWhat, d.Harm, d.N)
 	if iv := d.Interval(); iv != "" {
-		head += fmt.Sprintf(" (%s of trials at 95%%)", iv)
+		head += fmt.Sprintf(" (%s %s at 95%%)", iv, per)
 	}
 	switch d.Class {
 	case NoEvidence:

@@ -48,7 +48,7 @@ func TestRenewalCheckOneCell(t *testing.T) {
 	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "renewal.html")
-	code, out, errs := lockbench(t, "renewal-check", "--cases", "process-paused", "--locks", "single", "--trials", "1",
+	code, out, errs := lockbench(t, "renewal-check", "--cases", "process-paused", "--locks", "single", "--trials", "1", "--budget", "0",
 		"--out", dir, "--html", page, "--format", "json", "-q")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)

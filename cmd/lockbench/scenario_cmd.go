@@ -6,8 +6,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/scenario"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
@@ -42,7 +44,10 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 		Name:  s.Name,
 		Usage: s.Description,
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "trials", Value: 5, Usage: "runs per variant"},
+			&cli.IntFlag{Name: "trials", Value: 5, Usage: "planned runs per variant"},
+			&cli.StringFlag{Name: "budget", Value: "0", Usage: "wall time for the planned trials and then more trials of undecided variants until decided or it ends, e.g. 10m; 0 runs the planned trials only"},
+			&cli.StringFlag{Name: "safety-level", Value: "0.1", Usage: "the word safe needs the 95% upper bound on violating trials within this share, in (0,1)"},
+			&cli.BoolFlag{Name: "resume", Usage: "reuse stored trials (in --out) of the same variants instead of running them again"},
 			&cli.StringFlag{Name: "out", Value: "./runs", Usage: "directory for result files", EnvVars: []string{"LOCKBENCH_OUT"}},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
 			&cli.StringFlag{Name: "lock", Usage: "run the scenario's unmitigated variants (and those of its mitigations that are settings, not other locks) on this lock, e.g. redsync or redislock"},
@@ -71,11 +76,9 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			if trials < 1 || trials > 100 {
 				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 100", trials)}
 			}
-			var progress scenario.Progress
-			if !c.Bool("quiet") {
-				progress = func(variant string, trial, trials int) {
-					fmt.Fprintf(c.App.ErrWriter, "scenario %s: %s, trial %d/%d\n", s.Name, variant, trial, trials)
-				}
+			opts, err := scenarioOptions(c, s, trials)
+			if err != nil {
+				return err
 			}
 			store := storeRunner(c)
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
@@ -87,13 +90,51 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 				}
 				return store(ctx, v, "", 0)
 			}
-			v, err := scenario.Run(c.Context, s, trials, run, progress)
-			if err != nil {
+			v, err := scenario.Run(c.Context, s, opts, run)
+			if !c.Bool("quiet") && isTerminal(c.App.ErrWriter) {
+				fmt.Fprintln(c.App.ErrWriter)
+			}
+			if err != nil && c.Context.Err() == nil {
 				return err
 			}
-			return verdictOutput().Write(c.App.Writer, format, v)
+			if werr := verdictOutput().Write(c.App.Writer, format, v); werr != nil {
+				return werr
+			}
+			if err != nil {
+				return fmt.Errorf("interrupted: the verdict shows the trials that finished; lockbench scenario %s --resume with the same flags and --out goes on: %w", s.Name, err)
+			}
+			return nil
 		},
 	}
+}
+
+// scenarioOptions reads --budget, --safety-level and --resume. A budget
+// shorter than one trial's window is refused.
+func scenarioOptions(c *cli.Context, s scenario.Scenario, trials int) (scenario.Options, error) {
+	o := scenario.Options{Trials: trials}
+	level, err := verdict.ParseLevel("safety-level", c.String("safety-level"))
+	if err != nil {
+		return o, usageError{msg: err.Error()}
+	}
+	o.Level = level
+	if b := c.String("budget"); b != "0" {
+		if o.Budget, err = advise.ParseBudget(b); err != nil {
+			return o, err
+		}
+		if window := s.TrialWindow(); o.Budget < window {
+			return o, usageError{msg: fmt.Sprintf("--budget %v: too short for one trial (its window alone is %v); want at least that, or 0 (planned trials only)",
+				o.Budget, window)}
+		}
+	}
+	if c.Bool("resume") {
+		if o.Stored, err = storedForResume(c, "scenario "+s.Name, c.String("out"), "trial"); err != nil {
+			return o, err
+		}
+	}
+	if !c.Bool("quiet") {
+		o.Progress = budgetProgress(c, "trials")
+	}
+	return o, nil
 }
 
 // verdictOutput is a scenario's verdict in each format it offers.

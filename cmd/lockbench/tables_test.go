@@ -263,7 +263,7 @@ func TestEveryTableFitsTerminal(t *testing.T) {
 			name   string
 			output func() (string, bool)
 		}{"scenario-" + s.Name, render(func(b *bytes.Buffer) error {
-			v, err := scenario.Run(ctx, s, 2, func(_ context.Context, v plan.Values) (*results.Result, error) { return tr.result(v, "", 0), nil }, nil)
+			v, err := scenario.Run(ctx, s, scenario.Options{Trials: 2}, func(_ context.Context, v plan.Values) (*results.Result, error) { return tr.result(v, "", 0), nil })
 			if err != nil {
 				return err
 			}
