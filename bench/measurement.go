@@ -107,6 +107,10 @@ func (m *Measurement) Fill(r *results.Result) error {
 	for k, v := range c.errs {
 		r.Errors[k] = v
 	}
+	r.AcquireErrors = map[string]int64{}
+	for k, v := range c.acquireErrs {
+		r.AcquireErrors[k] = v
+	}
 	r.Series = m.Series
 	r.Fairness = results.NewFairness(m.perWorker, m.worstP99US)
 	return nil

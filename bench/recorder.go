@@ -40,18 +40,27 @@ var failedOp = [numOps]op{opAcquire: opAcquireFailed, opRelease: opReleaseFailed
 // counter to the catalogue needs nothing here, and the failures by kind.
 type counters struct {
 	results.Counts
-	errs map[string]int64
+	// errs are every operation's failures by kind; acquireErrs the acquire
+	// tries' alone, the breakdown of acquire_failed.
+	errs, acquireErrs map[string]int64
 }
 
 // add folds o into c, counter by counter as the catalogue lists them.
 func (c *counters) add(o *counters) {
 	c.Counts.Add(&o.Counts)
-	for k, v := range o.errs {
-		if c.errs == nil {
-			c.errs = map[string]int64{}
+	c.errs = addKinds(c.errs, o.errs)
+	c.acquireErrs = addKinds(c.acquireErrs, o.acquireErrs)
+}
+
+// addKinds adds the counts by kind of from into into, made on first use.
+func addKinds(into, from map[string]int64) map[string]int64 {
+	for k, v := range from {
+		if into == nil {
+			into = map[string]int64{}
 		}
-		c.errs[k] += v
+		into[k] += v
 	}
+	return into
 }
 
 // interval is what a worker saw since the last per-second tick: the acquire
@@ -177,6 +186,20 @@ func (r *recorder) errorKind(kind string) {
 			c.errs = map[string]int64{}
 		}
 		c.errs[kind]++
+	})
+}
+
+// acquireErrorKind counts a failed acquire try by kind, among every
+// operation's and among the acquire tries' own.
+func (r *recorder) acquireErrorKind(kind string) {
+	r.count(func(c *counters) {
+		if c.errs == nil {
+			c.errs, c.acquireErrs = map[string]int64{}, map[string]int64{}
+		} else if c.acquireErrs == nil {
+			c.acquireErrs = map[string]int64{}
+		}
+		c.errs[kind]++
+		c.acquireErrs[kind]++
 	})
 }
 

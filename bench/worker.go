@@ -181,7 +181,7 @@ func (at *attempts) observeAt(a lockimpl.Attempt, now time.Time) {
 	}
 	w.rec.attempt(a.Latency, a.Outcome)
 	if a.Outcome == lockimpl.Failed {
-		w.rec.errorKind(lockimpl.ErrorKind(a.Err))
+		w.rec.acquireErrorKind(lockimpl.ErrorKind(a.Err))
 		if errors.Is(a.Err, lockimpl.ErrUnreplicated) {
 			w.rec.count(func(c *counters) { c.Counters.Unreplicated++ })
 		}

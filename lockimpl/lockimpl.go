@@ -122,6 +122,12 @@ type SessionLocker interface {
 // ErrNoQuorum is returned when too few masters answered for a quorum to be possible.
 var ErrNoQuorum = errors.New("no quorum")
 
+// ErrSplitVote is an ErrNoQuorum whose quorum was out of reach with at
+// least one master already held by another holder: contenders split the
+// votes (with a master that failed or answered late), so the failure is
+// contention's as much as the masters'.
+var ErrSplitVote = fmt.Errorf("%w: split vote", ErrNoQuorum)
+
 // ErrValidityExpired is returned when a quorum was reached but took longer than the TTL
 // allows, so the lease would already be invalid.
 var ErrValidityExpired = errors.New("validity expired before quorum")
@@ -173,6 +179,8 @@ func ErrorKind(err error) string {
 	switch {
 	case errors.Is(err, ErrNoRenewal):
 		return "no_renewal"
+	case errors.Is(err, ErrSplitVote):
+		return "split_vote"
 	case errors.Is(err, ErrNoQuorum):
 		return "no_quorum"
 	case errors.Is(err, ErrValidityExpired):

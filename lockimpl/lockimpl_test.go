@@ -341,6 +341,8 @@ func TestErrorKind(t *testing.T) {
 		want string
 	}{
 		{lockimpl.ErrNoQuorum, "no_quorum"},
+		{lockimpl.ErrSplitVote, "split_vote"},
+		{fmt.Errorf("redlock acquire k: %w", lockimpl.ErrSplitVote), "split_vote"},
 		{context.DeadlineExceeded, "timeout"},
 		{errors.Join(errors.New("x"), lockimpl.ErrValidityExpired), "validity_expired"},
 		{errors.New("mystery"), "other"},

@@ -38,8 +38,10 @@ func TestRedsyncAcquireOutcome(t *testing.T) {
 		{"quorum taken", 5, live, &redsync.ErrTaken{Nodes: []int{0, 1, 2}}, Contended, ""},
 		{"one master, taken", 1, live, &redsync.ErrTaken{Nodes: []int{0}}, Contended, ""},
 		{"one master, down", 1, live, joined(nodeDown(0)), Failed, "conn_refused"},
-		{"two taken, one down of 5: the down one decides", 5, live,
-			joined(nodeTaken(0), nodeTaken(1), nodeDown(2)), Failed, "no_quorum"},
+		{"two taken, one down of 5: the down one decides, a split vote", 5, live,
+			joined(nodeTaken(0), nodeTaken(1), nodeDown(2)), Failed, "split_vote"},
+		{"two down of 5, none taken: no quorum", 5, live,
+			joined(nodeDown(0), nodeDown(1)), Failed, "no_quorum"},
 		{"three taken, two down of 5: contended regardless", 5, live,
 			joined(nodeTaken(0), nodeDown(1), nodeTaken(2), nodeDown(3), nodeTaken(4)), Contended, ""},
 		{"two of four taken, none down: no quorum possible", 4, live, joined(nodeTaken(0), nodeTaken(1)), Contended, ""},
@@ -72,7 +74,7 @@ func TestRedsyncRenewAndReleaseOutcomes(t *testing.T) {
 		// Extend's script answers 0 for a key gone and one held by another
 		// alike: redsync reports both as taken, lockbench as lost.
 		{"quorum refused", "renew", 3, &redsync.ErrTaken{Nodes: []int{0, 1}}, Lost, ""},
-		{"one refused, one down of 3", "renew", 3, joined(nodeTaken(0), nodeDown(1)), Failed, "no_quorum"},
+		{"one refused, one down of 3", "renew", 3, joined(nodeTaken(0), nodeDown(1)), Failed, "split_vote"},
 		{"quorum too late", "renew", 3, redsync.ErrExtendFailed, Failed, "validity_expired"},
 		{"quorum taken", "release", 3, &redsync.ErrTaken{Nodes: []int{0, 1}}, Taken, ""},
 		{"gone on the one master", "release", 1, joined(redsync.ErrLockAlreadyExpired), Lost, ""},

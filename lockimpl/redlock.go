@@ -316,6 +316,10 @@ func (r *Redlock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	switch {
 	case t.ok >= t.quorum:
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w", key, ErrValidityExpired)
+	case !t.refused() && t.taken+t.lost > 0:
+		// Another holder had some masters and failures the rest: the votes split.
+		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w (%d of %d masters held by another, %d failed, first: %v)",
+			key, ErrSplitVote, t.taken+t.lost, t.n, t.fails, t.firstErr)
 	case !t.refused():
 		// Failures, not another owner, kept the quorum out of reach.
 		return Lease{}, Failed, fmt.Errorf("redlock acquire %s: %w (%d of %d masters failed, first: %v)", key, ErrNoQuorum, t.fails, t.n, t.firstErr)

@@ -148,6 +148,10 @@ func (r *Redsync) noQuorum(v redsyncVotes, err error) error {
 	if r.nodes == 1 {
 		return v.firstErr
 	}
+	if v.taken > 0 {
+		// Another owner held some masters: the votes split.
+		return fmt.Errorf("%w (%d of %d masters held by another, %d failed, first: %w): %v", ErrSplitVote, v.taken, r.nodes, v.failed, v.firstErr, err)
+	}
 	return fmt.Errorf("%w (%d of %d masters failed, first: %w): %v", ErrNoQuorum, v.failed, r.nodes, v.firstErr, err)
 }
 

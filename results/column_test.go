@@ -166,7 +166,7 @@ func TestFigureFormatsAtItsPrecision(t *testing.T) {
 	}{
 		{"availability", 0.125, "12%"},
 		{"throughput_kept", 1.0532, "105.3%"},
-		{"availability.longest_gap_s", 7.4, "7s"},
+		{"availability.longest_gap_s", 7.4, "7.4s"},
 		{"longest_gap_s", 0.456, "0.46s"},
 		{"error_share", 0.0123, "1.2%"},
 		{"expiry_rate_upper_95", 0.0005123, "0.00051"},

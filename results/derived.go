@@ -24,7 +24,7 @@ func DerivedFigures() []Figure {
 		// verdict.AvailabilityOf): shares of whole seconds of the series.
 		with(d("availability", "acquiring in the fault's span", UnitShare, "higher"), WholeNumbers, 0),
 		with(d("availability_window", "acquiring in the window", UnitShare, "higher"), WholeNumbers, 0),
-		with(d("availability.longest_gap_s", "longest gap (whole seconds of the series)", UnitSeconds, "lower"), WholeNumbers, 0),
+		with(d("availability.longest_gap_s", "longest gap without an acquisition", UnitSeconds, "lower"), 1, 0),
 		with(d("throughput_kept", "throughput kept under the fault", UnitShare, "higher"), 1, 0),
 		// Scenario trials: the exact longest gap between acquisitions
 		// (results.LongestGap) and the share of attempts that failed.

@@ -10,7 +10,7 @@ import (
 // own kinds, then the first word of the Redis error replies a lock is likely
 // to meet. A reply not listed still appears under its first word.
 var errorKinds = []string{
-	"no_quorum", "validity_expired", "unreplicated", "timeout", "canceled",
+	"no_quorum", "split_vote", "validity_expired", "unreplicated", "timeout", "canceled",
 	"conn_refused", "conn_reset", "eof", "client_closed", "other", "resource",
 	"loading", "readonly", "noscript", "busy", "oom", "noauth", "wrongpass", "noperm",
 	"masterdown", "clusterdown", "moved", "ask", "tryagain", "crossslot", "err",

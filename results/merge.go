@@ -280,6 +280,12 @@ func addCounts(out, r *Result) {
 	for k, v := range r.Errors {
 		out.Errors[k] += v
 	}
+	for k, v := range r.AcquireErrors {
+		if out.AcquireErrors == nil {
+			out.AcquireErrors = map[string]int64{}
+		}
+		out.AcquireErrors[k] += v
+	}
 }
 
 // mergeFairness recomputes fairness over every generator's workers; the

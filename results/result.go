@@ -105,6 +105,10 @@ type Result struct {
 	Counts
 	// Errors counts failures by kind.
 	Errors map[string]int64 `json:"errors"`
+	// AcquireErrors counts the failed acquire tries alone by kind (the
+	// window's, as acquire_failed counts them): the breakdown that stands
+	// beside the failed tries. Absent in results stored before it.
+	AcquireErrors map[string]int64 `json:"acquire_errors,omitempty"`
 	// Fairness is how evenly the workers shared the acquisitions.
 	Fairness *Fairness `json:"fairness,omitempty"`
 	// Series has one point per second of the measured window.

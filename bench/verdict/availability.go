@@ -17,7 +17,10 @@ type Availability struct {
 	FaultShare *float64 `json:"fault_span_share,omitempty"`
 	// WindowShare is the same over the whole window.
 	WindowShare float64 `json:"window_share"`
-	// LongestGapS is the longest run of seconds without an acquisition.
+	// LongestGapS is the longest time without an acquisition: exact from
+	// the series' first and last acquisition of each second where the
+	// result has them (results.LongestGap), else the longest run of whole
+	// seconds without one.
 	LongestGapS float64 `json:"longest_gap_s"`
 	// FaultSpanS is the fault's span in seconds (0 without one).
 	FaultSpanS float64 `json:"fault_span_s,omitempty"`
@@ -50,6 +53,9 @@ func AvailabilityOf(r *results.Result) (Availability, bool) {
 			}
 		}
 		start = p.ElapsedS
+	}
+	if exact, _, ok := results.LongestGap(r.Series, r.DurationS); ok {
+		a.LongestGapS = exact
 	}
 	a.WindowShare = float64(up) / float64(len(r.Series))
 	if faulted && spanSeconds > 0 {

@@ -3,7 +3,6 @@ package verdict
 import (
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/results"
@@ -125,13 +124,13 @@ func (v Limit) Text() string {
 }
 
 // ContentionShare is the share of the keys in use that must be held on
-// average (acquisitions/s × mean hold over the keys) for a run to count as
-// contention-bound.
+// average (acquisitions/s × mean hold over the keys) for a run whose tries
+// found keys held to count as contention-bound.
 const ContentionShare = 0.8
 
-// LimitOf names what bounded one run, by one rule: contention first (when
-// workers outnumbered the keys, attempts found them held, and either the
-// keys were held ContentionShare of the time or most tries found them held:
+// LimitOf names what bounded one run, by one rule: contention first (most
+// tries found their key held, a split vote counted as held, or the keys in
+// use were held ContentionShare of the time while tries found them held:
 // no CPU would buy more acquisitions), then the CPU rule of JudgeCPU.
 func LimitOf(r *results.Result) Limit {
 	if l, ok := contentionLimit(r); ok {
@@ -141,26 +140,45 @@ func LimitOf(r *results.Result) Limit {
 }
 
 // contentionLimit is LimitContention with its figures, when a run was
-// contention-bound.
+// contention-bound. It reads what was measured, not how many keys there
+// were against workers: a hot key among a thousand is contention as much
+// as one key among many workers.
 func contentionLimit(r *results.Result) (Limit, bool) {
+	c := r.Contention
+	split := r.AcquireErrors["split_vote"]
+	held := c.Contended + split
+	if c.Attempts == 0 || held == 0 {
+		return Limit{}, false
+	}
+	occupancy, keys, known := keyOccupancy(r)
+	if 2*held <= c.Attempts && (!known || occupancy < ContentionShare) {
+		return Limit{}, false
+	}
+	why := fmt.Sprintf("%s of %s tries found the key held", thousands(c.Contended), thousands(c.Attempts))
+	if split > 0 {
+		why += fmt.Sprintf(", %s more lost a split vote (masters held by others)", thousands(split))
+	}
+	if known {
+		why += fmt.Sprintf("; %.1f acquisitions/s × mean hold %s kept %.0f%% of %s held on average",
+			r.Throughput.AcquiredPerS, results.FormatUS(r.Ops[results.OpHold].LatencyUS.Mean), 100*occupancy, results.Count(int64(keys), "key"))
+	}
+	return Limit{Limit: LimitContention, Why: why}, true
+}
+
+// keyOccupancy is the measured share of time the keys in use were held
+// (acquisitions/s × mean hold over the keys), with their number; false
+// for unique keys or a configuration that does not say.
+func keyOccupancy(r *results.Result) (occupancy float64, keys int, ok bool) {
 	chooser, err := workloads.ParseKeys(fmt.Sprint(r.Config["keys"]))
 	if err != nil {
-		return Limit{}, false
+		return 0, 0, false
 	}
 	keys, shared := workloads.KeysInUse(chooser)
-	workers, err := strconv.Atoi(fmt.Sprint(r.Config["concurrency"]))
-	if !shared || err != nil || keys >= workers || r.Contention.Contended == 0 {
-		return Limit{}, false
+	if !shared || keys == 0 {
+		return 0, 0, false
 	}
 	hold := r.Ops[results.OpHold].LatencyUS.Mean / 1e6
-	held := r.Throughput.AcquiredPerS * hold
-	c := r.Contention
-	if held < ContentionShare*float64(keys) && 2*c.Contended <= c.Attempts {
-		return Limit{}, false
-	}
-	return Limit{Limit: LimitContention, Why: fmt.Sprintf("%.1f acquisitions/s × mean hold %s = %.2f of %s held at once, %d workers waiting on them, "+
-		"%d of %d tries found the key held", r.Throughput.AcquiredPerS, results.FormatUS(hold*1e6), held, results.Count(int64(keys), "key"), workers,
-		c.Contended, c.Attempts)}, true
+	return r.Throughput.AcquiredPerS * hold / float64(keys), keys, true
 }
 
 // CPUUseOf reads a run's CPU figures: client.cpu_share from the catalogue,

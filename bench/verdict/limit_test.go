@@ -61,3 +61,38 @@ func TestSharesHost(t *testing.T) {
 		}
 	}
 }
+
+// TestContentionLimit: contention is read from what the run measured. A
+// hot key among 1,000 keys that 80% of tries found held is contention
+// though keys outnumber workers ten to one; split votes count as held; a
+// run whose tries rarely found a key held, on keys held 10% of the time, is
+// left to the CPU rule.
+func TestContentionLimit(t *testing.T) {
+	run := func(keys string, workers int, attempts, contended int64, errs map[string]int64, perS, holdUS float64) *results.Result {
+		r := &results.Result{Config: map[string]any{"keys": keys, "concurrency": workers}, AcquireErrors: errs,
+			Ops: map[string]results.OpSummary{results.OpHold: {LatencyUS: results.Percentiles{Mean: holdUS}}}}
+		r.Contention.Attempts, r.Contention.Contended = attempts, contended
+		r.Throughput.AcquiredPerS = perS
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		r    *results.Result
+		want bool
+		why  string
+	}{
+		{"hot key among 1,000: most tries found it held", run("zipf:1000:1.2", 32, 10000, 8000, nil, 1500, 20000), true, "8,000 of 10,000 tries found the key held"},
+		{"split votes on one key", run("uniform:1", 16, 5953, 1200, map[string]int64{"split_vote": 2514}, 800, 5000), true, "2,514 more lost a split vote"},
+		{"keys held 90% of the time, some tries found them held", run("uniform:8", 8, 1000, 300, nil, 720, 10000), true, "kept 90% of 8 keys held"},
+		{"rarely held, many keys", run("uniform:1000", 32, 100000, 500, nil, 10000, 10000), false, ""},
+		{"never held", run("uniform:1", 1, 1000, 0, nil, 100, 1000), false, ""},
+		{"no_quorum without contention is not contention", run("uniform:100", 16, 1000, 0, map[string]int64{"no_quorum": 900}, 10, 1000), false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, ok := contentionLimit(tc.r)
+			if ok != tc.want || !strings.Contains(l.Why, tc.why) {
+				t.Fatalf("contentionLimit = %+v, %v; want %v with %q", l, ok, tc.want, tc.why)
+			}
+		})
+	}
+}

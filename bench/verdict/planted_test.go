@@ -110,3 +110,42 @@ func TestPlantedServerPausedMostOfTheWindow(t *testing.T) {
 		t.Errorf("availability %+v (%s): want at most a third of the window and of the span, a gap of 2s or more", a, a.Text())
 	}
 }
+
+// TestPlantedHotKeyAmongManyKeys: a quarter of 32 workers' requests go to
+// key 0 of 1,000, each held 20ms and retried every millisecond. Key 0 can
+// serve at most 50 holders a second while about 400 a second want it, so
+// in steady state most workers wait on it, retrying a thousand times a
+// second each, and most tries find it held: contention, though the keys
+// outnumber the workers thirty to one.
+func TestPlantedHotKeyAmongManyKeys(t *testing.T) {
+	r := runOn(t, plan.Values{"keys": {"hot:1000,0.25"}, "hold": {"20ms"}, "concurrency": {"32"}, "retry": {"fixed:1ms"},
+		"duration": {"2s"}})
+	if l := verdict.LimitOf(r); l.Limit != verdict.LimitContention {
+		t.Errorf("limit %+v (%d of %d tries found the key held): want contention on the hot key", l, r.Contention.Contended, r.Contention.Attempts)
+	}
+}
+
+// TestPlantedSplitVotes: Redlock over three masters, one killed at the
+// start, eight workers on one key retried every millisecond. A try then
+// needs both live masters; when two workers race, each takes one and the
+// dead master fails the third vote: neither refused by a majority nor
+// granted, a split vote. Nearly every try that does not acquire is held or
+// split, so the limit is contention, and the failure breakdown beside the
+// failed tries counts only acquire tries (its kinds sum to the failed count).
+func TestPlantedSplitVotes(t *testing.T) {
+	r := runOn(t, plan.Values{"topology": {"redlock:3"}, "lock": {"redlock"}, "keys": {"1"}, "hold": {"5ms"}, "concurrency": {"8"},
+		"retry": {"fixed:1ms"}, "duration": {"2s"}, "fault": {"at=0s kill node=2"}})
+	if r.AcquireErrors["split_vote"] == 0 {
+		t.Fatalf("acquire errors %v: want split votes with one master dead and eight workers racing", r.AcquireErrors)
+	}
+	if l := verdict.LimitOf(r); l.Limit != verdict.LimitContention || !strings.Contains(l.Why, "split vote") {
+		t.Errorf("limit %+v: want contention, split votes counted", l)
+	}
+	var kinds int64
+	for _, n := range r.AcquireErrors {
+		kinds += n
+	}
+	if failed := r.Ops[results.OpAcquireFailed].Count; kinds != failed {
+		t.Errorf("acquire errors by kind sum to %d, the failed tries are %d: want the same window", kinds, failed)
+	}
+}

@@ -65,9 +65,9 @@ func Rules() []Rule {
 			"a renewal interval under which no renewal fired counts as off."},
 		{Available, "under a fault: the share of the fault's span (and of the window) whose seconds had at least one " +
 			"acquisition, with the longest gap without one; a stalled attempt is not available."},
-		{Bottleneck, "one rule, in this order: contention-bound (fewer keys than workers, attempts found them held, and " +
-			"acquisitions/s × mean hold ≥ 80% of the keys or most tries found the key held: the hold on the keys is the " +
-			"limit; next: shard the keys or shorten the hold); server-bound (the busiest server's thread busy over " + busy + " of the window; next: more " +
+		{Bottleneck, "one rule, in this order: contention-bound (most tries found their key held, a Redlock try that lost " +
+			"a split vote counted as held, or tries found keys held while acquisitions/s × mean hold kept 80% of the keys in use " +
+			"held: however many keys there are, the hold on the busy ones is the limit; next: shard the keys or shorten the hold); server-bound (the busiest server's thread busy over " + busy + " of the window; next: more " +
 			"servers or Cluster); generator-bound (the generator over " + busy + " of its CPUs; next: more generators or " +
 			"`--pipeline auto`); host-bound (the generator's host over " + busy + " busy, or with the servers it shares it; " +
 			"next: move the generator); else none."},

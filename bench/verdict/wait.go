@@ -56,7 +56,12 @@ type Failures struct {
 
 // FailuresOf reads a run's failures.
 func FailuresOf(r *results.Result, openLoop bool) Failures {
-	f := Failures{Attempts: r.Contention.Attempts, FailedAttempts: r.Ops[results.OpAcquireFailed].Count, ErrorsByKind: r.Errors,
+	byKind := r.AcquireErrors
+	if byKind == nil {
+		// A result stored before acquire_errors: every operation's kinds.
+		byKind = r.Errors
+	}
+	f := Failures{Attempts: r.Contention.Attempts, FailedAttempts: r.Ops[results.OpAcquireFailed].Count, ErrorsByKind: byKind,
 		Acquired: r.Contention.Acquired, GaveUp: r.Contention.GaveUp, OpenLoop: openLoop}
 	if openLoop {
 		c := r.Counters
