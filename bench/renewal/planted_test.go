@@ -70,7 +70,7 @@ func TestPlantedCells(t *testing.T) {
 	m, _ := runOnSingle(t, []Case{paused, failing}, storing(dir))
 	for i, want := range []string{"overran", "caught"} {
 		cell := m.Cell(i, 0)
-		if cell.Verdict != want || cell.Conclusive == 0 {
+		if !says(cell, want) {
 			t.Errorf("%s on single: %s over %d conclusive trials; want %s", cell.Case, cell.Verdict, cell.Conclusive, want)
 		}
 		if cell.Check != "agrees" {
@@ -106,10 +106,8 @@ func TestPlantedProbes(t *testing.T) {
 	// failed, but at least one of the three must have probed.
 	for i, want := range []string{"resets", "refused"} {
 		cell := m.Cell(i, 0)
-		var k, n int
-		var word string
-		if _, err := fmt.Sscanf(cell.Short(), "%s %d/%d", &word, &k, &n); err != nil || word != want || k != n || n < 1 {
-			t.Errorf("%s on single: %s (%+v); want %s k/k, k ≥ 1", cell.Case, cell.Short(), cell.Trials, want)
+		if !says(cell, want) {
+			t.Errorf("%s on single: %s (%+v); want %s in every conclusive trial, at least one", cell.Case, cell.Short(), cell.Trials, want)
 		}
 		if len(cell.Runs) != 0 || cell.OverranUpper == nil {
 			t.Errorf("%s on single: %d runs, bounds %v; want a probe's (no run, bounded)", cell.Case, len(cell.Runs), cell.OverranUpper)
@@ -118,6 +116,20 @@ func TestPlantedProbes(t *testing.T) {
 	if !strings.Contains(text, "renewal lost, key absent") {
 		t.Errorf("the renew-after-unlock paragraph does not say what the trials saw")
 	}
+}
+
+// says reports whether a cell gives the planted answer want by the k-of-n
+// rule: a word of harm is the cell's word; a word of safety is either the
+// cell's word (enough trials to bound the harm) or, with too few for that,
+// undecided with every conclusive trial of that outcome.
+func says(cell Cell, want string) bool {
+	if cell.Conclusive == 0 {
+		return false
+	}
+	if cell.Verdict == want {
+		return true
+	}
+	return cell.Undecided() && cell.Outcomes[want] == cell.Conclusive
 }
 
 // runOnSingle runs cases on single, three trials each, and logs the
@@ -176,7 +188,7 @@ func TestPlantedStarvedRenewer(t *testing.T) {
 	m, _ := runOnSingle(t, cases, storing(dir))
 	for i, want := range []string{"overran", "caught"} {
 		cell := m.Cell(i, 0)
-		if cell.Verdict != want || cell.Conclusive == 0 {
+		if !says(cell, want) {
 			t.Errorf("work of %d TTLs: %s over %d conclusive trials; want %s", 2*(i+1), cell.Verdict, cell.Conclusive, want)
 		}
 		if cell.Check != "agrees" {
@@ -290,7 +302,7 @@ func TestPlantedNatsKV(t *testing.T) {
 	m, _ := runOn(t, []Case{paused, failing}, []Lock{nats}, storing(t.TempDir()))
 	for i, want := range []string{"overran", "caught"} {
 		cell := m.Cell(i, 0)
-		if cell.Verdict != want || cell.Conclusive == 0 || cell.Outcomes[want] != cell.Conclusive {
+		if !says(cell, want) || cell.Outcomes[want] != cell.Conclusive {
 			t.Errorf("%s on nats-kv: %s over %d conclusive trials (%v); want %s in every one", cell.Case, cell.Verdict,
 				cell.Conclusive, cell.Outcomes, want)
 		}
@@ -373,4 +385,31 @@ func lateLeases(cell Cell) int {
 		n += tr.Leases[Overran.String()] + tr.Leases[Fenced.String()]
 	}
 	return n
+}
+
+// TestPlantedRunTwice runs starved-renewer on single twice, as a user
+// would: whether a holder's burst ends before its renewer learns of the
+// loss is a matter of timing, so one run may see only caught trials and
+// the next an overrun. By the k-of-n rule neither run may say caught on
+// the few trials it has (a word of safety needs its 95% upper bound within
+// 10%: at least 29 conclusive trials, every one caught), and the two words
+// never contradict: overran and caught together would need 29 clean trials
+// in one and an overrun in the other.
+func TestPlantedRunTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Redis twice for a few seconds; run without -short")
+	}
+	starved := caseNamed(t, "starved-renewer")
+	var words []string
+	for range 2 {
+		m, _ := runOnSingle(t, []Case{starved}, storing(t.TempDir()))
+		cell := m.Cell(0, 0)
+		if cell.Conclusive > 0 && cell.Conclusive < 29 && cell.Verdict == "caught" {
+			t.Errorf("starved-renewer on single: caught on %d conclusive trials; want overran or undecided", cell.Conclusive)
+		}
+		words = append(words, cell.Decision.Class.String())
+	}
+	if (words[0] == "harm" && words[1] == "safety") || (words[0] == "safety" && words[1] == "harm") {
+		t.Errorf("two runs said %v: a word of harm and a word of safety", words)
+	}
 }
