@@ -29,6 +29,10 @@ const (
 	Inconclusive Word = "inconclusive"
 	// KOfN is a count of trials that violated, stated with what it bounds.
 	KOfN Word = "k of n"
+	// UndecidedCount is a count over trials that earns neither harm nor safety.
+	UndecidedCount Word = UndecidedWord
+	// DifferenceShown is a claim that two rates differ.
+	DifferenceShown Word = "difference shown"
 )
 
 // Rule is one word and the rule that earns it.
@@ -74,9 +78,17 @@ func Rules() []Rule {
 		{Inconclusive, "a trial that acquired nothing in its window, or whose decisive fault fired with nobody at risk " +
 			"(no holder inside, exposure recorded as the fault fired), or whose exposure was not recorded: it could not " +
 			"have failed, so it is never counted as a pass. A trial that violated is conclusive whatever its exposure."},
-		{KOfN, "violations over the conclusive trials, always with the exact (Clopper–Pearson) 95% interval on the rate per " +
-			"trial, one-sided when none or all violated, and with none the conclusive trials that would bound it under 10%; a " +
-			"mitigated variant that granted nothing after its fault says it was safe only by being unavailable."},
+		{KOfN, "one rule for every count over trials (renewal-check's cells, scenario's variants): a word of harm " +
+			"(`overran`, `fenced`, `violated`, `resurrected`, `recreated`, `adds`) needs at least one conclusive trial that showed " +
+			"it, and is shown with the exact (Clopper–Pearson) 95% interval on its share of trials; a word of safety (`caught`, " +
+			"`kept`, `safe`, `deleted`, `refused`, `resets`) needs none, and the 95% upper bound on that share within " +
+			"`--safety-level` (default 10%: at least 29 conclusive trials); no interval that spans 0%–100% is printed as a " +
+			"figure. A mitigated variant that granted nothing after its fault says it was safe only by being unavailable."},
+		{UndecidedCount, "a count over trials that neither word earns: no trial showed the harm, but too few bound it within the " +
+			"level; shown as `undecided k/n (≤U%)` with how many more conclusive trials without it would decide, which " +
+			"`--budget` spends its time on. The same command run twice gives words that agree, or one side undecided."},
+		{DifferenceShown, "two locks or variants are set apart on a rate only where an exact test shows it at 95% (Fisher's for " +
+			"shares of trials, the conditional binomial for counts per failover); otherwise the output says `no difference shown`."},
 	}
 }
 
