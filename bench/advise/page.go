@@ -412,8 +412,13 @@ func redlockVerdict(js []Judgement, best int) Verdict {
 			v.Answer = append(v.Answer, txt("and "), num(results.RatioText(*rc.CommandsX), runs...), txt(" the server commands "))
 		}
 		v.Answer = append(v.Answer, txt("of %s; at your work it had ", rc.Against), num(results.FigureText("per_10k_acquisitions", rc.RedlockPer10k), j.Cell.RunID),
-			txt(" incidents (stale writes accepted, unfenced double grants) per 10,000 against "), num(results.FigureText("per_10k_acquisitions", rc.AgainstPer10k), against.Cell.RunID), txt(", so it prevented "),
-			num(results.FigureText("per_10k_acquisitions", rc.PreventedPer10k), runs...), txt(" per 10,000"))
+			txt(" incidents (stale writes accepted, unfenced double grants) per 10,000 against "), num(results.FigureText("per_10k_acquisitions", rc.AgainstPer10k), against.Cell.RunID))
+		if rc.Difference.Shown && rc.PreventedPer10k > 0 {
+			v.Answer = append(v.Answer, txt(", so it prevented "), num(results.FigureText("per_10k_acquisitions", rc.PreventedPer10k), runs...),
+				txt(" per 10,000 (%s)", rc.Difference))
+		} else {
+			v.Answer = append(v.Answer, txt(": %s", rc.Difference))
+		}
 		if j.Cell.Expired > 0 || against.Cell.Expired > 0 {
 			// Strict correctness counts these too: without a fence each is a
 			// stale write waiting for another holder's write.

@@ -257,6 +257,9 @@ type RedlockCompare struct {
 	RedlockPer10k, AgainstPer10k, PreventedPer10k float64
 	// FencePrevented is the stale writes the fence of the other refused.
 	FencePrevented int64
+	// Difference is Fisher's exact test of the two incident rates: the page
+	// says Redlock prevented incidents only where it shows a difference.
+	Difference verdict.Difference
 }
 
 // CompareRedlock compares a Redlock cell with another at the same work.
@@ -278,6 +281,7 @@ func CompareRedlock(redlock, against Cell) RedlockCompare {
 	}
 	rc.RedlockPer10k, rc.AgainstPer10k = rate(redlock), rate(against)
 	rc.PreventedPer10k = max(0, rc.AgainstPer10k-rc.RedlockPer10k)
+	rc.Difference = verdict.DifferTrials(int(redlock.Incidents()), int(redlock.Acquired), int(against.Incidents()), int(against.Acquired))
 	return rc
 }
 
