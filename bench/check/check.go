@@ -22,6 +22,7 @@ type Options struct {
 	DriftSet bool
 	// Timeout bounds Porcupine's search (0: none).
 	Timeout time.Duration
+	Visualize bool
 }
 
 // Counts are a history's incidents by cause, over the events of the window
