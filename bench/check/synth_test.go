@@ -44,7 +44,7 @@ func synth(o synthOpts) *history.History {
 	}
 	h := &history.History{Header: history.Header{Schema: history.Schema, RunID: fmt.Sprintf("synth-%d", o.seed), Generators: o.generators,
 		Origin: time.Unix(1_700_000_000, 0).UTC(), KeyPrefix: "s:", Lock: "synth", Fencing: o.fencing, TTLNS: ttl, DriftNS: drift,
-		Resource: resource}}
+		Resource: resource, Workers: o.workers}}
 	type gw struct{ g, w int }
 	perWorker := map[gw][]synthEvent{}
 	busy := map[gw]int64{}
