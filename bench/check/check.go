@@ -199,32 +199,26 @@ func (r *Report) Unsafe() bool { return r.Counts.Unsafe(r.Header.Fencing) }
 // Porcupine search ran out of its budget: the check cannot call it safe.
 func (r *Report) Undecided() bool { return !r.Unsafe() && len(r.Unknown) > 0 }
 
-// input is a Porcupine operation's input: a resource event, or the state a
-// segment resumes from.
-type input struct {
-	ev     *history.Event
-	resume *state
-}
-
-// model is the lease-lock model as Porcupine takes it.
+// model is the lease-lock model as Porcupine takes it. An operation's
+// input is a resource event (*history.Event), or the state a segment
+// resumes from (*state): pointers, so that making an operation allocates
+// nothing.
 func model(drift int64) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return &state{} },
 		StepContext: func(_ context.Context, st, in, _ any) (bool, any) {
-			i := in.(input)
-			if i.resume != nil {
-				return true, i.resume
+			if resume, ok := in.(*state); ok {
+				return true, resume
 			}
-			res := step(st.(*state), i.ev, drift)
+			res := step(st.(*state), in.(*history.Event), drift)
 			return res.cause == Safe, res.next
 		},
 		Equal: func(a, b any) bool { return a.(*state).equal(b.(*state)) },
-		DescribeOperation: func(in, out any) string {
-			i := in.(input)
-			if i.resume != nil {
-				return "resume: " + i.resume.String()
+		DescribeOperation: func(in, _ any) string {
+			if resume, ok := in.(*state); ok {
+				return "resume: " + resume.String()
 			}
-			return describe(i.ev)
+			return describe(in.(*history.Event))
 		},
 		DescribeState: func(st any) string { return st.(*state).String() },
 	}

@@ -704,7 +704,7 @@ func (ks *keyState) segment(c *checker, e *history.Event, before *state) {
 		if ks.events > 0 {
 			// A later segment starts from where the one before ended.
 			t := max(e.Return-1, ks.last+1)
-			ks.cur = append(ks.cur, porcupine.Operation{ClientId: 0, Input: input{resume: before}, Call: t, Return: t})
+			ks.cur = append(ks.cur, porcupine.Operation{ClientId: 0, Input: before, Call: t, Return: t})
 			ks.clients[[2]int{-1, -1}] = 0
 			ks.last = t
 		}
@@ -717,7 +717,7 @@ func (ks *keyState) segment(c *checker, e *history.Event, before *state) {
 		id = len(ks.clients)
 		ks.clients[[2]int{e.Generator, e.Worker}] = id
 	}
-	ks.cur = append(ks.cur, porcupine.Operation{ClientId: id, Input: input{ev: e}, Output: e.Out, Call: t, Return: t})
+	ks.cur = append(ks.cur, porcupine.Operation{ClientId: id, Input: e, Output: e.Out, Call: t, Return: t})
 }
 
 // segmentJob is one segment for Porcupine.

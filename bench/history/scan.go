@@ -31,6 +31,10 @@ type Scanner struct {
 	cur     batch
 	pos     int
 	started bool
+	// toks is each worker's last token: a lease's token comes on each of
+	// its events, one after another in its worker's buffer, and the string
+	// is made once.
+	toks *tokenCache
 	// long gathers a line longer than br's buffer.
 	long    []byte
 	line    int
@@ -73,7 +77,7 @@ func (cs closers) Close() error {
 
 // NewScanner reads a history's header from r, gzip'd or not.
 func NewScanner(r io.Reader) (*Scanner, error) {
-	s := &Scanner{br: bufio.NewReaderSize(r, 1<<20)}
+	s := &Scanner{br: bufio.NewReaderSize(r, 1<<20), toks: &tokenCache{}}
 	if magic, _ := s.br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(s.br)
 		if err != nil {
@@ -220,7 +224,7 @@ func (s *Scanner) read(e *Event) (bool, error) {
 		if line == nil {
 			return false, nil
 		}
-		if parseEvent(line, e) {
+		if parseEvent(line, e, s.toks) {
 			return true, nil
 		}
 		isEvent, err := s.slow(line, e)
@@ -302,7 +306,7 @@ func (s *Scanner) next() ([]byte, error) {
 // reflection: the checker reads millions of lines, and encoding/json took
 // most of its time. Anything else (another field order, an escaped
 // string, a fault or the trailer) returns false, for the slow path.
-func parseEvent(line []byte, e *Event) bool {
+func parseEvent(line []byte, e *Event, toks *tokenCache) bool {
 	p := eventParser{b: line}
 	var ev Event
 	var g, w, key int64
@@ -334,13 +338,30 @@ func parseEvent(line []byte, e *Event) bool {
 	}
 	ev.Generator, ev.Worker, ev.Key, ev.Seq = int(g), int(w), int(key), uint64(seq)
 	if len(tok) > 0 {
-		ev.Token = string(tok)
+		ev.Token = toks.token(ev.Worker, tok)
 	}
 	if len(errKind) > 0 {
 		ev.Err = string(errKind)
 	}
 	*e = ev
 	return true
+}
+
+// tokenCache keeps each worker's last token.
+type tokenCache struct{ last []string }
+
+// token is b as a string, the worker's last one if it is the same.
+func (c *tokenCache) token(w int, b []byte) string {
+	if c == nil || w < 0 || w >= 1<<20 {
+		return string(b)
+	}
+	if w >= len(c.last) {
+		c.last = append(c.last, make([]string, w+1-len(c.last))...)
+	}
+	if c.last[w] != string(b) {
+		c.last[w] = string(b)
+	}
+	return c.last[w]
 }
 
 // eventParser walks one line.

@@ -21,7 +21,7 @@ func FuzzParseEvent(f *testing.F) {
 		line := AppendEvent(nil, &e)
 		line = line[:len(line)-1]
 		var fast Event
-		took := parseEvent(line, &fast)
+		took := parseEvent(line, &fast, &tokenCache{})
 		var l rawLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			t.Fatalf("AppendEvent wrote what json cannot read: %s: %v", line, err)
