@@ -14,7 +14,8 @@ import (
 // on a local redis-server with a history, and checks that lockbench check
 // counts exactly the run's own incidents: double grants, overruns, stale
 // writes accepted and rejected. (The scenario recipes are checked the same
-// way by the scenario package's tests.)
+// way by the scenario package's tests.) The history is checked both in
+// memory and streamed from its file.
 func TestCheckAgreesWithTheRunOnEveryPreset(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server; run without -short")
@@ -56,6 +57,17 @@ func TestCheckAgreesWithTheRunOnEveryPreset(t *testing.T) {
 			}
 			if err := rep.Agree(r.Incidents); err != nil {
 				t.Fatal(err)
+			}
+			// Streamed from the file, as lockbench check reads it.
+			streamed, err := check.CheckFiles([]string{r.History}, check.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := streamed.Agree(r.Incidents); err != nil {
+				t.Fatalf("streamed: %v", err)
+			}
+			if streamed.Counts != rep.Counts || streamed.CheckedEvents != rep.CheckedEvents {
+				t.Fatalf("streamed %+v over %d events, in memory %+v over %d", streamed.Counts, streamed.CheckedEvents, rep.Counts, rep.CheckedEvents)
 			}
 			if r.Contention.Acquired == 0 || rep.CheckedEvents == 0 {
 				t.Fatalf("nothing acquired (%d) or checked (%d): the agreement proves nothing", r.Contention.Acquired, rep.CheckedEvents)

@@ -1,10 +1,8 @@
 package check
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,8 +18,15 @@ type Options struct {
 	Drift time.Duration
 	// DriftSet says whether Drift was given.
 	DriftSet bool
-	// Timeout bounds Porcupine's search (0: none).
+	// Timeout bounds Porcupine's search on each key, all its segments
+	// together (0: none): a key whose search runs out of it is unknown.
 	Timeout time.Duration
+	// Visualize keeps the illegal segments' events for Visualize.
+	Visualize bool
+
+	// flushEvery overrides how many events are read between two moves of
+	// the watermark (tests move it after every few).
+	flushEvery int
 }
 
 // Counts are a history's incidents by cause, over the events of the window
@@ -116,28 +121,31 @@ func (k Key) String() string {
 type KeyReport struct {
 	Key    Key
 	Counts Counts
-	// Events is the key's resource events, in the resource's order.
-	Events []*history.Event
-	// Violations are every event that broke the key, in the window or not.
-	Violations    []Violation
-	Disagreements []Disagreement
-	// Porcupine is Porcupine's verdict on the key.
+	// Violations are the first events that broke the key (listKept of
+	// them), in the window or not: those the resource saw, in its order,
+	// then acquisitions whose holder never entered, in the history's.
+	// ViolationsFound counts them all.
+	Violations      []Violation
+	ViolationsFound int
+	// Disagreements are the first events whose recorded outcome or
+	// validity the model's contradicts; DisagreementsFound counts them all.
+	Disagreements      []Disagreement
+	DisagreementsFound int
+	// Porcupine is Porcupine's verdict on the key: Unknown when its search
+	// ran out of its budget on a segment and found none illegal.
 	Porcupine porcupine.CheckResult
 
-	acquires map[string]*history.Event
-	// ends are the lock's reports that a lease ended unasked, by token.
-	ends map[string]*history.Event
+	// byCalls are the first double grants only the lock's calls show, and
+	// byCallsFound counts them all.
+	byCalls      []Violation
+	byCallsFound int
 }
 
-// late says whether write e came after its lease ended: past the validity
-// it was judged by, or past the end the lock reported for the lease, even
-// where the lock learnt the end only after the write (a session's end).
-func (kr *KeyReport) late(e *history.Event) bool {
-	if end := kr.ends[e.Token]; end != nil && e.Call > end.Valid {
-		return true
-	}
-	return e.Call > e.Valid
-}
+// listKept is how many violations, disagreements and double grants by
+// the lock's calls a key keeps to name: more than any report lists. A
+// broken lock makes one per acquisition, and a check that kept them all
+// would grow with the history.
+const listKept = 20
 
 // Report is a whole check.
 type Report struct {
@@ -148,9 +156,14 @@ type Report struct {
 	Outside Counts
 	// Keys are the keys with a violation or a disagreement, in key order.
 	Keys []*KeyReport
+	// Unknown are the keys whose Porcupine search ran out of its budget
+	// (Options.Timeout) without finding them illegal: neither safe nor
+	// unsafe, in key order.
+	Unknown []Key
 	// Checked is how many keys and resource events were checked.
 	CheckedKeys, CheckedEvents int
-	// Porcupine is the verdict over every key: Illegal when any key is.
+	// Porcupine is the verdict over every key: Illegal when any key is,
+	// else Unknown when any key is.
 	Porcupine porcupine.CheckResult
 	// Complete is false when the history had no trailer (cut short).
 	Complete bool
@@ -159,11 +172,17 @@ type Report struct {
 	Faults  []history.Fault
 	// Drift is the clock-drift allowance used.
 	Drift time.Duration
+	// Timeout is the Porcupine budget per key used (0: none).
+	Timeout time.Duration
 
-	model    porcupine.Model
-	segments []segment
-	// illegal are the segments Porcupine found illegal.
-	illegal []segment
+	model porcupine.Model
+	// illegal are the first segments Porcupine found illegal, kept for
+	// Visualize when asked (Options.Visualize); illegalFound counts all.
+	illegal      []segment
+	illegalFound int
+	// reread says the files' events were not in each worker's order, and
+	// the check read the whole history into memory instead of streaming it.
+	reread bool
 }
 
 // segment is one Porcupine partition: a stretch of one key's events.
@@ -176,334 +195,30 @@ type segment struct {
 // a stale write (see Counts.Unsafe).
 func (r *Report) Unsafe() bool { return r.Counts.Unsafe(r.Header.Fencing) }
 
-// Check replays h key by key and checks every key with Porcupine.
-func Check(h *history.History, opts Options) (*Report, error) {
-	drift := time.Duration(h.Header.DriftNS)
-	if opts.DriftSet {
-		drift = opts.Drift
-	}
-	r := &Report{Header: h.Header, Complete: h.Trailer != nil, Trailer: h.Trailer, Faults: h.Faults, Drift: drift, Porcupine: porcupine.Ok}
-	parts, calls := partition(h)
-	keys := make([]Key, 0, len(parts))
-	for k := range parts {
-		keys = append(keys, k)
-	}
-	for k := range calls {
-		if _, ok := parts[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b Key) int { return cmp.Or(cmp.Compare(a.Generator, b.Generator), cmp.Compare(a.Key, b.Key)) })
-	r.model = model(int64(drift))
-	for _, k := range keys {
-		kr := replay(k, parts[k], calls[k], int64(drift))
-		r.CheckedKeys++
-		r.CheckedEvents += len(kr.Events)
-		r.Counts.DoubleGrants += kr.Counts.DoubleGrants
-		r.Counts.Overruns += kr.Counts.Overruns
-		r.Counts.StaleAccepted += kr.Counts.StaleAccepted
-		r.Counts.FencingRejected += kr.Counts.FencingRejected
-		r.Counts.Possible += kr.Counts.Possible
-		r.Counts.LateWrites += kr.Counts.LateWrites
-		for _, v := range kr.Violations {
-			if !v.InWindow {
-				r.Outside.add(v.Cause, 0)
-			}
-		}
-		for _, ops := range segments(kr.Events) {
-			r.segments = append(r.segments, segment{key: kr, ops: ops})
-		}
-		kr.Porcupine = porcupine.Ok
-		if len(kr.Violations) > 0 || len(kr.Disagreements) > 0 {
-			r.Keys = append(r.Keys, kr)
-		}
-	}
-	if err := r.porcupine(opts.Timeout); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
+// Undecided reports whether the history is not unsafe but some key's
+// Porcupine search ran out of its budget: the check cannot call it safe.
+func (r *Report) Undecided() bool { return !r.Unsafe() && len(r.Unknown) > 0 }
 
-// partition groups the resource events by key: by generator and key when
-// each generator kept its resource in process, by key when they shared one.
-// calls are the lock's calls of each key, grouped the same way (a run
-// judges its own calls, so run and check agree).
-func partition(h *history.History) (parts, calls map[Key][]*history.Event) {
-	shared := h.Header.Resource != "" && h.Header.Resource != "in-process"
-	parts, calls = map[Key][]*history.Event{}, map[Key][]*history.Event{}
-	for i := range h.Events {
-		e := &h.Events[i]
-		k := Key{Generator: e.Generator, Key: e.Key}
-		if shared {
-			k.Generator = -1
-		}
-		if !e.Op.Resource() {
-			calls[k] = append(calls[k], e)
-			continue
-		}
-		if e.Seq == 0 {
-			continue
-		}
-		parts[k] = append(parts[k], e)
-	}
-	for _, evs := range parts {
-		slices.SortStableFunc(evs, func(a, b *history.Event) int { return cmp.Compare(a.Seq, b.Seq) })
-	}
-	return parts, calls
-}
-
-// replay steps one key's events through the model, counting and naming
-// what broke.
-func replay(k Key, evs, calls []*history.Event, drift int64) *KeyReport {
-	kr := &KeyReport{Key: k}
-	evs = kr.validityFromCalls(evs, calls)
-	kr.Events = evs
-	byCalls := history.CallsOfKey(calls, drift)
-	acquires := acquiresByToken(calls)
-	s := &state{}
-	for _, e := range evs {
-		res := step(s, e, drift)
-		if e.Op == history.OpEnter {
-			res = kr.judgeGrant(res, e, acquires[e.Token], byCalls)
-		}
-		if e.Window {
-			kr.Counts.add(res.cause, res.outcome)
-			if e.Op == history.OpWrite && kr.late(e) {
-				kr.Counts.LateWrites++
-			}
-		}
-		if res.cause != Safe {
-			v := Violation{Cause: res.cause, Event: e, InWindow: e.Window, ByCalls: res.byCalls != nil}
-			for _, h := range res.others {
-				if h.enter == nil {
-					continue
-				}
-				v.Inside = append(v.Inside, h.enter)
-				if h.renewed != nil {
-					v.Inside = append(v.Inside, h.renewed)
-				}
-			}
-			kr.Violations = append(kr.Violations, v)
-		}
-		if e.Out != history.OutFailed && res.outcome != e.Out && (e.Op == history.OpEnter || e.Op == history.OpWrite) {
-			kr.Disagreements = append(kr.Disagreements, Disagreement{Event: e, Model: res.outcome, Recorded: e.Out})
-		}
-		s = res.next
-	}
-	kr.grantsWithoutEntry(evs, calls, byCalls, acquires)
-	return kr
-}
-
-// acquiresByToken maps each token to its ok acquire.
-func acquiresByToken(calls []*history.Event) map[string]*history.Event {
-	out := map[string]*history.Event{}
-	for _, e := range calls {
-		if e.Op == history.OpAcquire && e.Out == history.OutOK && e.Token != "" {
-			out[e.Token] = e
-		}
-	}
-	return out
-}
-
-// judgeGrant adds the lock's-calls verdict on the acquisition behind an
-// enter, as the run does: a grant inside another token's lease is a double
-// grant even where the resource saw nobody inside, or only an overrun; one
-// that only may have been is counted apart.
-func (kr *KeyReport) judgeGrant(res stepResult, enter, acq *history.Event, byCalls map[*history.Event]history.CallVerdict) stepResult {
-	if acq == nil {
-		return res
-	}
-	v := byCalls[acq]
-	switch {
-	case res.cause == CauseDoubleGrant:
-	case v.Certain:
-		res.cause, res.byCalls = CauseDoubleGrant, acq
-		res.others = []holderRef{{enter: acq}, {enter: kr.acquires[v.Against]}}
-	case res.cause == CauseOverrun:
-	case v.Possible:
-		res.cause, res.byCalls = CausePossible, acq
-		res.others = []holderRef{{enter: acq}, {enter: kr.acquires[v.Against]}}
-	}
-	return res
-}
-
-// grantsWithoutEntry judges the acquisitions whose holder never entered the
-// resource (its events lost or cut short) by the lock's calls alone.
-func (kr *KeyReport) grantsWithoutEntry(evs, calls []*history.Event, byCalls map[*history.Event]history.CallVerdict,
-	acquires map[string]*history.Event) {
-	entered := map[string]bool{}
-	for _, e := range evs {
-		if e.Op == history.OpEnter {
-			entered[e.Token] = true
-		}
-	}
-	for _, a := range calls {
-		v, ok := byCalls[a]
-		if !ok || entered[a.Token] || !(v.Certain || v.Possible) {
-			continue
-		}
-		cause := CauseDoubleGrant
-		if !v.Certain {
-			cause = CausePossible
-		}
-		if a.Window {
-			kr.Counts.add(cause, 0)
-		}
-		kr.Violations = append(kr.Violations, Violation{Cause: cause, Event: a, Inside: nonNil(acquires[v.Against]), InWindow: a.Window, ByCalls: true})
-	}
-}
-
-func nonNil(e *history.Event) []*history.Event {
-	if e == nil {
-		return nil
-	}
-	return []*history.Event{e}
-}
-
-// validityFromCalls takes each holder's validity from its own calls: an
-// enter's from its acquire, a renewal notice's from the ok renewal that
-// told it, a write's from the lock's report that the lease ended before it
-// (OpLost), joined by token. An event whose recorded validity disagrees is
-// reported, and the model goes by the calls.
-func (kr *KeyReport) validityFromCalls(evs, calls []*history.Event) []*history.Event {
-	kr.acquires = acquiresByToken(calls)
-	renewals := map[string][]*history.Event{}
-	kr.ends = map[string]*history.Event{}
-	for _, e := range calls {
-		switch {
-		case e.Op == history.OpRenew && e.Out == history.OutOK:
-			renewals[e.Token] = append(renewals[e.Token], e)
-		case e.Op == history.OpLost && kr.ends[e.Token] == nil:
-			kr.ends[e.Token] = e
-		}
-	}
-	out := make([]*history.Event, len(evs))
-	for i, e := range evs {
-		out[i] = e
-		var from *history.Event
-		switch e.Op {
-		case history.OpEnter:
-			from = kr.acquires[e.Token]
-		case history.OpRenewed:
-			// The latest ok renewal that returned before the notice.
-			for _, r := range renewals[e.Token] {
-				if r.Return <= e.Return && (from == nil || r.Return >= from.Return) {
-					from = r
-				}
-			}
-		}
-		want, ok := int64(0), from != nil
-		if ok {
-			want = from.Valid
-		}
-		if end := kr.ends[e.Token]; e.Op == history.OpWrite && end != nil && end.Return <= e.Call && end.Valid < e.Valid {
-			// The lock reported the lease ended before the write: the
-			// write is judged by that end, as the run judged it.
-			want, ok = end.Valid, true
-		}
-		if ok && want != e.Valid {
-			fixed := *e
-			fixed.Valid = want
-			out[i] = &fixed
-			kr.Disagreements = append(kr.Disagreements, Disagreement{Event: e, Model: e.Out, Recorded: e.Out, CallsValid: want})
-		}
-	}
-	return out
-}
-
-// segmentOps is how many events one Porcupine partition holds: Porcupine
-// keeps a bitset of the partition per step, so a hot key's hundred thousand
-// events are checked as segments, each resuming from the state the last one
-// ended in.
-const segmentOps = 1000
-
-// segments cuts a key's events into Porcupine partitions. Each but the
-// first starts with a resume operation that sets the model's state; the events are points in
-// the resource's order (a strictly increasing time per key), so Porcupine's
-// search is the model's replay.
-func segments(evs []*history.Event) [][]porcupine.Operation {
-	var out [][]porcupine.Operation
-	s := &state{}
-	var last int64
-	clientIDs := map[[2]int]int{}
-	var cur []porcupine.Operation
-	for i, e := range evs {
-		if i%segmentOps == 0 {
-			if cur != nil {
-				out = append(out, cur)
-			}
-			cur = []porcupine.Operation{}
-			clientIDs = map[[2]int]int{}
-			if i > 0 {
-				// A later segment starts from where the one before ended.
-				t := max(e.Return-1, last+1)
-				cur = append(cur, porcupine.Operation{ClientId: 0, Input: input{resume: s}, Call: t, Return: t})
-				clientIDs[[2]int{-1, -1}] = 0
-				last = t
-			}
-		}
-		t := max(e.Return, last+1)
-		last = t
-		id, ok := clientIDs[[2]int{e.Generator, e.Worker}]
-		if !ok {
-			id = len(clientIDs)
-			clientIDs[[2]int{e.Generator, e.Worker}] = id
-		}
-		cur = append(cur, porcupine.Operation{ClientId: id, Input: input{ev: e}, Output: e.Out, Call: t, Return: t})
-		s = step(s, e, 0).next
-	}
-	if cur != nil {
-		out = append(out, cur)
-	}
-	return out
-}
-
-// porcupine checks every segment; a key's verdict is its worst segment's.
-func (r *Report) porcupine(timeout time.Duration) error {
-	for _, seg := range r.segments {
-		got := porcupine.CheckOperationsTimeout(r.model, seg.ops, timeout)
-		if got == porcupine.Ok {
-			continue
-		}
-		if got == porcupine.Illegal || seg.key.Porcupine == porcupine.Ok {
-			seg.key.Porcupine = got
-		}
-		if r.Porcupine != porcupine.Illegal {
-			r.Porcupine = got
-		}
-		if got == porcupine.Illegal {
-			r.illegal = append(r.illegal, seg)
-		}
-	}
-	return nil
-}
-
-// input is a Porcupine operation's input: a resource event, or the state a
-// segment resumes from.
-type input struct {
-	ev     *history.Event
-	resume *state
-}
-
-// model is the lease-lock model as Porcupine takes it.
+// model is the lease-lock model as Porcupine takes it. An operation's
+// input is a resource event (*history.Event), or the state a segment
+// resumes from (*state): pointers, so that making an operation allocates
+// nothing.
 func model(drift int64) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return &state{} },
 		StepContext: func(_ context.Context, st, in, _ any) (bool, any) {
-			i := in.(input)
-			if i.resume != nil {
-				return true, i.resume
+			if resume, ok := in.(*state); ok {
+				return true, resume
 			}
-			res := step(st.(*state), i.ev, drift)
+			res := step(st.(*state), in.(*history.Event), drift)
 			return res.cause == Safe, res.next
 		},
 		Equal: func(a, b any) bool { return a.(*state).equal(b.(*state)) },
-		DescribeOperation: func(in, out any) string {
-			i := in.(input)
-			if i.resume != nil {
-				return "resume: " + i.resume.String()
+		DescribeOperation: func(in, _ any) string {
+			if resume, ok := in.(*state); ok {
+				return "resume: " + resume.String()
 			}
-			return describe(i.ev)
+			return describe(in.(*history.Event))
 		},
 		DescribeState: func(st any) string { return st.(*state).String() },
 	}

@@ -175,7 +175,7 @@ func TestLongKeyIsCheckedInSegments(t *testing.T) {
 	last := &secs[len(secs)-1]
 	last.g = secs[len(secs)-2].g + ms
 	h := build(secs, nil)
-	rep, err := Check(h, Options{})
+	rep, err := Check(h, Options{Visualize: true})
 	if err != nil {
 		t.Fatal(err)
 	}

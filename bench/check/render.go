@@ -46,12 +46,31 @@ func (r *Report) Render(w io.Writer) {
 	row("possible double grants", r.Counts.Possible, r.Outside.Possible, true)
 	row("writes after the lease", r.Counts.LateWrites, 0, false)
 	fmt.Fprintf(w, "\nverdict   %s\n", r.verdict())
+	if r.Unsafe() && len(r.Unknown) > 0 {
+		fmt.Fprintf(w, "unknown   Porcupine's search ran out of its budget (%v per key) on %d key(s): %s\n", r.Timeout, len(r.Unknown), keyList(r.Unknown))
+	}
 	r.renderKeys(w)
+}
+
+// Word is the check's verdict in one word: unsafe, unknown (not unsafe,
+// but a key's Porcupine search ran out of its budget) or safe.
+func (r *Report) Word() string {
+	switch {
+	case r.Unsafe():
+		return "unsafe"
+	case r.Undecided():
+		return "unknown"
+	}
+	return "safe"
 }
 
 // verdict says whether the window was safe and, if not, which cause broke it.
 func (r *Report) verdict() string {
 	c := r.Counts
+	if r.Undecided() {
+		return fmt.Sprintf("UNKNOWN: the replay found nothing unsafe, but Porcupine's search ran out of its budget (%v per key) on %d key(s): %s; "+
+			"a longer --timeout decides them", r.Timeout, len(r.Unknown), keyList(r.Unknown))
+	}
 	if !r.Unsafe() {
 		if c.Overruns > 0 {
 			return fmt.Sprintf("SAFE for the resource: %d overrun(s) (holders worked past their leases), but fencing rejected %d stale write(s) and accepted none",
@@ -79,6 +98,19 @@ func (r *Report) verdict() string {
 	return "UNSAFE: " + strings.Join(why, "; ")
 }
 
+// keyList names keys, the first listKeys of them.
+func keyList(keys []Key) string {
+	var names []string
+	for i, k := range keys {
+		if i == listKeys {
+			names = append(names, fmt.Sprintf("… and %d more", len(keys)-listKeys))
+			break
+		}
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 func (r *Report) renderKeys(w io.Writer) {
 	if len(r.Keys) == 0 {
 		return
@@ -95,7 +127,7 @@ func (r *Report) renderKeys(w io.Writer) {
 			kr.Key, c.DoubleGrants, c.Overruns, c.StaleAccepted, c.FencingRejected, kr.Porcupine)
 		for j, v := range kr.Violations {
 			if j == listViolations {
-				fmt.Fprintf(w, "    … and %d more violation(s)\n", len(kr.Violations)-listViolations)
+				fmt.Fprintf(w, "    … and %d more violation(s)\n", kr.ViolationsFound-listViolations)
 				break
 			}
 			where := ""
@@ -113,7 +145,7 @@ func (r *Report) renderKeys(w io.Writer) {
 		}
 		for j, d := range kr.Disagreements {
 			if j == listViolations {
-				fmt.Fprintf(w, "    … and %d more disagreement(s)\n", len(kr.Disagreements)-listViolations)
+				fmt.Fprintf(w, "    … and %d more disagreement(s)\n", kr.DisagreementsFound-listViolations)
 				break
 			}
 			if d.CallsValid != 0 {
@@ -132,8 +164,11 @@ const maxVisualized = 40
 // Visualize writes Porcupine's visualization of the violating keys (their
 // illegal segments), with the run's faults and window as annotations.
 func (r *Report) Visualize(w io.Writer) error {
-	if len(r.illegal) == 0 {
+	if r.illegalFound == 0 {
 		return errors.New("no key violates the model: nothing to visualize")
+	}
+	if len(r.illegal) == 0 {
+		return errors.New("the check did not keep the violating keys' events: check with Options.Visualize")
 	}
 	segs := r.illegal[:min(len(r.illegal), maxVisualized)]
 	var all []porcupine.Operation
@@ -180,7 +215,7 @@ func (r *Report) Visualize(w io.Writer) error {
 }
 
 // Illegal is how many segments Porcupine found illegal.
-func (r *Report) Illegal() int { return len(r.illegal) }
+func (r *Report) Illegal() int { return r.illegalFound }
 
 // listByCalls bounds the double grants listed that only the lock's calls show.
 const listByCalls = 20
@@ -192,11 +227,8 @@ func (r *Report) renderByCalls(w io.Writer) {
 	var lines []string
 	n := 0
 	for _, kr := range r.Keys {
-		for _, v := range kr.Violations {
-			if !v.ByCalls || v.Cause != CauseDoubleGrant {
-				continue
-			}
-			n++
+		n += kr.byCallsFound
+		for _, v := range kr.byCalls {
 			if len(lines) < listByCalls {
 				acq, other := v.Event, v.Event
 				if len(v.Inside) > 0 {

@@ -51,14 +51,7 @@ func (o Op) String() string {
 func (o Op) Resource() bool { return o >= OpEnter && o <= OpAbandon }
 
 // parseOp is String's inverse.
-func parseOp(s string) (Op, error) {
-	for i, n := range opNames {
-		if n == s && n != "" {
-			return Op(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown op %q", s)
-}
+func parseOp(s string) (Op, error) { return parseOpBytes([]byte(s)) }
 
 // Outcome is how an event ended.
 type Outcome uint8
@@ -87,14 +80,7 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("outcome(%d)", o)
 }
 
-func parseOutcome(s string) (Outcome, error) {
-	for i, n := range outcomeNames {
-		if n == s && n != "" {
-			return Outcome(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown outcome %q", s)
-}
+func parseOutcome(s string) (Outcome, error) { return parseOutcomeBytes([]byte(s)) }
 
 // Event is one line of a history. Times are nanoseconds from the run's
 // origin (Header.Origin), on the monotonic clock.
@@ -153,6 +139,10 @@ type Header struct {
 	// Resource says where the protected resource lived ("in-process" or a
 	// redacted URL).
 	Resource string `json:"resource"`
+	// Workers is how many workers wrote to the history (0 in a history
+	// written before it was recorded): a streaming reader knows it has
+	// heard from every worker once it has read an event of each.
+	Workers int `json:"workers,omitempty"`
 }
 
 // Fault is a fault of the run, for annotations.

@@ -18,57 +18,22 @@ func Merge(hs []*History) (*History, error) {
 	if len(hs) == 1 {
 		return hs[0], nil
 	}
-	first := hs[0].Header
-	origin := first.Origin
-	seen := map[int]bool{}
-	for _, h := range hs {
-		switch {
-		case h.Header.RunID != first.RunID:
-			return nil, fmt.Errorf("histories of different runs (%s, %s): merge the histories of one run id", first.RunID, h.Header.RunID)
-		case h.Header.Lock != first.Lock || h.Header.TTLNS != first.TTLNS:
-			return nil, fmt.Errorf("run %s: histories with different locks or TTLs", first.RunID)
-		case seen[h.Header.Generator]:
-			return nil, fmt.Errorf("run %s: two histories of generator %d", first.RunID, h.Header.Generator)
-		}
-		seen[h.Header.Generator] = true
-		if h.Header.Origin.Before(origin) {
-			origin = h.Header.Origin
-		}
-	}
-	out := &History{Header: first, Trailer: &Trailer{}}
-	out.Header.Origin = origin
-	out.Header.Generators = len(hs)
+	headers := make([]Header, len(hs))
 	for i, h := range hs {
-		shift := int64(h.Header.Origin.Sub(origin))
+		headers[i] = h.Header
+	}
+	header, shifts, err := MergeHeaders(headers)
+	if err != nil {
+		return nil, err
+	}
+	out := &History{Header: header, Trailer: &Trailer{}}
+	for i, h := range hs {
 		for _, e := range h.Events {
-			e.Call += shift
-			e.Return += shift
-			if e.Valid != 0 {
-				e.Valid += shift
-			}
-			if e.Op == OpEnter {
-				e.Granted += shift
-			}
+			e.shift(shifts[i])
 			out.Events = append(out.Events, e)
 		}
-		for _, f := range h.Faults {
-			f.StartNS += shift
-			if f.EndNS != 0 {
-				f.EndNS += shift
-			}
-			out.Faults = append(out.Faults, f)
-		}
-		if h.Trailer == nil {
-			out.Trailer = nil
-		} else if out.Trailer != nil {
-			out.Trailer.Events += h.Trailer.Events
-			out.Trailer.StalledNS += h.Trailer.StalledNS
-			out.Trailer.Partial = out.Trailer.Partial || h.Trailer.Partial
-			out.Trailer.WindowEndNS = max(out.Trailer.WindowEndNS, h.Trailer.WindowEndNS+shift)
-			if ws := h.Trailer.WindowStartNS + shift; i == 0 || ws < out.Trailer.WindowStartNS {
-				out.Trailer.WindowStartNS = ws
-			}
-		}
+		out.Faults = append(out.Faults, shiftFaults(h.Faults, shifts[i])...)
+		out.Trailer = mergeTrailer(out.Trailer, h.Trailer, shifts[i], i == 0)
 	}
 	slices.SortStableFunc(out.Events, func(a, b Event) int {
 		switch {
@@ -82,11 +47,93 @@ func Merge(hs []*History) (*History, error) {
 	return out, nil
 }
 
+// MergeHeaders checks that headers are those of one run's generators and
+// returns the merged header and how far each history's times move: to the
+// earliest origin. Histories of different runs, locks or TTLs, or two of
+// one generator, are refused.
+func MergeHeaders(hs []Header) (Header, []int64, error) {
+	first := hs[0]
+	origin := first.Origin
+	seen := map[int]bool{}
+	for _, h := range hs {
+		switch {
+		case h.RunID != first.RunID:
+			return Header{}, nil, fmt.Errorf("histories of different runs (%s, %s): merge the histories of one run id", first.RunID, h.RunID)
+		case h.Lock != first.Lock || h.TTLNS != first.TTLNS:
+			return Header{}, nil, fmt.Errorf("run %s: histories with different locks or TTLs", first.RunID)
+		case seen[h.Generator]:
+			return Header{}, nil, fmt.Errorf("run %s: two histories of generator %d", first.RunID, h.Generator)
+		}
+		seen[h.Generator] = true
+		if h.Origin.Before(origin) {
+			origin = h.Origin
+		}
+	}
+	out := first
+	out.Origin = origin
+	shifts := make([]int64, len(hs))
+	if len(hs) > 1 {
+		// The merged events are in call order, not each worker's: a
+		// merged history does not say how many workers wrote it.
+		out.Generators, out.Workers = len(hs), 0
+		for i, h := range hs {
+			shifts[i] = int64(h.Origin.Sub(origin))
+		}
+	}
+	return out, shifts, nil
+}
+
+// shift moves e's times by d.
+func (e *Event) shift(d int64) {
+	if d == 0 {
+		return
+	}
+	e.Call += d
+	e.Return += d
+	if e.Valid != 0 {
+		e.Valid += d
+	}
+	if e.Op == OpEnter {
+		e.Granted += d
+	}
+}
+
+// shiftFaults returns fs with their times moved by d.
+func shiftFaults(fs []Fault, d int64) []Fault {
+	out := make([]Fault, 0, len(fs))
+	for _, f := range fs {
+		f.StartNS += d
+		if f.EndNS != 0 {
+			f.EndNS += d
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// mergeTrailer adds one generator's trailer t (its times moved by d) to
+// the merged one: nil once any generator's history was cut short.
+func mergeTrailer(out, t *Trailer, d int64, first bool) *Trailer {
+	if t == nil || out == nil {
+		return nil
+	}
+	out.Events += t.Events
+	out.StalledNS += t.StalledNS
+	out.Partial = out.Partial || t.Partial
+	out.WindowEndNS = max(out.WindowEndNS, t.WindowEndNS+d)
+	if ws := t.WindowStartNS + d; first || ws < out.WindowStartNS {
+		out.WindowStartNS = ws
+	}
+	return out
+}
+
 // WriteFile writes h as a history file (JSON lines, gzip'd if path ends in
 // .gz).
 func WriteFile(path string, h *History) error {
 	hd := h.Header
-	w, err := Create(path, hd, 1)
+	// The header's workers are kept as given: the events are written in
+	// the order given, which is each worker's own only if h's is.
+	w, err := create(path, hd, 1)
 	if err != nil {
 		return err
 	}

@@ -1,16 +1,10 @@
 package history
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // History is a whole history in memory: what `check` reads.
@@ -58,80 +52,27 @@ func ReadFile(path string) (*History, error) {
 	return h, nil
 }
 
-// Read reads a history from r, gzip'd or not.
+// Read reads a whole history from r, gzip'd or not.
 func Read(r io.Reader) (*History, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("not a history: %w", err)
-		}
-		defer gz.Close()
-		br = bufio.NewReaderSize(gz, 1<<20)
+	s, err := NewScanner(r)
+	if err != nil {
+		return nil, err
 	}
-	h := &History{}
-	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		if err := h.add(n, line); err != nil {
+	defer s.Close()
+	h := &History{Header: s.Header()}
+	for {
+		var e Event
+		ok, err := s.Next(&e)
+		if err != nil {
 			return nil, err
 		}
+		if !ok {
+			break
+		}
+		h.Events = append(h.Events, e)
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, fmt.Errorf("line %d: %w", n+1, err)
-	}
-	if h.Header.Schema == "" {
-		return nil, errors.New("not a history: no header line")
-	}
+	h.Faults, h.Trailer = s.Faults(), s.Trailer()
 	return h, nil
-}
-
-func (h *History) add(n int, line []byte) error {
-	var l rawLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		return fmt.Errorf("line %d: %w", n, err)
-	}
-	switch {
-	case l.Schema != nil:
-		if n != 1 {
-			return fmt.Errorf("line %d: a header after the first line", n)
-		}
-		if !strings.HasPrefix(*l.Schema, "lockbench-history/") {
-			return fmt.Errorf("line 1: schema %q: want %s", *l.Schema, Schema)
-		}
-		if *l.Schema != Schema {
-			return fmt.Errorf("line 1: schema %q: this lockbench reads %s", *l.Schema, Schema)
-		}
-		return json.Unmarshal(line, &h.Header)
-	case n == 1:
-		return errors.New("not a history: the first line has no schema")
-	case l.End:
-		var t Trailer
-		if err := json.Unmarshal(line, &t); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-		h.Trailer = &t
-		return nil
-	case l.Fault != nil:
-		var f Fault
-		if err := json.Unmarshal(line, &f); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
-		}
-		h.Faults = append(h.Faults, f)
-		return nil
-	}
-	e, err := l.event()
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n, err)
-	}
-	h.Events = append(h.Events, e)
-	return nil
 }
 
 func (l *rawLine) event() (Event, error) {

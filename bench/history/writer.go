@@ -83,9 +83,15 @@ func bufferSizes(workers int) (perBuffer, most int) {
 func gzipped(path string) bool { return strings.HasSuffix(path, ".gz") }
 
 // Create opens path and writes h as its first line; workers is how many
-// buffers to make (one per worker). The file is gzip'd if its name ends in
-// .gz.
+// buffers to make (one per worker), recorded in the header. The file is
+// gzip'd if its name ends in .gz.
 func Create(path string, h Header, workers int) (*Writer, error) {
+	h.Workers = workers
+	return create(path, h, workers)
+}
+
+// create is Create with the header as given.
+func create(path string, h Header, workers int) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)

@@ -10,27 +10,38 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/lockbench/lockbench/bench/check"
-	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/results"
 )
 
 // exitUnsafe is check's exit code for a history that broke mutual exclusion.
 const exitUnsafe = 4
 
+// exitUnknown is check's exit code for a history that is not unsafe but
+// has a key whose Porcupine search ran out of its --timeout: neither safe
+// nor unsafe, so neither 0 nor 4.
+const exitUnknown = 5
+
 // unsafeError marks an unsafe history (exit code 4).
 type unsafeError struct{ msg string }
 
 func (e unsafeError) Error() string { return e.msg }
 
+// unknownError marks a history the check could not decide (exit code 5).
+type unknownError struct{ msg string }
+
+func (e unknownError) Error() string { return e.msg }
+
 func checkCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "check",
-		Usage:     "check run histories (--history) against a lease-lock model with Porcupine; exit 4 when unsafe",
+		Name: "check",
+		Usage: "check run histories (--history) against a lease-lock model with Porcupine, reading them once in bounded memory; " +
+			"exit 4 when unsafe, 5 when a key's search ran out of --timeout (unknown)",
 		ArgsUsage: "HISTORY… (the files of one run's generators are merged)",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "visualize", Usage: "write Porcupine's visualization of every violating key, with the run's faults, to FILE (HTML)"},
 			&cli.StringFlag{Name: "drift", Usage: "clock-drift allowance instead of the run's (1% of the TTL + 2 ms): a grant less than this before the earlier lease's end counts as an overrun, not a double grant"},
-			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on Porcupine's search per key segment (0: none)"},
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on Porcupine's search per key, all its segments together (0: none); " +
+				"a key whose search runs out of it is unknown, and check exits 5 unless the history is unsafe"},
 			checkFormatFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -46,7 +57,10 @@ func checkCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := check.Options{Timeout: c.Duration("timeout")}
+			if c.Duration("timeout") < 0 {
+				return usageError{msg: fmt.Sprintf("--timeout %v: want a duration of 0 (none) or more, e.g. 1m", c.Duration("timeout"))}
+			}
+			opts := check.Options{Timeout: c.Duration("timeout"), Visualize: c.String("visualize") != ""}
 			if c.IsSet("drift") {
 				d, err := time.ParseDuration(c.String("drift"))
 				if err != nil || d < 0 {
@@ -54,13 +68,9 @@ func checkCommand() *cli.Command {
 				}
 				opts.Drift, opts.DriftSet = d, true
 			}
-			h, err := history.ReadFiles(c.Args().Slice())
+			rep, err := check.CheckFiles(c.Args().Slice(), opts)
 			if err != nil {
 				return usageError{msg: fmt.Sprintf("check: %v", err)}
-			}
-			rep, err := check.Check(h, opts)
-			if err != nil {
-				return err
 			}
 			if err := checkOutput().Write(c.App.Writer, format, rep); err != nil {
 				return err
@@ -73,8 +83,11 @@ func checkCommand() *cli.Command {
 					fmt.Fprintf(c.App.ErrWriter, "visualization of %d violating key segment(s): %s\n", rep.Illegal(), path)
 				}
 			}
-			if rep.Unsafe() {
+			switch {
+			case rep.Unsafe():
 				return unsafeError{msg: "check: the history is unsafe (see above)"}
+			case rep.Undecided():
+				return unknownError{msg: fmt.Sprintf("check: unknown: Porcupine's search ran out of --timeout %v on %d key(s) (see above)", rep.Timeout, len(rep.Unknown))}
 			}
 			return nil
 		},
@@ -123,6 +136,7 @@ func checkJSON(r *check.Report) any {
 	out := struct {
 		RunID     string       `json:"run_id"`
 		Safe      bool         `json:"safe"`
+		Verdict   string       `json:"verdict"`
 		Counts    check.Counts `json:"window"`
 		Outside   check.Counts `json:"outside_window"`
 		DriftNS   int64        `json:"drift_ns"`
@@ -131,10 +145,11 @@ func checkJSON(r *check.Report) any {
 		Porcupine string       `json:"porcupine"`
 		Complete  bool         `json:"complete"`
 		Failing   []key        `json:"failing_keys"`
-	}{RunID: r.Header.RunID, Safe: !r.Unsafe(), Counts: r.Counts, Outside: r.Outside, DriftNS: int64(r.Drift), Keys: r.CheckedKeys,
+		Unknown   []check.Key  `json:"unknown_keys"`
+	}{RunID: r.Header.RunID, Safe: !r.Unsafe() && !r.Undecided(), Verdict: r.Word(), Unknown: append([]check.Key{}, r.Unknown...), Counts: r.Counts, Outside: r.Outside, DriftNS: int64(r.Drift), Keys: r.CheckedKeys,
 		Events: r.CheckedEvents, Porcupine: string(r.Porcupine), Complete: r.Complete, Failing: []key{}}
 	for _, k := range r.Keys {
-		out.Failing = append(out.Failing, key{Key: k.Key, Counts: k.Counts, Violations: len(k.Violations), Porcupine: string(k.Porcupine)})
+		out.Failing = append(out.Failing, key{Key: k.Key, Counts: k.Counts, Violations: k.ViolationsFound, Porcupine: string(k.Porcupine)})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,42 @@ func writeHistory(t *testing.T, grant2 time.Duration) string {
 	a.Add(history.Event{Key: 3, Op: history.OpExit, Out: history.OutOK, Window: true, Call: 200 * ms, Return: 200 * ms, Token: "a", Seq: 3})
 	b.Add(history.Event{Key: 3, Op: history.OpExit, Out: history.OutOK, Window: true, Call: 210 * ms, Return: 210 * ms, Token: "b", Seq: 4})
 	if err := w.Close([]history.Fault{{Spec: "at=0s kill primary", StartNS: 40 * ms}}, history.Trailer{WindowEndNS: 300 * ms}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// writeHotKey writes a safe history of 3,000 critical sections one after
+// another on key 7: twelve Porcupine segments, so that with a budget of a
+// nanosecond the key's search runs out of it, whatever the machine (the
+// first segment spends more than that, and the rest are not searched).
+func writeHotKey(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hot.jsonl.gz")
+	w, err := history.Create(path, history.Header{RunID: "h", Origin: time.Now(), Lock: "single", TTLNS: int64(100 * time.Millisecond),
+		DriftNS: int64(3 * time.Millisecond), Resource: "in-process"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := int64(time.Millisecond)
+	b := w.Buffer(0)
+	for i := range int64(3000) {
+		at, tok := i*10*ms, fmt.Sprint("t", i)
+		b.Add(history.Event{Key: 7, Op: history.OpAcquire, Out: history.OutOK, Window: true, Call: at, Return: at + 1, Valid: at + 100*ms, Token: tok})
+		for j, op := range []history.Op{history.OpEnter, history.OpWrite, history.OpExit} {
+			e := history.Event{Key: 7, Op: op, Out: history.OutOK, Window: true, Call: at + 2 + int64(j), Return: at + 2 + int64(j), Token: tok,
+				Seq: uint64(i*3) + uint64(j) + 1, Valid: at + 100*ms}
+			if op == history.OpEnter {
+				e.Granted = at + 1
+			}
+			if op == history.OpExit {
+				e.Valid = 0
+			}
+			b.Add(e)
+		}
+		b.Add(history.Event{Key: 7, Op: history.OpRelease, Out: history.OutOK, Window: true, Call: at + 6, Return: at + 7, Token: tok})
+	}
+	if err := w.Close(nil, history.Trailer{WindowEndNS: 3000 * 10 * ms}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -118,6 +155,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 	doubleGrant := writeHistory(t, 50*time.Millisecond)
 	overrun := writeHistory(t, 120*time.Millisecond)
+	hot := writeHotKey(t)
 	html := filepath.Join(dir, "v.html")
 	for _, tc := range []struct {
 		name string
@@ -130,6 +168,11 @@ func TestCheckCommand(t *testing.T) {
 		{"overrun", []string{overrun}, 4, []string{"UNSAFE: 1 overrun(s)"}},
 		{"a larger drift allowance makes the grant legal", []string{"--drift", "60ms", doubleGrant}, 4, []string{"UNSAFE: 1 overrun(s)", "allowance 60ms"}},
 		{"json", []string{"--format", "json", doubleGrant}, 4, []string{`"double_grants": 1`, `"safe": false`}},
+		{"a search out of its budget: unknown, exit 5", []string{"--timeout", "1ns", hot}, 5, []string{"UNKNOWN", "key 7", "Porcupine: Unknown"}},
+		{"unknown in json", []string{"--timeout", "1ns", "--format", "json", hot}, 5, []string{`"verdict": "unknown"`, `"safe": false`,
+			`"unknown_keys": [`, `"key": 7`}},
+		{"the same history with a budget: safe", []string{hot}, 0, []string{"SAFE"}},
+		{"negative timeout", []string{"--timeout", "-1s", safe}, 2, nil},
 		{"no file", nil, 2, nil},
 		{"missing file", []string{filepath.Join(dir, "none")}, 2, nil},
 		{"not a history", []string{html}, 2, nil},

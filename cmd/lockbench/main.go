@@ -121,6 +121,7 @@ func exitCode(err error) int {
 	var ue usageError
 	var ae assertError
 	var un unsafeError
+	var uk unknownError
 	switch {
 	case errors.As(err, &ue), plan.IsInputError(err):
 		return exitBadInput
@@ -128,6 +129,8 @@ func exitCode(err error) int {
 		return exitAssertFailed
 	case errors.As(err, &un):
 		return exitUnsafe
+	case errors.As(err, &uk):
+		return exitUnknown
 	}
 	return exitRuntime
 }
