@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/compose/longtest"
 	"github.com/lockbench/lockbench/results"
@@ -34,7 +35,7 @@ func runCell(t *testing.T, m Mitigation, lags []time.Duration, failovers int) Ma
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
 	}
-	mp := Run(context.Background(), p, Deps{Run: execute})
+	mp := Run(context.Background(), p, Deps{Deps: advise.Deps{Run: execute}})
 	for _, c := range mp.Cells {
 		for _, f := range c.Failovers {
 			if f.Status != statusMeasured {
