@@ -51,6 +51,9 @@ func executeOn(got map[string]*results.Result) func(*compose.Topology) sweep.Run
 // its double grants are its result's, and the cell's count is theirs added
 // up. At 500 ms of lag and 3 s holds the cell predicts several double
 // grants a failover, so the chain shows some.
+//
+// On today's main each failover brought up its own topology, and no map
+// said how many it used.
 func TestSuccessiveFailoversAttributed(t *testing.T) {
 	longtest.Skip(t)
 	axes := Axes{Topology: "replicated", Lags: []time.Duration{500 * time.Millisecond}, Holds: []time.Duration{3 * time.Second},
@@ -65,7 +68,9 @@ func TestSuccessiveFailoversAttributed(t *testing.T) {
 		t.Fatalf("%d bring-ups, refused %q; want one topology for the chain", m.BringUps, m.Refused)
 	}
 	c := m.Cells[0]
-	var sum int64
+	// A failover whose faults slipped on a loaded host is inconclusive
+	// (the cell then gets more), but its run is still its own.
+	var sum, all int64
 	for i, f := range c.Failovers {
 		r := got[f.RunID]
 		if f.Status != statusMeasured || f.OnTopology != i+1 || r == nil {
@@ -75,14 +80,18 @@ func TestSuccessiveFailoversAttributed(t *testing.T) {
 			t.Errorf("failover %d: %d double grants of %d acquisitions, its run's %d of %d", i+1, f.DoubleGrants, f.Acquired,
 				r.Incidents.DoubleGrants, r.Contention.Acquired)
 		}
+		all += f.DoubleGrants
 		if f.Conclusive {
 			sum += f.DoubleGrants
 		}
 		t.Logf("failover %d (%s): conclusive %v %s, %d double grants, inside %v, rate %v/s, predicted %v", i+1, f.RunID, f.Conclusive, f.Why,
 			f.DoubleGrants, deref64(f.Exposure), deref(f.RatePerS), deref(f.Predicted))
 	}
-	if c.PerFailover == nil || c.PerFailover.K != sum || sum == 0 {
-		t.Errorf("the cell's count %+v, want the conclusive failovers' %d (> 0)", c.PerFailover, sum)
+	if c.Conclusive > 0 && (c.PerFailover == nil || c.PerFailover.K != sum) || c.Conclusive == 0 && c.PerFailover != nil {
+		t.Errorf("the cell's count %+v over %d conclusive, want the conclusive failovers' %d", c.PerFailover, c.Conclusive, sum)
+	}
+	if all == 0 {
+		t.Errorf("no double grant in %d failovers predicted at several each", len(c.Failovers))
 	}
 }
 
