@@ -17,6 +17,10 @@ type Failover struct {
 	RunID  string `json:"run,omitempty"`
 	Status string `json:"status"`
 	Detail string `json:"detail,omitempty"`
+	// OnTopology is this failover's place on the topology it ran on
+	// (1: just brought up; 2 and on: after others, restored and verified
+	// clean between them); 0 where it ran on a fresh topology of its own.
+	OnTopology int `json:"on_topology,omitempty"`
 	// Conclusive says whether it could have shown a double grant: the kill
 	// fired with holders inside. Why says why not.
 	Conclusive bool   `json:"conclusive"`
@@ -261,7 +265,7 @@ func summarise(c Cell, planned int, fs []Failover) CellResult {
 	if len(preds) > 0 {
 		m := mean(preds)
 		cr.Predicted = &m
-		cr.Disagrees = cr.PerFailover != nil && cr.PerFailover.Excludes(m)
+		cr.Disagrees = Agreement(cr.PerFailover, cr.Predicted) == Disagree
 	}
 	cr.IdleAfterKill = !granted && dg == 0
 	return cr
@@ -281,4 +285,27 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// The words a cell's measurement takes against its prediction.
+const (
+	Agree    = "agree"
+	Disagree = "disagree"
+	// Unjudged is a cell with no conclusive failover or no prediction.
+	Unjudged = ""
+)
+
+// Agreement is how a cell's double grants per failover stand against its
+// prediction: Disagree when the 95% interval excludes the prediction,
+// Agree when it holds it, Unjudged when either is missing. It is the one
+// place the map decides these words (the findings, the heat map's ≠ and
+// the JSON's disagrees read it), so that a decision rule can take it over.
+func Agreement(measured *verdict.CountRate, predicted *float64) string {
+	switch {
+	case measured == nil || predicted == nil:
+		return Unjudged
+	case measured.Excludes(*predicted):
+		return Disagree
+	}
+	return Agree
 }

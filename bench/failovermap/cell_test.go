@@ -167,7 +167,7 @@ func TestRunResumeAndBudget(t *testing.T) {
 		}
 		return planted("ran", 4, 3, 0, 6), nil
 	}
-	m := Run(ctx, p, Deps{Run: run, Stored: []*results.Result{stored}})
+	m := Run(ctx, p, Deps{Deps: advise.Deps{Run: run, Stored: []*results.Result{stored}}})
 	got := []string{m.Cells[0].Failovers[0].Status, m.Cells[1].Failovers[0].Status, m.Cells[0].Failovers[1].Status, m.Cells[1].Failovers[1].Status}
 	want := []string{statusMeasured, statusReused, statusFailed, statusInterrupted}
 	for i := range want {
@@ -207,6 +207,9 @@ func TestWriteGolden(t *testing.T) {
 		}
 		m.Cells = append(m.Cells, summarise(c, 2, fs))
 	}
+	pm := 5.05
+	m.Measured, m.PerMinute, m.BringUps = 8, &pm, 2
+	m.Refused = []string{"after 20261206-180000-abcdef: topology not clean: 127.0.0.1:6379 still has key(s) of the last run, e.g. lockbench:20261206-180000-abcdef:k1"}
 	var text, html bytes.Buffer
 	if err := WriteText(&text, m); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package failovermap
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -34,10 +35,21 @@ func (c Cell) String() string {
 // step and land evenly in time (a constant hold keeps them in bursts, and
 // whether a burst falls inside the lag would decide the cell).
 const (
-	keys        = 8
-	concurrency = 16
-	holdSpread  = 0.5
-	retryEvery  = 10 * time.Millisecond
+	// grantRate is the grants per second a cell aims at around the kill:
+	// the double grants a failover can show grow with it (Predict), and at
+	// 8 keys held 5 s (1.6/s) no number of failovers told 0 from 0.4 per
+	// failover. At 24/s the default grid's largest cell (500 ms of lag,
+	// 3 s holds) predicts about 4 per failover. Keys are the rate × the
+	// mean hold, within [minKeys, maxKeys]; the per-10,000-acquisitions
+	// figure carries comparisons across rates.
+	grantRate = 40
+	minKeys   = 8
+	maxKeys   = 128
+	// waitersPerKey makes the workers twice the keys: a key released is
+	// taken again within a retry.
+	waitersPerKey = 3
+	holdSpread    = 0.5
+	retryEvery    = 20 * time.Millisecond
 	// ttlMargin is how far the TTL lies above the longest hold: short, so
 	// that a release lost with the primary (the replica keeps the earlier
 	// holder's entry) does not block the key past the promotion for long.
@@ -46,9 +58,10 @@ const (
 	// drops what it held when the link to its dead primary breaks.
 	stallAfterKill = 300 * time.Millisecond
 	// restoreAfter is when, after the kill, the dead primary is started
-	// again (empty) to become the new primary's replica: after the
-	// promotion (≈ 2 s with the sentinels' 1 s down-after, 1.5 s node
-	// timeout on a cluster), so that it cannot come back as the primary.
+	// again (empty) to become the new primary's replica on a fresh
+	// topology per failover: after the promotion (≈ 2 s with the
+	// sentinels' 1 s down-after, 1.5 s node timeout on a cluster), so that
+	// it cannot come back as the primary.
 	restoreAfter = 4 * time.Second
 	// resync is the time the restored replica takes to sync.
 	resync = 2 * time.Second
@@ -58,9 +71,37 @@ const (
 	// failover timeout (3 s). Until then WAIT 1 has no replica to answer it,
 	// so the WAIT cells wait for it (a cluster's node rejoins by itself).
 	sentinelRejoin = 14 * time.Second
+	// promoted is how long after the kill a successive failover's window
+	// goes on at least, so that the promotion and the first grant after it
+	// (the unavailability) fall inside it: ≈ 2–3 s here.
+	promoted = 4 * time.Second
+	// restoreCost is what a successive failover costs besides its warm-up
+	// and window, in place of a bring-up: the dead primary started again,
+	// synced, reached by the sentinels, the state verified, the run's
+	// clients and workers set up and its keys cleaned up (measured ≈ 4–5 s
+	// a failover on a 2-core host at load 13–19).
+	restoreCost = 4 * time.Second
 	// drain covers stopping the servers and holders still inside.
 	drain = time.Second
 )
+
+// keysOf is the cell's key count: the grant rate × the mean hold, within
+// [minKeys, maxKeys]. workersOf is its workers.
+func keysOf(hold time.Duration) int {
+	return min(maxKeys, max(minKeys, int(math.Ceil(grantRate*hold.Seconds()))))
+}
+
+func workersOf(hold time.Duration) int { return waitersPerKey * keysOf(hold) }
+
+// Successive says whether the cell's failovers follow one another on one
+// topology (the dead primary restored as a replica between them) rather
+// than each on a fresh one: on replicated, without WAIT. A WAIT cell needs
+// the replica back inside its window (WAIT 1 grants nothing without one),
+// which the window's restart fault gives only on a fresh topology, where
+// the dead primary is node 0.
+func (c Cell) Successive(spec compose.Spec) bool {
+	return spec.Kind == compose.KindReplicated && c.Mitigation != Wait
+}
 
 // Timing is when one failover's events fall, from its window's start.
 type Timing struct {
@@ -84,13 +125,19 @@ func ttlOf(hold time.Duration) time.Duration {
 
 // timingOf places the kill once a hold time of warm-up put the keys'
 // grants out of step and two whole seconds measured the grant rate, and after
-// the lag began; the window ends once the restored replica synced and every
-// holder granted around the kill has left.
+// the lag began. On a fresh topology the window ends once the restored
+// replica synced and every holder granted around the kill has left; on a
+// successive one once the promotion came and those holders left (the
+// restore follows the run; Restore is 0).
 func timingOf(c Cell, spec compose.Spec) Timing {
 	_, hi := holdRange(c.Hold)
 	t := Timing{Warmup: max(time.Second, c.Hold), KillAt: max(2*time.Second, c.Lag+500*time.Millisecond).Round(time.Second)}
 	if t.KillAt < c.Lag+500*time.Millisecond {
 		t.KillAt += time.Second
+	}
+	if c.Successive(spec) {
+		t.Window = t.KillAt + max(promoted, hi) + 500*time.Millisecond
+		return t
 	}
 	t.Restore = t.KillAt + restoreAfter
 	t.Window = t.Restore + resync + hi + 500*time.Millisecond
@@ -108,8 +155,8 @@ func (c Cell) Values(spec compose.Spec, waitTimeout time.Duration) plan.Values {
 	set := func(k, val string) { v[k] = append(v[k], val) }
 	set("topology", spec.String())
 	set("lock", c.Lock)
-	set("keys", fmt.Sprintf("uniform:%d", keys))
-	set("concurrency", fmt.Sprint(concurrency))
+	set("keys", fmt.Sprintf("uniform:%d", keysOf(c.Hold)))
+	set("concurrency", fmt.Sprint(workersOf(c.Hold)))
 	set("hold", fmt.Sprintf("uniform:%s,%s", ms(lo), ms(hi)))
 	set("ttl", ms(ttlOf(c.Hold)))
 	set("retry", "fixed:"+ms(retryEvery))
@@ -124,8 +171,11 @@ func (c Cell) Values(spec compose.Spec, waitTimeout time.Duration) plan.Values {
 		set("fault", fmt.Sprintf("at=%s %s for=%s", ms(t.KillAt-c.Lag), lag, ms(c.Lag+stallAfterKill)))
 	}
 	set("fault", fmt.Sprintf("at=%s %s", ms(t.KillAt), kill))
-	// Node 0 is the primary (the master of shard 0) the failover killed.
-	set("fault", fmt.Sprintf("at=%s restart node=0", ms(t.Restore)))
+	if !c.Successive(spec) {
+		// Node 0 is the primary (the master of shard 0) the failover
+		// killed on a fresh topology.
+		set("fault", fmt.Sprintf("at=%s restart node=0", ms(t.Restore)))
+	}
 	if c.Mitigation == Wait {
 		set("wait-replicas", "1")
 		set("wait-timeout", ms(waitTimeout))
@@ -176,10 +226,13 @@ type Plan struct {
 	spec compose.Spec
 }
 
-// Estimate is one failover's expected wall time: start-up, warm-up, window
-// and drain.
+// Estimate is one failover's expected wall time: start-up (a restore on a
+// successive topology), warm-up, window and drain.
 func (c Cell) Estimate(spec compose.Spec) time.Duration {
 	t := timingOf(c, spec)
+	if c.Successive(spec) {
+		return restoreCost + t.Warmup + t.Window + drain
+	}
 	return spec.Info().StartUp + t.Warmup + t.Window + drain
 }
 
@@ -287,12 +340,12 @@ func (p Plan) Check() error {
 // the total against the budget.
 func WritePlan(w io.Writer, p Plan) error {
 	return results.Wrapping(w, func(w io.Writer) error {
-		fmt.Fprintf(w, "failover-map on %s: %d cells × %s (asked %d), each failover a fresh topology\n",
+		fmt.Fprintf(w, "failover-map on %s: %d cells × %s (asked %d)\n",
 			p.spec, len(p.Cells), results.Count(int64(p.PerCell), "failover"), p.Failovers)
-		fmt.Fprintf(w, "lags %s × holds %s (each uniform ±50%%, TTL = longest hold + %v)\n",
-			durations(p.Axes.Lags), durations(p.Axes.Holds), ttlMargin)
-		fmt.Fprintf(w, "one failover: warm-up max(1s, hold); the replica stalls for the lag before the kill of %s; "+
-			"the dead primary restarts %v after the kill as a replica\n", killSpec(p.spec), restoreAfter)
+		fmt.Fprintf(w, "lags %s × holds %s (each uniform ±50%%, TTL = longest hold + %v); keys = %d/s × the hold (%d–%d), %d workers a key\n",
+			durations(p.Axes.Lags), durations(p.Axes.Holds), ttlMargin, grantRate, minKeys, maxKeys, waitersPerKey)
+		fmt.Fprintf(w, "one failover: warm-up max(1s, hold); the replica stalls for the lag before the kill of %s; %s\n",
+			killSpec(p.spec), p.restoreText())
 		for _, pn := range p.Panels {
 			status := "measured"
 			if pn.Unavailable != "" {
@@ -307,6 +360,28 @@ func WritePlan(w io.Writer, p Plan) error {
 			p.Estimate.Round(time.Second), p.Budget, advise.HardShare)
 		return nil
 	})
+}
+
+// restoreText says how the plan's failovers get their topology back.
+func (p Plan) restoreText() string {
+	var succ, fresh int
+	for _, c := range p.Cells {
+		if c.Successive(p.spec) {
+			succ++
+		} else {
+			fresh++
+		}
+	}
+	one := "the failovers follow one another on one topology: between them the dead primary is started again as the " +
+		"new primary's replica, and the next runs only once the replica is in sync and no key of the last run is left"
+	other := fmt.Sprintf("each failover on a fresh topology, the dead primary restarted %v after the kill as a replica", restoreAfter)
+	switch {
+	case fresh == 0:
+		return one
+	case succ == 0:
+		return other
+	}
+	return "without WAIT " + one + "; with WAIT " + other
 }
 
 func durations(ds []time.Duration) string {

@@ -74,8 +74,11 @@ func ran(c CellResult) int {
 
 // writeFindings names the cells that matter under the table.
 func writeFindings(w io.Writer, m Map) {
-	var disagree, idle, thin []string
+	var disagree, idle, thin, open []string
 	for _, c := range m.Cells {
+		if c.Predicted != nil && *c.Predicted >= 1 && c.PerFailover != nil && !c.PerFailover.Excludes(0) {
+			open = append(open, fmt.Sprintf("%s (measured %s, predicted %s)", c.Cell, perFailoverText(c.PerFailover), predictedText(c.Predicted)))
+		}
 		if c.Disagrees {
 			disagree = append(disagree, fmt.Sprintf("%s (measured %s, predicted %s)", c.Cell, perFailoverText(c.PerFailover), predictedText(c.Predicted)))
 		}
@@ -91,6 +94,9 @@ func writeFindings(w io.Writer, m Map) {
 	} else {
 		fmt.Fprintln(w, "measured and predicted agree (within the 95% interval) in every cell with a conclusive failover")
 	}
+	if len(open) > 0 {
+		fmt.Fprintf(w, "predicted at least 1 per failover, yet the interval holds 0 (more failovers would tell): %s\n", strings.Join(open, "; "))
+	}
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "granted nothing after the kill, so no double grant by being unavailable: %s\n", strings.Join(idle, "; "))
 	}
@@ -105,7 +111,16 @@ func writeFindings(w io.Writer, m Map) {
 	for _, c := range m.Plan.LeftOut {
 		fmt.Fprintf(w, "left out to fit the budget: %s\n", c)
 	}
+	for _, why := range m.Refused {
+		fmt.Fprintf(w, "a topology not handed on (brought up afresh instead): %s\n", why)
+	}
 	fmt.Fprintf(w, "wall time %s of budget %s", m.Elapsed.Round(time.Second), m.Plan.Budget)
+	if m.PerMinute != nil {
+		fmt.Fprintf(w, ": %s run, %.1f a minute", results.Count(int64(m.Measured), "failover"), *m.PerMinute)
+		if m.BringUps > 0 {
+			fmt.Fprintf(w, ", successive ones on %s", results.Count(int64(m.BringUps), "topology bring-up"))
+		}
+	}
 	if m.Interrupted {
 		fmt.Fprint(w, "; interrupted: lockbench failover-map --resume with the same flags runs the rest")
 	}

@@ -3,11 +3,13 @@ package failovermap
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -22,8 +24,19 @@ var (
 )
 
 // Deps are what Run needs from outside: advise's, since the batch is run
-// the same way (a runner that stores, results to --resume from, progress).
-type Deps = advise.Deps
+// the same way (a runner that stores, results to --resume from, progress),
+// and for successive failovers a runner on a topology kept up between them.
+type Deps struct {
+	advise.Deps
+	// On, when set, is the runner of one failover on topo, a topology the
+	// run neither brings up nor closes (plan.Batch's Topology): the cells
+	// that can (Cell.Successive) then run their failovers one after
+	// another on one topology. Nil: every failover brings up its own.
+	On func(topo *compose.Topology) sweep.Runner
+	// Up brings up the topology successive failovers share; nil:
+	// compose.Up with local processes.
+	Up func(ctx context.Context, spec compose.Spec) (*compose.Topology, error)
+}
 
 // Map is the failover map: the plan and each cell's failovers.
 type Map struct {
@@ -33,6 +46,15 @@ type Map struct {
 	Elapsed time.Duration `json:"elapsed"`
 	// Interrupted is true when Ctrl-C stopped the runs.
 	Interrupted bool `json:"interrupted"`
+	// BringUps counts the topologies successive failovers were run on;
+	// Refused says why a topology was not handed to the next failover
+	// (its state after a failover was not clean), once each.
+	BringUps int      `json:"bring_ups"`
+	Refused  []string `json:"refused,omitempty"`
+	// Measured counts the failovers run (not reused); PerMinute is them
+	// over Elapsed, nil when none ran.
+	Measured  int      `json:"measured"`
+	PerMinute *float64 `json:"failovers_per_minute"`
 }
 
 // Label names one failover's stored result; --resume finds it by this name
@@ -44,57 +66,208 @@ func Label(c Cell, n int) string { return fmt.Sprintf("failover-map / %s / failo
 // leaves each cell something. A stored result of the same label and
 // configuration stands for a failover (--resume). One that would end past
 // advise.HardShare × the budget is skipped; one running at that limit is cut.
+// Then, while the budget lasts, a cell with fewer conclusive failovers than
+// planned (a kill that fired late on a stalled machine, nobody inside)
+// gets more, up to as many again: the plan asks for conclusive failovers.
 func Run(ctx context.Context, p Plan, deps Deps) Map {
 	now := deps.Now
 	if now == nil {
 		now = time.Now
 	}
-	start := now()
+	b := &batch{p: p, deps: deps, now: now, start: now(), byCell: make([][]Failover, len(p.Cells)),
+		total: p.PerCell * len(p.Cells), g: &rig{deps: deps, spec: p.spec}}
 	hard := time.Duration(float64(p.Budget) * advise.HardShare)
-	runCtx, cancel := context.WithDeadline(ctx, start.Add(hard))
+	runCtx, cancel := context.WithDeadline(ctx, b.start.Add(hard))
 	defer cancel()
-	m := Map{Plan: p}
-	byCell := make([][]Failover, len(p.Cells))
-	total := p.PerCell * len(p.Cells)
-	var spent, planned time.Duration
-	done := 0
-	for round := range p.PerCell {
-		for i, c := range p.Cells {
-			v := c.Values(p.spec, p.Axes.WaitTimeout)
-			v.Set("label", Label(c, round+1))
-			v.Set("out", p.Out)
-			est := scaled(c.Estimate(p.spec), spent, planned)
-			elapsed := now().Sub(start)
-			var f Failover
-			switch r := reusable(deps.Stored, v); {
-			case ctx.Err() != nil:
-				f.Status, f.Detail = statusSkipped, "not run: interrupted before it started"
-				m.Interrupted = true
-			case r != nil:
-				f = readFailover(c, p.spec, r)
-				f.Status = statusReused
-			case elapsed+est > hard:
-				f.Status, f.Detail = statusSkipped, fmt.Sprintf("not run: at %s it would end past %s (%.1f × the budget); --resume runs it",
-					elapsed.Round(time.Second), hard.Round(time.Second), advise.HardShare)
-			default:
-				if deps.Progress != nil {
-					deps.Progress(advise.Progress{Done: done, Total: total, Label: Label(c, round+1), Elapsed: elapsed,
-						ETA: eta(p, total-done, spent, planned)})
-				}
-				t0 := now()
-				f = measure(ctx, runCtx, deps.Run, c, p, v)
-				spent, planned = spent+now().Sub(t0), planned+c.Estimate(p.spec)
-				m.Interrupted = m.Interrupted || ctx.Err() != nil
-			}
-			done++
-			byCell[i] = append(byCell[i], f)
+	defer b.g.close()
+	for range p.PerCell {
+		for i := range p.Cells {
+			b.one(ctx, runCtx, i, hard)
 		}
 	}
-	for i, c := range p.Cells {
-		m.Cells = append(m.Cells, summarise(c, p.PerCell, byCell[i]))
+topUp:
+	for range p.PerCell {
+		var short []int
+		for i := range p.Cells {
+			if conclusive(b.byCell[i]) < p.PerCell {
+				short = append(short, i)
+			}
+		}
+		b.total += len(short)
+		for _, i := range short {
+			if ctx.Err() != nil || now().Sub(b.start)+scaled(p.Cells[i].Estimate(p.spec), b.spent, b.planned) > p.Budget {
+				b.total = b.done
+				break topUp
+			}
+			b.one(ctx, runCtx, i, hard)
+		}
+		if len(short) == 0 {
+			break
+		}
 	}
-	m.Elapsed = now().Sub(start)
+	m := Map{Plan: p, Interrupted: b.interrupted}
+	for i, c := range p.Cells {
+		m.Cells = append(m.Cells, summarise(c, p.PerCell, b.byCell[i]))
+	}
+	m.Elapsed = now().Sub(b.start)
+	m.BringUps, m.Refused = b.g.bringUps, b.g.refused
+	for _, fs := range b.byCell {
+		for _, f := range fs {
+			if f.Status == statusMeasured {
+				m.Measured++
+			}
+		}
+	}
+	if m.Measured > 0 && m.Elapsed > 0 {
+		pm := float64(m.Measured) / m.Elapsed.Minutes()
+		m.PerMinute = &pm
+	}
 	return m
+}
+
+// batch is one Run's failovers as they go.
+type batch struct {
+	p              Plan
+	deps           Deps
+	now            func() time.Time
+	start          time.Time
+	g              *rig
+	byCell         [][]Failover
+	done, total    int
+	spent, planned time.Duration
+	interrupted    bool
+}
+
+// one runs (or reuses, or skips) cell i's next failover.
+func (b *batch) one(ctx, runCtx context.Context, i int, hard time.Duration) {
+	p, c := b.p, b.p.Cells[i]
+	n := len(b.byCell[i]) + 1
+	v := c.Values(p.spec, p.Axes.WaitTimeout)
+	v.Set("label", Label(c, n))
+	v.Set("out", p.Out)
+	est := scaled(c.Estimate(p.spec), b.spent, b.planned)
+	elapsed := b.now().Sub(b.start)
+	var f Failover
+	switch r := reusable(b.deps.Stored, v); {
+	case ctx.Err() != nil:
+		f.Status, f.Detail = statusSkipped, "not run: interrupted before it started"
+		b.interrupted = true
+	case r != nil:
+		f = readFailover(c, p.spec, r)
+		f.Status = statusReused
+	case elapsed+est > hard:
+		f.Status, f.Detail = statusSkipped, fmt.Sprintf("not run: at %s it would end past %s (%.1f × the budget); --resume runs it",
+			elapsed.Round(time.Second), hard.Round(time.Second), advise.HardShare)
+	default:
+		if b.deps.Progress != nil {
+			b.deps.Progress(advise.Progress{Done: b.done, Total: b.total, Label: Label(c, n), Elapsed: elapsed,
+				ETA: eta(p, b.total-b.done, b.spent, b.planned)})
+		}
+		t0 := b.now()
+		f = b.g.failover(ctx, runCtx, c, p, v)
+		b.spent, b.planned = b.spent+b.now().Sub(t0), b.planned+c.Estimate(p.spec)
+		b.interrupted = b.interrupted || ctx.Err() != nil
+	}
+	b.done++
+	b.byCell[i] = append(b.byCell[i], f)
+}
+
+// conclusive counts the failovers measured or reused that were conclusive.
+func conclusive(fs []Failover) int {
+	n := 0
+	for _, f := range fs {
+		if (f.Status == statusMeasured || f.Status == statusReused) && f.Conclusive {
+			n++
+		}
+	}
+	return n
+}
+
+// rig keeps the topology successive failovers share: brought up for the
+// first, restored and verified clean before each next one, brought up
+// afresh when it is not.
+type rig struct {
+	deps Deps
+	spec compose.Spec
+	topo *compose.Topology
+	// last is the last failover run on topo ("" when none), and lastKill
+	// no earlier than its kill.
+	last     string
+	lastKill time.Time
+	// nth counts the failovers on topo.
+	nth      int
+	bringUps int
+	refused  []string
+}
+
+// failover runs one failover of c: on the shared topology where the cell
+// takes one, else through deps.Run (a fresh topology).
+func (g *rig) failover(ctx, runCtx context.Context, c Cell, p Plan, v plan.Values) Failover {
+	if g.deps.On == nil || !c.Successive(p.spec) {
+		return measure(ctx, runCtx, g.deps.Run, c, p, v)
+	}
+	if err := g.ready(runCtx); err != nil {
+		if runCtx.Err() != nil {
+			return cutShort(ctx)
+		}
+		return Failover{Status: statusFailed, Detail: err.Error()}
+	}
+	g.nth++
+	f := measure(ctx, runCtx, g.deps.On(g.topo), c, p, v)
+	f.OnTopology = g.nth
+	if f.RunID == "" || f.Status != statusMeasured {
+		// What the run left is unknown: the next failover gets a fresh one.
+		g.close()
+		return f
+	}
+	t := timingOf(c, p.spec)
+	g.last, g.lastKill = f.RunID, time.Now().Add(-(t.Window - t.KillAt))
+	return f
+}
+
+// ready has topo up and clean for the next failover: the last one's dead
+// primary restored as a replica and the state verified, or a fresh
+// topology where that failed.
+func (g *rig) ready(ctx context.Context) error {
+	if g.topo != nil && g.last != "" {
+		err := g.topo.RestoreReplica(ctx, g.lastKill)
+		if err == nil {
+			err = g.topo.VerifyClean(ctx, plan.KeyPrefix(g.last))
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			if why := fmt.Sprintf("after %s: %v", g.last, err); !slices.Contains(g.refused, why) {
+				g.refused = append(g.refused, why)
+			}
+			g.close()
+		}
+	}
+	if g.topo != nil {
+		return nil
+	}
+	up := g.deps.Up
+	if up == nil {
+		up = func(ctx context.Context, spec compose.Spec) (*compose.Topology, error) {
+			return compose.Up(ctx, spec, compose.UpOptions{})
+		}
+	}
+	topo, err := up(ctx, g.spec)
+	if err != nil {
+		return fmt.Errorf("bring up %s: %w", g.spec, err)
+	}
+	g.topo, g.last, g.lastKill, g.nth = topo, "", time.Time{}, 0
+	g.bringUps++
+	return nil
+}
+
+// close stops the shared topology, if one is up.
+func (g *rig) close() {
+	if g.topo != nil {
+		_ = g.topo.Close()
+		g.topo = nil
+	}
 }
 
 // reusable is a stored complete result of the failover v describes: its
@@ -115,11 +288,7 @@ func measure(ctx, runCtx context.Context, run sweep.Runner, c Cell, p Plan, v pl
 	r, err := run(runCtx, v.Clone(), "failover-map", 0)
 	switch {
 	case err != nil && runCtx.Err() != nil:
-		what := "interrupted"
-		if ctx.Err() == nil {
-			what = fmt.Sprintf("cut at %.1f × the budget", advise.HardShare)
-		}
-		return Failover{Status: statusInterrupted, Detail: what + " before its window: nothing measured"}
+		return cutShort(ctx)
 	case err != nil:
 		return Failover{Status: statusFailed, Detail: err.Error()}
 	case r.Partial:
@@ -128,6 +297,16 @@ func measure(ctx, runCtx context.Context, run sweep.Runner, c Cell, p Plan, v pl
 	f := readFailover(c, p.spec, r)
 	f.Status = statusMeasured
 	return f
+}
+
+// cutShort is a failover stopped before its window: by Ctrl-C (ctx), or
+// by the budget's hard limit.
+func cutShort(ctx context.Context) Failover {
+	what := "interrupted"
+	if ctx.Err() == nil {
+		what = fmt.Sprintf("cut at %.1f × the budget", advise.HardShare)
+	}
+	return Failover{Status: statusInterrupted, Detail: what + " before its window: nothing measured"}
 }
 
 // scaled is an estimate corrected by how the runs so far compared with

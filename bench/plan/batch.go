@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -28,6 +29,9 @@ type Batch struct {
 	Warn io.Writer
 	// Stored is told of each result once it is stored in dir; nil for none.
 	Stored func(dir string, r *results.Result)
+	// Topology, when set, is lent to every run instead of each bringing
+	// its own up (see Env.Topology).
+	Topology *compose.Topology
 }
 
 // Run executes each plan count times (the repeats of one plan share a group
@@ -64,7 +68,7 @@ func (b Batch) RunValues(ctx context.Context, v Values, group string, repeat int
 
 // execute runs one plan and stores its result.
 func (b Batch) execute(ctx context.Context, pl Plan, group string, repeat int) (*results.Result, error) {
-	env := Env{Group: group, Repeat: repeat, Build: b.Build}
+	env := Env{Group: group, Repeat: repeat, Build: b.Build, Topology: b.Topology}
 	if !pl.Quiet {
 		env.Log, env.Progress = b.Log, b.Progress
 	}

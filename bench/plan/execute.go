@@ -30,6 +30,10 @@ type Env struct {
 	// Build is lockbench's version as `lockbench version` prints it,
 	// recorded in hosts[].build; empty means the module's VCS revision.
 	Build string
+	// Topology, when set, is a topology already up that the run uses
+	// instead of bringing its own up, and leaves up (successive failovers
+	// on one topology): the clients the run makes are closed at its end.
+	Topology *compose.Topology
 }
 
 func (e Env) logf(format string, args ...any) {
@@ -74,14 +78,14 @@ func Execute(ctx context.Context, pl Plan, env Env) (*results.Result, error) {
 	} else {
 		prefix = KeyPrefix(id)
 	}
-	topo, err := up(ctx, pl, env)
+	topo, done, err := topologyFor(ctx, pl, env)
 	if err != nil {
 		if ierr := interrupted(ctx, "while starting "+pl.Topology.String()); ierr != nil {
 			return nil, ierr
 		}
 		return nil, err
 	}
-	defer topo.Close()
+	defer done()
 	for _, f := range pl.Faults {
 		if err := topo.CheckFault(f); err != nil {
 			return nil, badInput("fault", "%v", err)
@@ -358,6 +362,22 @@ func releaseAbandoned(ctx context.Context, locker lockimpl.Locker, m *bench.Meas
 		cancel()
 	}
 	return released
+}
+
+// topologyFor is the run's topology: the one Env lends (of the plan's
+// spec), or its own, brought up; done closes what the run opened.
+func topologyFor(ctx context.Context, pl Plan, env Env) (topo *compose.Topology, done func(), err error) {
+	if t := env.Topology; t != nil {
+		if t.Spec.String() != pl.Topology.String() {
+			return nil, nil, fmt.Errorf("the run is for %s, and the topology lent to it is %s", pl.Topology, t.Spec)
+		}
+		return t, t.Borrow(), nil
+	}
+	topo, err = up(ctx, pl, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	return topo, func() { _ = topo.Close() }, nil
 }
 
 // up brings the plan's topology up, with proxies and the clock shim only

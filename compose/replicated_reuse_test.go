@@ -1,0 +1,104 @@
+package compose_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
+)
+
+// TestSuccessiveFailovers walks one replicated topology through two
+// failovers: after each kill of the primary the dead node is restored as
+// the new primary's replica and the state verified clean, so that the
+// second failover promotes the other node. VerifyClean refuses the dirty
+// states a reused topology could be in: a key of the last run left, and a
+// replica that no longer follows the primary.
+func TestSuccessiveFailovers(t *testing.T) {
+	var log syncBuffer
+	topo := composetest.Topology(t, compose.Spec{Kind: compose.KindReplicated, Masters: 1}, compose.UpOptions{Log: &log})
+	ctx := context.Background()
+	const prefix = "lockbench:reuse-test:"
+	if err := topo.VerifyClean(ctx, prefix); err != nil {
+		t.Fatalf("a fresh topology refused: %v", err)
+	}
+	var primaries []string
+	lastKill := time.Time{}
+	for i := range 2 {
+		p, err := topo.CurrentPrimary(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		primaries = append(primaries, p.Addr)
+		if err := p.Server.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		kill := time.Now()
+		if err := topo.RestoreReplica(ctx, lastKill); err != nil {
+			t.Fatalf("failover %d: restore: %v\n%s", i+1, err, log.String())
+		}
+		lastKill = kill
+		t.Logf("failover %d: killed %s, restored and verified %v after the kill", i+1, p.Addr, time.Since(kill).Round(time.Millisecond))
+		if err := topo.VerifyClean(ctx, prefix); err != nil {
+			t.Fatalf("failover %d: the restored topology refused: %v", i+1, err)
+		}
+	}
+	if primaries[0] == primaries[1] {
+		t.Fatalf("the second failover killed %s again: the first did not promote the replica", primaries[0])
+	}
+
+	// A key of the last run, written on the primary, reaches the replica:
+	// refused.
+	p, err := topo.CurrentPrimary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := redis.NewClient(&redis.Options{Addr: p.Addr})
+	defer pc.Close()
+	if err := pc.Set(ctx, prefix+"k1", "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.VerifyClean(ctx, prefix); !errors.Is(err, compose.ErrDirty) {
+		t.Errorf("a key of the last run left: VerifyClean = %v, want ErrDirty", err)
+	} else {
+		t.Logf("refused: %v", err)
+	}
+	// Another run's key is not this run's dirt.
+	if err := topo.VerifyClean(ctx, "lockbench:another-run:"); err != nil {
+		t.Errorf("another prefix refused: %v", err)
+	}
+	if err := pc.Del(ctx, prefix+"k1").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A replica cut loose from the primary: refused.
+	r, err := topo.CurrentReplica(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	if err := rc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.VerifyClean(ctx, prefix); !errors.Is(err, compose.ErrDirty) {
+		t.Errorf("a replica that follows nobody: VerifyClean = %v, want ErrDirty", err)
+	} else {
+		t.Logf("refused: %v", err)
+	}
+}
+
+// TestVerifyCleanOnlyReplicated: the other kinds have nothing to restore.
+func TestVerifyCleanOnlyReplicated(t *testing.T) {
+	topo := composetest.Topology(t, compose.Spec{Kind: compose.KindSingle, Masters: 1}, compose.UpOptions{})
+	if err := topo.RestoreReplica(context.Background(), time.Time{}); err == nil {
+		t.Error("RestoreReplica on single: no error")
+	}
+	if err := topo.VerifyClean(context.Background(), "lockbench:x:"); !errors.Is(err, compose.ErrDirty) {
+		t.Errorf("VerifyClean on single = %v, want ErrDirty (no replica)", err)
+	}
+}
