@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -497,5 +498,45 @@ func TestSchedule(t *testing.T) {
 	}
 	if err := direct(t, n.Addr).Ping(ctxFor(t, 2*time.Second)).Err(); err != nil {
 		t.Fatalf("server does not answer after stop: %v", err)
+	}
+}
+
+// TestEveryFaultIsWhole checks each registered fault kind against itself:
+// registered once, its form in FaultHelp and starting with its name, a
+// sample of its form that parses and reads back, and a kind that takes it
+// from some provider.
+func TestEveryFaultIsWhole(t *testing.T) {
+	samples := strings.NewReplacer("TARGET", "node=0", "DELAY", "5ms", "±DURATION", "+1s", "FACTOR", "2",
+		"[shard=S]", "", "[for=DURATION]", "", "shard=S", "shard=0", "for=DURATION", "for=1s")
+	seen := map[compose.FaultKind]bool{}
+	for _, k := range compose.Faults() {
+		info := k.Info()
+		if seen[info.Kind] {
+			t.Errorf("fault kind %s registered twice", info.Kind)
+		}
+		seen[info.Kind] = true
+		if !strings.HasPrefix(info.Form, string(info.Kind)+" ") || !strings.Contains(compose.FaultHelp(), " "+info.Form+" ") &&
+			!strings.Contains(compose.FaultHelp(), " "+info.Form+";") {
+			t.Errorf("%s: form %q is not its own or not in FaultHelp %q", info.Kind, info.Form, compose.FaultHelp())
+		}
+		sample := "at=1s " + samples.Replace(info.Form)
+		f, err := compose.ParseFault(sample)
+		if err != nil || f.Kind != info.Kind {
+			t.Errorf("%s: its form's sample %q: %+v %v", info.Kind, sample, f, err)
+		} else if back, err := compose.ParseFault(f.String()); err != nil || back != f {
+			t.Errorf("%s: %q does not read back: %+v %v", info.Kind, f.String(), back, err)
+		}
+		var on []string
+		for _, sh := range compose.Shapes() {
+			spec, _ := compose.ParseSpec(sh.Info().Sample)
+			for p, takes := range spec.Info().Faults {
+				if slices.Contains(takes, info.Kind) {
+					on = append(on, string(sh.Info().Kind)+" from "+p)
+				}
+			}
+		}
+		if len(on) == 0 {
+			t.Errorf("%s: no kind takes it from any provider", info.Kind)
+		}
 	}
 }

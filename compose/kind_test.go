@@ -34,6 +34,9 @@ func TestEveryKindIsWhole(t *testing.T) {
 				t.Errorf("%s: faults from provider %s, which it does not run from", info.Kind, p)
 			}
 		}
+		if info.ClockShim == (info.ClockNote != "") {
+			t.Errorf("%s: ClockShim %v with note %q: a kind the shim cannot move says why, and only then", info.Kind, info.ClockShim, info.ClockNote)
+		}
 		if !strings.Contains(compose.SpecHelp(), info.Syntax) {
 			t.Errorf("%s: SpecHelp %q does not name %q", info.Kind, compose.SpecHelp(), info.Syntax)
 		}
