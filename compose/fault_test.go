@@ -35,6 +35,9 @@ func TestParseFault(t *testing.T) {
 		{in: "  kill   replica at=0s ", want: compose.FaultSpec{Kind: compose.FaultKill, Target: compose.TargetReplica}},
 		{in: "at=1s lag-replica replica for=3s", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultLagReplica, Target: compose.TargetReplica, For: 3 * time.Second}},
 
+		{in: "at=1s isolate leader for=2s", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultIsolate, Target: compose.TargetLeader, For: 2 * time.Second}},
+		{in: "at=1s isolate leader", bad: "needs for="},
+		{in: "at=1s isolate shard=0 for=1s", bad: "takes master=S or node=N"},
 		{in: "at=1s terminate holder", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultTerminate, Target: compose.TargetHolder}},
 		{in: "at=1s terminate node=0", bad: "its target is holder"},
 		{in: "at=1s terminate holder for=1s", bad: "takes no for="},
@@ -100,7 +103,7 @@ func FuzzParseFault(f *testing.F) {
 		"at=2s clock-jump node=2 -2s", "at=1s clock-speed node=1 2.0 for=2s", "at=1s lag-replica for=3s",
 		"at=1s clock-speed node=1 1e-300 for=1s", "node=99999999999999999999", "at==", "= = =",
 		"at=1s kill master=2", "at=1s failover shard=0", "at=0s lag-replica shard=1 for=2s", "at=0s lag-replica replica for=1s",
-		"at=2s terminate holder", "at=1s kill holder", "at=2s expire holder",
+		"at=2s terminate holder", "at=1s kill holder", "at=2s expire holder", "at=1s isolate leader for=2s",
 	} {
 		f.Add(s)
 	}

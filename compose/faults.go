@@ -18,5 +18,6 @@ func faults() []Fault {
 		failoverFault{},
 		terminateFault{},
 		expireFault{},
+		isolateFault{},
 	}
 }

@@ -95,6 +95,9 @@ type KindInfo struct {
 	// ClockShim is true when its local servers read the time through libc,
 	// so that the clock shim moves their clocks.
 	ClockShim bool
+	// PeerProxy is true when its local servers' links to each other can
+	// run through proxies lockbench controls (UpOptions.PeerProxy).
+	PeerProxy bool
 	// ClockNote says why the clock shim cannot move its servers' clocks,
 	// when ClockShim is false.
 	ClockNote string

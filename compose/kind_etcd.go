@@ -26,6 +26,7 @@ func (etcdShape) Info() KindInfo {
 		RunFlags:  []string{"etcd"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
 		ClockNote: "the clock shim cannot move an etcd member's clock (Go reads the time without libc)",
+		PeerProxy: true,
 	}
 }
 

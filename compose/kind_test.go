@@ -106,6 +106,12 @@ func TestFitFault(t *testing.T) {
 		{"postgres", compose.ProviderLocal, "at=1s expire holder", "expire on postgres"},
 		{"nats:3", compose.ProviderLocal, "at=1s expire holder", "nats:3 has no holder"},
 		{"etcd:3", compose.ProviderLocal, "at=1s expire holder", "etcd:3 has no holder"},
+		{"etcd:3", compose.ProviderLocal, "at=1s isolate leader for=2s", ""},
+		{"etcd:3", compose.ProviderLocal, "at=1s isolate node=2 for=2s", ""},
+		{"etcd:3", compose.ProviderExternal, "at=1s isolate leader for=2s", "external"},
+		{"zookeeper:3", compose.ProviderLocal, "at=1s isolate leader for=2s", "isolate is on etcd:N"},
+		{"single", compose.ProviderLocal, "at=1s isolate node=0 for=2s", "isolate is on etcd:N"},
+		{"postgres", compose.ProviderLocal, "at=1s isolate holder for=2s", "isolate is on etcd:N"},
 	} {
 		spec, err := compose.ParseSpec(tc.topo)
 		if err != nil {
