@@ -109,7 +109,9 @@ func TestFitFault(t *testing.T) {
 		{"etcd:3", compose.ProviderLocal, "at=1s isolate leader for=2s", ""},
 		{"etcd:3", compose.ProviderLocal, "at=1s isolate node=2 for=2s", ""},
 		{"etcd:3", compose.ProviderExternal, "at=1s isolate leader for=2s", "external"},
-		{"zookeeper:3", compose.ProviderLocal, "at=1s isolate leader for=2s", "isolate is on etcd:N"},
+		{"zookeeper:3", compose.ProviderLocal, "at=1s isolate leader for=2s", ""},
+		{"zookeeper:3", compose.ProviderExternal, "at=1s isolate node=1 for=2s", "external"},
+		{"nats:3", compose.ProviderLocal, "at=1s isolate leader for=2s", "isolate is on etcd:N, zookeeper:N"},
 		{"single", compose.ProviderLocal, "at=1s isolate node=0 for=2s", "isolate is on etcd:N"},
 		{"postgres", compose.ProviderLocal, "at=1s isolate holder for=2s", "isolate is on etcd:N"},
 	} {

@@ -35,6 +35,7 @@ func (zookeeperShape) Info() KindInfo {
 		// The lock's session dials the members' proxies (ClientAddrs); the
 		// quorum's own links stay direct.
 		ClockNote: "the clock shim is for redis-server; a JVM's clock is not moved",
+		PeerProxy: true,
 	}
 }
 
@@ -106,7 +107,7 @@ func (t *Topology) upZookeeper(ctx context.Context) error {
 		return errors.New("the clock shim is for redis-server; clock faults need Redis topologies")
 	}
 	t.logf("starting %s (JVMs start slowly on a busy machine)", t.Spec)
-	e, err := StartZkEnsemble(ctx, ZkOptions{Members: t.Spec.Masters})
+	e, err := StartZkEnsemble(ctx, ZkOptions{Members: t.Spec.Masters, PeerProxy: t.opts.PeerProxy})
 	if err != nil {
 		return err
 	}
