@@ -31,8 +31,9 @@ func (t *Topology) CheckFault(f FaultSpec) error {
 	if msg != "" {
 		return bad("%s", msg)
 	}
+	kind, _ := LookupFault(f.Kind)
 	for _, n := range candidates {
-		if msg := n.faultMisfit(f.Kind); msg != "" {
+		if msg := kind.misfit(t, n); msg != "" {
 			return bad("%s", msg)
 		}
 	}
@@ -67,35 +68,6 @@ func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
 	return nil, fmt.Sprintf("unknown target %q", f.Target)
 }
 
-// faultMisfit says what the live node lacks for a fault of kind k, or "".
-func (n *Node) faultMisfit(k FaultKind) string {
-	if n.payload != nil {
-		if msg, handled := n.payload.faultMisfit(n, k); handled {
-			return msg
-		}
-	}
-	switch k {
-	case FaultKill, FaultRestart, FaultPause:
-		if n.Server == nil && !dockerFaultOK(n, k) {
-			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
-		}
-	case FaultClockJump, FaultClockSpeed:
-		if n.Server == nil {
-			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
-		}
-		if n.clock == nil {
-			return fmt.Sprintf("%s needs the servers started with the clock shim (UpOptions.ClockShim)", k)
-		}
-	case FaultLatency, FaultPartition:
-		if n.proxy == nil && !dockerFaultOK(n, k) {
-			return fmt.Sprintf("%s needs a proxy in front of %s (UpOptions.Proxy)", k, n.Name)
-		}
-	}
-	// lag-replica and failover: CLIENT PAUSE and CLUSTER FAILOVER work on
-	// any reachable server.
-	return ""
-}
-
 // Apply applies the fault now and returns its undo, which is nil for faults
 // without for= (kill, a clock-jump that stays). The caller runs the undo
 // when for= has passed (Schedule does both); a restart's undo starts the
@@ -120,7 +92,8 @@ func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func
 	}
 	watch = t.promotionWatch(ctx, f, n)
 	applied = time.Now()
-	undo, err = t.apply(ctx, f, n)
+	kind, _ := LookupFault(f.Kind)
+	undo, err = kind.apply(ctx, t, f, n)
 	if err != nil {
 		return n, nil, nil, applied, fmt.Errorf("fault %q on %s (%s): %w", f.String(), n.Name, n.Addr, err)
 	}
@@ -135,10 +108,8 @@ func (t *Topology) applyTo(ctx context.Context, f FaultSpec) (n *Node, undo func
 // undoAfter is how long after it was applied a fault is undone: its for=,
 // or for a restart the restart delay (a restart always comes back).
 func (t *Topology) undoAfter(f FaultSpec) time.Duration {
-	if f.Kind == FaultRestart {
-		return max(t.opts.RestartDelay, time.Nanosecond)
-	}
-	return f.For
+	kind, _ := LookupFault(f.Kind)
+	return kind.undoAfter(f, t.opts.RestartDelay)
 }
 
 func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
@@ -158,66 +129,6 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 	return t.DataNodes()[f.Node], nil
 }
 
-func (t *Topology) apply(ctx context.Context, f FaultSpec, n *Node) (func() error, error) {
-	if undo, handled, err := t.applyDocker(ctx, f, n); handled {
-		return undo, err
-	}
-	if n.payload != nil {
-		if undo, handled, err := n.payload.apply(ctx, t, f, n); handled {
-			return undo, err
-		}
-	}
-	switch f.Kind {
-	case FaultKill:
-		return nil, n.Server.Kill()
-	case FaultRestart:
-		return t.restart(ctx, n)
-	case FaultPause:
-		if err := n.Server.Pause(); err != nil {
-			return nil, err
-		}
-		return n.Server.Resume, nil
-	case FaultLatency:
-		return n.proxy.addLatency(f.Latency)
-	case FaultPartition:
-		return n.proxy.partition()
-	case FaultClockJump:
-		if err := n.clock.jump(f.Jump); err != nil {
-			return nil, err
-		}
-		return func() error { return n.clock.jump(-f.Jump) }, nil
-	case FaultClockSpeed:
-		if err := n.clock.setSpeed(f.Speed); err != nil {
-			return nil, err
-		}
-		// The clock keeps what it gained: a clock that ran fast is ahead
-		// afterwards, as a real one would be until NTP steps it back.
-		return func() error { return n.clock.setSpeed(1) }, nil
-	case FaultLagReplica:
-		return lagReplica(ctx, t.adminOptionsFor(n), f.For)
-	case FaultFailover:
-		return nil, adminDo(ctx, t.adminOptionsFor(n), "CLUSTER", "FAILOVER")
-	}
-	return nil, fmt.Errorf("unknown fault kind %q", f.Kind)
-}
-
-// restart kills the node and returns the start that brings it back on the
-// same port, which the schedule runs RestartDelay later. A stopped schedule
-// cuts the delay short but still starts the node, so that stopping never
-// leaves the topology with a node missing.
-func (t *Topology) restart(ctx context.Context, n *Node) (func() error, error) {
-	if n.Server.PID() != 0 {
-		if err := n.Server.Kill(); err != nil {
-			return nil, err
-		}
-	}
-	return func() error {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		defer cancel()
-		return n.Server.Start(sctx)
-	}, nil
-}
-
 // Down lists the data nodes lockbench started that are not running now
 // (killed by a fault, say), by address.
 func (t *Topology) Down() []string {
@@ -228,23 +139,6 @@ func (t *Topology) Down() []string {
 		}
 	}
 	return out
-}
-
-// lagReplica sends CLIENT PAUSE <ms> WRITE to the replica, straight to the
-// server and not through its proxy. The replica keeps its link to the primary
-// and reads the stream but does not apply it; CLIENT UNPAUSE (the undo) or
-// the pause's own timeout lets it catch up.
-func lagReplica(ctx context.Context, o *redis.Options, d time.Duration) (func() error, error) {
-	ms := (d + time.Millisecond - 1).Milliseconds()
-	if err := adminDo(ctx, o, "CLIENT", "PAUSE", ms, "WRITE"); err != nil {
-		return nil, fmt.Errorf("CLIENT PAUSE WRITE: %w", err)
-	}
-	return func() error {
-		if err := adminDo(context.Background(), o, "CLIENT", "UNPAUSE"); err != nil {
-			return fmt.Errorf("CLIENT UNPAUSE on %s: %w", o.Addr, err)
-		}
-		return nil
-	}, nil
 }
 
 // adminDo runs one control command on a fresh short-lived connection.

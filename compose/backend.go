@@ -55,12 +55,10 @@ type BackendInfo struct {
 // server), with the node rules that are the backend's own; nil on a node
 // whose backend keeps nothing (Redis).
 type nodePayload interface {
-	// faultMisfit says what n lacks for a fault of kind k, handled false
-	// when the shared rule decides.
-	faultMisfit(n *Node, k FaultKind) (msg string, handled bool)
-	// apply applies f to n itself, handled false when the shared
-	// mechanism (the node's Server, proxy, clock) does.
-	apply(ctx context.Context, t *Topology, f FaultSpec, n *Node) (undo func() error, handled bool, err error)
+	// process is the local process of n that the process faults act on
+	// when it is not the node's Server; nil when there is none (an
+	// external server, or one the Server runs).
+	process() nodeProcess
 	// down reports whether a server of n lockbench started is not running.
 	down() bool
 }

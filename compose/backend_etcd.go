@@ -41,14 +41,8 @@ func (n *Node) etcdMemberOf() *etcdMember {
 	return m
 }
 
-// faultMisfit: an etcd member is a Server process, so the shared rules
-// decide.
-func (m *etcdMember) faultMisfit(*Node, FaultKind) (string, bool) { return "", false }
-
-// apply: the shared mechanisms apply every fault to a member.
-func (m *etcdMember) apply(context.Context, *Topology, FaultSpec, *Node) (func() error, bool, error) {
-	return nil, false, nil
-}
+// process: an etcd member's process is the node's Server.
+func (m *etcdMember) process() nodeProcess { return nil }
 
 // down: a member's process is the node's Server, which the shared rule
 // asks.

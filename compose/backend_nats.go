@@ -72,13 +72,11 @@ func (t *Topology) natsState() *NatsCluster {
 // faultMisfit: the process faults act on a local server's process (not a
 // Server), so they fit it and not an external server; the others follow
 // the shared rules.
-func (p *natsNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
-	return processMisfit(n, k, p.server != nil)
-}
-
-// apply applies the process faults to the server.
-func (p *natsNode) apply(ctx context.Context, _ *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
-	return applyProcFault(ctx, f, &p.server.localProc, p.server.Restart, 30*time.Second)
+func (p *natsNode) process() nodeProcess {
+	if p.server == nil {
+		return nil
+	}
+	return localProcess{p: p.server, start: p.server.Restart, startTimeout: 30 * time.Second}
 }
 
 // down reports whether a fault stopped the server.

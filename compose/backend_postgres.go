@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lockbench/lockbench/lockimpl"
 )
@@ -37,23 +38,13 @@ func (n *Node) pgOf() *pgNode {
 	return p
 }
 
-// faultMisfit: kill, restart and pause act on the local PgServer (every
-// process of it), which an external server does not have; the other
-// faults follow the shared rules.
-func (p *pgNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
-	switch k {
-	case FaultKill, FaultRestart, FaultPause:
-		if p.server == nil {
-			return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr), true
-		}
-		return "", true
+// process: the process faults act on the local PgServer (every process
+// of it), which an external server does not have.
+func (p *pgNode) process() nodeProcess {
+	if p.server == nil {
+		return nil
 	}
-	return "", false
-}
-
-// apply applies process faults and terminate itself (applyPg).
-func (p *pgNode) apply(ctx context.Context, t *Topology, f FaultSpec, n *Node) (func() error, bool, error) {
-	return t.applyPg(ctx, f, n)
+	return localProcess{p: p.server, start: p.server.Start, startTimeout: 30 * time.Second}
 }
 
 // down reports whether the local server was stopped by a fault.

@@ -3,7 +3,6 @@ package compose
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lockbench/lockbench/lockimpl"
@@ -75,67 +74,14 @@ func (t *Topology) zkState() *ZkEnsemble {
 	return e
 }
 
-// faultMisfit: the process faults act on a local member's JVM (not a
-// Server), so they fit it and not an external member; the others follow
-// the shared rules.
-func (z *zkNode) faultMisfit(n *Node, k FaultKind) (string, bool) {
-	if k == FaultExpire {
-		return "", true // a session is ended through the client protocol, local or external
+// process: the process faults act on a local member's JVM, which an
+// external member does not have.
+func (z *zkNode) process() nodeProcess {
+	if z.member == nil {
+		return nil
 	}
-	return processMisfit(n, k, z.member != nil)
-}
-
-// processMisfit is the rule of a backend whose local nodes are localProcs:
-// the process faults fit a local node and not an external one.
-func processMisfit(n *Node, k FaultKind, local bool) (string, bool) {
-	if !isProcessFault(k) {
-		return "", false
-	}
-	if !local {
-		return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr), true
-	}
-	return "", true
-}
-
-// apply applies the process faults to the member's JVM, and expire to a
-// holder's session.
-func (z *zkNode) apply(ctx context.Context, t *Topology, f FaultSpec, _ *Node) (func() error, bool, error) {
-	if f.Kind == FaultExpire {
-		_, err := t.expireZkHolder(ctx)
-		return nil, true, err
-	}
-	return applyProcFault(ctx, f, &z.member.localProc, z.member.Restart, 60*time.Second)
+	return localProcess{p: z.member, start: z.member.Restart, startTimeout: 60 * time.Second}
 }
 
 // down reports whether a fault stopped the member.
 func (z *zkNode) down() bool { return z.member != nil && z.member.PID() == 0 }
-
-// applyProcFault applies kill, pause or restart to a local process of a
-// backend that runs through localProc (ZooKeeper, NATS); restart kills it
-// now and starts it again from its directory when the fault is undone.
-func applyProcFault(ctx context.Context, f FaultSpec, p *localProc, restart func(context.Context) error, startTimeout time.Duration) (func() error, bool, error) {
-	switch f.Kind {
-	case FaultKill:
-		return nil, true, p.Kill()
-	case FaultPause:
-		if err := p.Pause(); err != nil {
-			return nil, true, err
-		}
-		return p.Resume, true, nil
-	case FaultRestart:
-		if p.PID() != 0 {
-			if err := p.Kill(); err != nil {
-				return nil, true, err
-			}
-		}
-		return func() error {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
-			defer cancel()
-			return restart(sctx)
-		}, true, nil
-	}
-	return nil, false, nil
-}
-
-// isProcessFault reports whether k acts on a node's process.
-func isProcessFault(k FaultKind) bool { return slices.Contains(processFaults, k) }

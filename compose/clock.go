@@ -125,3 +125,32 @@ func (c *clockState) setSpeed(factor float64) error {
 	}
 	return c.write()
 }
+
+// clockFits is the fit of the faults that move a node's clock: a local
+// server of a kind whose program the clock shim can move (KindInfo.ClockShim).
+func clockFits(k FaultKind, info KindInfo, provider string) string {
+	switch {
+	case provider == ProviderExternal:
+		return notTaken(k, info, provider)
+	case !info.ClockShim && info.ClockNote != "":
+		return info.ClockNote
+	case !info.ClockShim:
+		return notTaken(k, info, provider)
+	case provider == ProviderDocker:
+		return "the clock shim needs a local server; the docker provider cannot move a container's clock (use the local provider)"
+	case provider != ProviderLocal:
+		return notTaken(k, info, provider)
+	}
+	return ""
+}
+
+// clockMisfit says what n lacks for a fault of kind k that moves its clock.
+func clockMisfit(k FaultKind, n *Node) string {
+	if n.Server == nil {
+		return fmt.Sprintf("%s needs a local server, and %s (%s) is external", k, n.Name, n.Addr)
+	}
+	if n.clock == nil {
+		return fmt.Sprintf("%s needs the servers started with the clock shim (UpOptions.ClockShim)", k)
+	}
+	return ""
+}

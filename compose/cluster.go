@@ -681,16 +681,17 @@ type Promotion struct {
 }
 
 // promotionWatch returns, for a fault that can make a cluster shard fail
-// over (kill, restart or pause of a master; failover on a replica), the
-// replicas to watch; nil when there are none.
+// over (FaultInfo.Promotes: one that stops a master, or promotes its target
+// replica), the replicas to watch; nil when there are none.
 func (t *Topology) promotionWatch(ctx context.Context, f FaultSpec, n *Node) []*Node {
 	if t.cluster == nil {
 		return nil
 	}
-	if f.Kind == FaultFailover {
+	kind, _ := LookupFault(f.Kind)
+	switch kind.Info().Promotes {
+	case promotesTarget:
 		return []*Node{n}
-	}
-	if f.Kind != FaultKill && f.Kind != FaultRestart && f.Kind != FaultPause {
+	case promotesNone:
 		return nil
 	}
 	s := t.Shard(n)

@@ -2,7 +2,7 @@
 // processes, docker containers or external servers) and the fault handles
 // on them.
 //
-// # Backends, kinds and locks: three registries
+// # Backends, kinds, fault kinds and locks: four registries
 //
 // A backend is a server program (redis-server, etcd, postgres); a kind is a
 // shape of topology of one backend (single, redlock:N, replicated,
@@ -18,12 +18,25 @@
 //     plan picks the backend of a --resource URL by them), the fault targets only its
 //     topologies have and how they resolve (BackendInfo.Targets: etcd's
 //     leader, PostgreSQL's holder), and what it keeps on each node (a
-//     nodePayload: its own fault rules, how it applies a fault, whether its
-//     server is down), so apply.go asks the node's payload and never the
+//     nodePayload: the local process the process faults act on, whether its
+//     server is down), so the faults ask the node's payload and never the
 //     backend's fields; a server program other than redis-server runs
 //     through Server with a serverProgram (etcd's members);
 //   - kinds: one type implementing Shape in kind_NAME.go, one line in
 //     shapes (backends.go);
+//   - fault kinds: one type implementing Fault in fault_NAME.go
+//     (fault_kill.go, fault_clock_jump.go; fault_terminate_pg.go and
+//     fault_expire_zk.go are their backend's too), one line in faults
+//     (faults.go). It owns its constant, its --fault form, the targets it
+//     takes, which kinds and providers it fits and why not in one line
+//     (Fault.fits, from what the kind declares of itself: its targets, its
+//     backend, KindInfo.ClockShim), what it needs the servers started with
+//     (a proxy, the clock shim: UpOptions.ArmFaults), what a live node must
+//     have, its apply and undo, when it is undone, and what the schedule
+//     records of it (FaultInfo.Promotes). KindInfo.Faults is derived from
+//     it; a kind, a recipe or a plan that picks a fault writes it as
+//     --fault reads it (canonical). TestNoSharedFileNamesAFault (bench/plan)
+//     fails a shared file that names a fault kind's constant;
 //   - locks: one Descriptor each in lockimpl's registry (lockimpl/locks.go):
 //     the backend it speaks, lease, renewal, fencing, quorum, pipelining,
 //     the run flags it takes, the grain its server counts a TTL in
@@ -50,13 +63,13 @@
 //     table marks a flag ByKind, and the flag then applies only to the kinds
 //     listing it, so help, the README and refusals follow;
 //   - its fault targets (KindInfo.Targets), the faults it takes from each
-//     provider (KindInfo.Faults), its data nodes (Shape.DataNodes) and any
-//     rule of its own (an optional fitFault): one rule, FitFault, used by
+//     provider (KindInfo.Faults, as each fault kind says), its data nodes
+//     (Shape.DataNodes) and any rule of its own (an optional fitFault): one rule, FitFault, used by
 //     plan before anything starts and by Topology.CheckFault once the
 //     servers are up (which adds only what needs them: a node index past
 //     the nodes there are, a missing proxy or clock shim);
-//   - its canonical fault for lock-cost --with-fault, as a typed FaultSpec
-//     (Shape.CanonicalFault) and in words for the flag's help
+//   - its canonical fault for lock-cost --with-fault, as a FaultSpec
+//     written as --fault reads it (Shape.CanonicalFault) and in words for the flag's help
 //     (KindInfo.CanonicalFaultText). It is the kind's, not the lock's: one
 //     lock (redlock) gets a pause on single and a master killed on
 //     redlock:N, and its targets (master, leader, holder) are the topology's;
@@ -101,6 +114,16 @@
 // TestNoSharedFileNamesABackend (bench/plan) fails a shared file that
 // names a backend by its constants or names, outside the backend's own
 // files (named after it, its kinds or its locks) and the registry files.
+//
+// # Adding a fault kind
+//
+// A new compose/fault_NAME.go: its FaultKind constant and a type
+// implementing Fault (embedding faultBase for the defaults), and its line
+// in faults (faults.go). FaultHelp, ParseFault and String, FitFault and
+// every kind's KindInfo.Faults, CheckFault, Apply and the schedule, plan's
+// start-up options and flag scopes (FaultInfo.RunFlags) then follow from
+// it. A fault kind that acts through one backend's own means names the
+// backend in its file's name too (fault_expire_zk.go).
 //
 // # Adding a lock
 //

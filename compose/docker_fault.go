@@ -20,76 +20,69 @@ import (
 // with the network's endpoint) and to the other nodes (a replica to its
 // primary, the sentinels).
 
-// dockerFaultOK reports whether a container can take fault kind k.
-func dockerFaultOK(n *Node, k FaultKind) bool {
-	if n.ctr == nil {
-		return false
-	}
-	switch k {
-	case FaultKill, FaultRestart, FaultPause, FaultPartition:
-		return true
-	}
-	return false
+// containerProcess is a node's container, which the process faults act
+// on through the engine.
+type containerProcess struct {
+	d    *dockerRun
+	c    *dockerNode
+	addr string
 }
 
-// applyDocker applies a container fault; handled is false for faults the
-// container leaves to the generic code (latency through the proxy,
-// lag-replica by command).
-func (t *Topology) applyDocker(ctx context.Context, f FaultSpec, n *Node) (undo func() error, handled bool, err error) {
-	if !dockerFaultOK(n, f.Kind) || t.docker == nil {
-		return nil, false, nil
+func (p containerProcess) kill(ctx context.Context) error { return p.d.kill(ctx, p.c) }
+
+func (p containerProcess) pause(ctx context.Context) (func() error, error) {
+	d, c := p.d, p.c
+	if _, err := d.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{}); err != nil {
+		return nil, fmt.Errorf("docker pause %s: %w", c.name, err)
 	}
-	d, c := t.docker, n.ctr
-	switch f.Kind {
-	case FaultKill:
-		return nil, true, d.kill(ctx, c)
-	case FaultRestart:
-		if !d.fixedPorts {
-			return nil, true, errors.New("restart needs a local Docker engine: on a remote one the container may come back on another host port")
+	return func() error {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		if _, err := d.cli.ContainerUnpause(uctx, c.id, client.ContainerUnpauseOptions{}); err != nil {
+			return fmt.Errorf("docker unpause %s: %w", c.name, err)
 		}
-		if !c.isKilled() {
-			if err := d.kill(ctx, c); err != nil {
-				return nil, true, err
-			}
-		}
-		return func() error {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if _, err := d.cli.ContainerStart(sctx, c.id, client.ContainerStartOptions{}); err != nil {
-				return fmt.Errorf("docker start %s: %w", c.name, err)
-			}
-			c.setKilled(false)
-			if err := waitPing(sctx, n.Addr, 20*time.Second); err != nil {
-				return fmt.Errorf("%s after docker start: %w", c.name, err)
-			}
-			return nil
-		}, true, nil
-	case FaultPause:
-		if _, err := d.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{}); err != nil {
-			return nil, true, fmt.Errorf("docker pause %s: %w", c.name, err)
-		}
-		return func() error {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-			defer cancel()
-			if _, err := d.cli.ContainerUnpause(uctx, c.id, client.ContainerUnpauseOptions{}); err != nil {
-				return fmt.Errorf("docker unpause %s: %w", c.name, err)
-			}
-			return nil
-		}, true, nil
-	case FaultPartition:
-		if _, err := d.cli.NetworkDisconnect(ctx, d.netID, client.NetworkDisconnectOptions{Container: c.id, Force: true}); err != nil {
-			return nil, true, fmt.Errorf("docker network disconnect %s %s: %w", d.net, c.name, err)
-		}
-		return func() error {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-			defer cancel()
-			if _, err := d.cli.NetworkConnect(uctx, d.netID, client.NetworkConnectOptions{Container: c.id}); err != nil {
-				return fmt.Errorf("docker network connect %s %s: %w", d.net, c.name, err)
-			}
-			return nil
-		}, true, nil
+		return nil
+	}, nil
+}
+
+func (p containerProcess) restart(ctx context.Context) (func() error, error) {
+	d, c := p.d, p.c
+	if !d.fixedPorts {
+		return nil, errors.New("restart needs a local Docker engine: on a remote one the container may come back on another host port")
 	}
-	return nil, false, nil
+	if !c.isKilled() {
+		if err := d.kill(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, err := d.cli.ContainerStart(sctx, c.id, client.ContainerStartOptions{}); err != nil {
+			return fmt.Errorf("docker start %s: %w", c.name, err)
+		}
+		c.setKilled(false)
+		if err := waitPing(sctx, p.addr, 20*time.Second); err != nil {
+			return fmt.Errorf("%s after docker start: %w", c.name, err)
+		}
+		return nil
+	}, nil
+}
+
+// disconnect takes the container off the run's network until the undo
+// connects it again.
+func (d *dockerRun) disconnect(ctx context.Context, c *dockerNode) (func() error, error) {
+	if _, err := d.cli.NetworkDisconnect(ctx, d.netID, client.NetworkDisconnectOptions{Container: c.id, Force: true}); err != nil {
+		return nil, fmt.Errorf("docker network disconnect %s %s: %w", d.net, c.name, err)
+	}
+	return func() error {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		if _, err := d.cli.NetworkConnect(uctx, d.netID, client.NetworkConnectOptions{Container: c.id}); err != nil {
+			return fmt.Errorf("docker network connect %s %s: %w", d.net, c.name, err)
+		}
+		return nil
+	}, nil
 }
 
 // kill is docker kill: SIGKILL, the container stays stopped.

@@ -44,8 +44,11 @@ func EtcdSizes() []int { return []int{1, 3, 5} }
 type memberProcess struct {
 	name     string // member name, m0, m1, …
 	peerPort int
-	cluster  string // --initial-cluster
-	token    string // --initial-cluster-token
+	// advertisePort is the port the other members reach its peer port at
+	// (its peer proxy's), 0 for peerPort itself.
+	advertisePort int
+	cluster       string // --initial-cluster
+	token         string // --initial-cluster-token
 	// timing is etcd's heartbeat and election timeout, which decide how
 	// soon a leader is suspected and the server's minimum lease TTL.
 	timing lockimpl.EtcdTiming
@@ -63,10 +66,14 @@ func (m *memberProcess) logName() string { return "etcd.log" }
 func (m *memberProcess) args(port int, dir string) []string {
 	client := "http://127.0.0.1:" + strconv.Itoa(port)
 	peer := "http://127.0.0.1:" + strconv.Itoa(m.peerPort)
+	advertise := peer
+	if m.advertisePort != 0 {
+		advertise = "http://127.0.0.1:" + strconv.Itoa(m.advertisePort)
+	}
 	return []string{
 		"--name", m.name, "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", advertise,
 		"--initial-cluster", m.cluster, "--initial-cluster-token", m.token, "--initial-cluster-state", "new",
 		"--heartbeat-interval", strconv.Itoa(int(m.timing.Heartbeat.Milliseconds())),
 		"--election-timeout", strconv.Itoa(int(m.timing.Election.Milliseconds())),
@@ -174,6 +181,9 @@ func (t *Topology) etcdState() *etcdCluster {
 type etcdCluster struct {
 	mu    sync.Mutex
 	admin *clientv3.Client // direct to the members (no proxies), for Status
+	// peers are the proxies on the members' peer links, nil unless
+	// UpOptions.PeerProxy.
+	peers *etcdPeers
 }
 
 // upEtcd starts N members at once (each waits for a quorum of the others
@@ -194,9 +204,18 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 		return err
 	}
 	token := "lockbench-" + randomID()
+	st := &etcdCluster{}
+	advertise := ports[n:]
+	if t.opts.PeerProxy {
+		if st.peers, err = startEtcdPeers(ports[n:]); err != nil {
+			return err
+		}
+		t.addCleanup(st.peers.close)
+		advertise = st.peers.ports()
+	}
 	peers := make([]string, n)
 	for i := range n {
-		peers[i] = fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[n+i])
+		peers[i] = fmt.Sprintf("m%d=http://127.0.0.1:%d", i, advertise[i])
 	}
 	servers := make([]*Server, n)
 	errs := make([]error, n)
@@ -206,12 +225,12 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			servers[i], errs[i] = StartServer(ctx, ServerOptions{Port: ports[i], Binary: "etcd", Env: t.opts.ServerEnv,
-				program: &memberProcess{name: fmt.Sprintf("m%d", i), peerPort: ports[n+i], cluster: strings.Join(peers, ","), token: token,
+				program: &memberProcess{name: fmt.Sprintf("m%d", i), peerPort: ports[n+i], advertisePort: advertise[i], cluster: strings.Join(peers, ","), token: token,
 					timing: lockimpl.EtcdLocalTiming(n)}})
 		}()
 	}
 	wg.Wait()
-	t.backendState = &etcdCluster{}
+	t.backendState = st
 	for i, srv := range servers {
 		if srv == nil {
 			continue

@@ -106,6 +106,10 @@ func TestEtcdKillLeaderElectsAnother(t *testing.T) {
 	if err := topo.CheckFault(compose.FaultSpec{Kind: compose.FaultClockJump, Target: compose.TargetNode, Jump: time.Second}); err == nil {
 		t.Error("clock-jump accepted on an etcd member")
 	}
+	// isolate needs the members started with peer proxies.
+	if err := topo.CheckFault(mustFault(t, "at=0s isolate node=0 for=1s")); err == nil || !strings.Contains(err.Error(), "peer links") {
+		t.Errorf("isolate without peer proxies: %v, want a refusal naming the peer links", err)
+	}
 }
 
 func TestEtcdPausedMemberTimesOutAndRestartRejoins(t *testing.T) {

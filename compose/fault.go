@@ -1,8 +1,9 @@
 package compose
 
 import (
+	"context"
 	"fmt"
-	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,49 +11,10 @@ import (
 	"github.com/lockbench/lockbench/results/suggest"
 )
 
-// FaultKind names what a fault does to its target.
+// FaultKind names what a fault does to its target: the word after at= in
+// --fault. Each kind is a Fault in a file of its own (fault_kill.go, …),
+// which declares its constant.
 type FaultKind string
-
-const (
-	// FaultKill sends SIGKILL: a crash, nothing flushed, the node stays down.
-	FaultKill FaultKind = "kill"
-	// FaultRestart kills the node and starts it again on the same port with
-	// the topology's persistence, after UpOptions.RestartDelay.
-	FaultRestart FaultKind = "restart"
-	// FaultPause stops the process with SIGSTOP and continues it after for=.
-	FaultPause FaultKind = "pause"
-	// FaultLatency delays every reply from the node through its proxy.
-	FaultLatency FaultKind = "latency"
-	// FaultPartition cuts the link between the clients and the node until
-	// for= ends: its proxy closes every connection and refuses new ones, so
-	// clients fail at once rather than wait for a timeout as they would if
-	// packets were silently dropped.
-	FaultPartition FaultKind = "partition"
-	// FaultClockJump moves the node's wall clock by a signed amount at once.
-	FaultClockJump FaultKind = "clock-jump"
-	// FaultClockSpeed makes the node's wall clock run at a factor of real time.
-	FaultClockSpeed FaultKind = "clock-speed"
-	// FaultLagReplica holds the replication stream on the replica (CLIENT
-	// PAUSE WRITE) so writes acknowledged by the primary are not there yet.
-	// While it lasts the sentinels cannot promote the replica: their hello
-	// PUBLISH counts as a write, blocks, and stalls their PINGs and INFO on
-	// that link, so the replica looks down. To lose a write in a failover,
-	// end the lag shortly after killing the primary: the replica drops the
-	// stream it held when its primary's link breaks, and is promoted once the
-	// pause is over.
-	FaultLagReplica FaultKind = "lag-replica"
-	// FaultTerminate ends a lock holder's PostgreSQL session
-	// (pg_terminate_backend): the server stays up, the holder's session and
-	// every lock it held are gone, and the holder may not know.
-	FaultTerminate FaultKind = "terminate"
-	// FaultExpire has the ZooKeeper ensemble end a lock holder's session
-	// (Curator's KillSession): its ephemeral nodes go, the next waiter is
-	// granted, and the holder learns of it only on its next request.
-	FaultExpire FaultKind = "expire"
-	// FaultFailover runs CLUSTER FAILOVER on a replica of a cluster shard: a
-	// graceful, coordinated promotion (no write is lost).
-	FaultFailover FaultKind = "failover"
-)
 
 // FaultTarget says how a fault picks its node.
 type FaultTarget string
@@ -75,11 +37,16 @@ const (
 	TargetHolder FaultTarget = "holder"
 )
 
-// FaultHelp lists the accepted fault specs, for error messages and --help.
-const FaultHelp = "at=DURATION then one of: kill TARGET · restart TARGET · pause TARGET for=DURATION · " +
-	"latency TARGET DELAY for=DURATION · partition TARGET for=DURATION · clock-jump TARGET ±DURATION [for=DURATION] · " +
-	"clock-speed TARGET FACTOR for=DURATION · lag-replica [shard=S] for=DURATION · failover shard=S · terminate holder · expire holder; " +
-	"TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
+// FaultHelp lists the accepted fault specs, for error messages and --help:
+// each kind's form, from the registry.
+func FaultHelp() string {
+	forms := make([]string, 0, len(faults()))
+	for _, k := range faults() {
+		forms = append(forms, k.Info().Form)
+	}
+	return "at=DURATION then one of: " + strings.Join(forms, " · ") +
+		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
+}
 
 // faultFormHint ends a refusal of a fault spec: FaultHelp, every form, is
 // too long for one line after the spec and the reason.
@@ -87,10 +54,8 @@ const faultFormHint = "see the forms in lockbench run --help"
 
 // Bounds that keep a spec sensible and its arithmetic far from overflow.
 const (
-	maxFaultTime  = 24 * time.Hour
-	maxLatency    = time.Minute
-	maxClockSpeed = 1000
-	maxNodeIndex  = 1000
+	maxFaultTime = 24 * time.Hour
+	maxNodeIndex = 1000
 )
 
 // FaultSpec is one parsed --fault value.
@@ -186,7 +151,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 			}
 			f.Target = FaultTarget(tok)
 		case f.Kind == "":
-			if !knownFaultKind(FaultKind(tok)) {
+			if _, ok := LookupFault(FaultKind(tok)); !ok {
 				return FaultSpec{}, fmt.Errorf("unknown fault %q; %s", tok, suggest.Unknown(tok, faultKindNames()))
 			}
 			f.Kind = FaultKind(tok)
@@ -200,125 +165,133 @@ func ParseFault(spec string) (FaultSpec, error) {
 	if f.Kind == "" {
 		return bad("missing the fault kind")
 	}
-	wantArg := f.Kind == FaultLatency || f.Kind == FaultClockJump || f.Kind == FaultClockSpeed
+	kind, _ := LookupFault(f.Kind)
+	info := kind.Info()
+	wantArg := info.Amount != ""
 	switch {
 	case wantArg && len(positional) == 0:
 		return bad("%s needs its amount", f.Kind)
 	case wantArg && len(positional) > 1, !wantArg && len(positional) > 0:
 		return bad("unexpected %q", strings.Join(positional, " "))
 	}
-	switch f.Kind {
-	case FaultLagReplica:
-		if f.Target != "" && f.Target != TargetReplica && f.Target != TargetShard {
-			return bad("lag-replica always acts on a replica; drop the target, or name a cluster shard with shard=S")
-		}
-		if f.Target == "" {
-			f.Target = TargetReplica
-		}
-	case FaultFailover:
-		if f.Target != TargetShard {
-			return bad("failover needs shard=S (the cluster shard whose replica takes over)")
-		}
-	case FaultTerminate, FaultExpire:
-		if f.Target != TargetHolder {
-			return bad("%s ends a lock holder's session: its target is holder", f.Kind)
-		}
-	default:
-		if f.Target == "" {
-			return bad("%s needs a target", f.Kind)
-		}
-		if f.Target == TargetShard {
-			return bad("shard=S names a replica for failover and lag-replica; %s takes master=S or node=N", f.Kind)
-		}
+	if why := pickTarget(&f, info); why != "" {
+		return bad("%s", why)
 	}
-	switch f.Kind {
-	case FaultKill, FaultRestart:
-		if haveFor {
-			return bad("%s takes no for=; a killed node stays down, restart brings it back", f.Kind)
-		}
-	case FaultTerminate:
-		if haveFor {
-			return bad("terminate takes no for=; the session is gone, the pool opens a new one")
-		}
-	case FaultExpire:
-		if haveFor {
-			return bad("expire takes no for=; the session is gone, the client starts a new one")
-		}
-	case FaultFailover:
-		if haveFor {
-			return bad("failover takes no for=; the promoted replica stays master")
-		}
-	case FaultClockJump:
-	default:
-		if !haveFor {
-			return bad("%s needs for=DURATION", f.Kind)
-		}
+	switch {
+	case info.For == forNone && haveFor:
+		return bad("%s takes no for=; %s", f.Kind, info.NoFor)
+	case info.For == forNeeded && !haveFor:
+		return bad("%s needs for=DURATION", f.Kind)
 	}
-	switch f.Kind {
-	case FaultLatency:
-		d, err := time.ParseDuration(positional[0])
-		if err != nil || d < time.Millisecond || d > maxLatency || d%time.Millisecond != 0 {
-			return bad("latency %q must be whole milliseconds from 1ms to %s", positional[0], maxLatency)
+	if wantArg {
+		if why := kind.parseAmount(&f, positional[0]); why != "" {
+			return bad("%s", why)
 		}
-		f.Latency = d
-	case FaultClockJump:
-		d, err := time.ParseDuration(positional[0])
-		if err != nil || d == 0 || d > maxFaultTime || d < -maxFaultTime {
-			return bad("clock jump %q must be a non-zero duration such as +9s or -2s, at most %s", positional[0], maxFaultTime)
-		}
-		f.Jump = d
-	case FaultClockSpeed:
-		s, err := strconv.ParseFloat(positional[0], 64)
-		if err != nil || math.IsNaN(s) || s <= 0 || s > maxClockSpeed {
-			return bad("clock speed %q must be a factor above 0 and at most %d, such as 2.0 or 0.5", positional[0], maxClockSpeed)
-		}
-		f.Speed = s
 	}
 	return f, nil
+}
+
+// pickTarget checks f's target against what its kind takes, and sets the
+// kind's default target when none was given; it returns the refusal, or "".
+func pickTarget(f *FaultSpec, info FaultInfo) string {
+	if len(info.Targets) > 0 {
+		if f.Target == "" && info.DefaultTarget != "" {
+			f.Target = info.DefaultTarget
+		}
+		if !slices.Contains(info.Targets, f.Target) {
+			return info.TargetRule
+		}
+		return ""
+	}
+	switch f.Target {
+	case "":
+		return fmt.Sprintf("%s needs a target", f.Kind)
+	case TargetShard:
+		return fmt.Sprintf("shard=S names a replica for %s; %s takes master=S or node=N", strings.Join(faultsTaking(TargetShard), " and "), f.Kind)
+	}
+	return ""
+}
+
+// faultsTaking names the fault kinds whose own targets include t, in
+// alphabetical order.
+func faultsTaking(t FaultTarget) []string {
+	var out []string
+	for _, k := range faults() {
+		if slices.Contains(k.Info().Targets, t) {
+			out = append(out, string(k.Info().Kind))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// takesTarget reports whether a fault of info acts on target t: its own
+// targets, or when it lists none every target of a data node (not a
+// cluster shard's replica, not a lock holder's session).
+func (info FaultInfo) takesTarget(t FaultTarget) bool {
+	if len(info.Targets) > 0 {
+		return slices.Contains(info.Targets, t)
+	}
+	return t != TargetShard && t != TargetHolder
 }
 
 // faultKindNames lists the fault kinds, for suggestions.
 func faultKindNames() []string {
 	var out []string
-	for _, k := range []FaultKind{FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump,
-		FaultClockSpeed, FaultLagReplica, FaultFailover, FaultTerminate, FaultExpire} {
-		out = append(out, string(k))
+	for _, k := range faults() {
+		out = append(out, string(k.Info().Kind))
 	}
 	return out
-}
-
-func knownFaultKind(k FaultKind) bool {
-	switch k {
-	case FaultKill, FaultRestart, FaultPause, FaultLatency, FaultPartition, FaultClockJump, FaultClockSpeed, FaultLagReplica,
-		FaultFailover, FaultTerminate, FaultExpire:
-		return true
-	}
-	return false
 }
 
 // String renders the spec in --fault form; ParseFault reads it back to the
 // same spec.
 func (f FaultSpec) String() string {
 	parts := []string{"at=" + f.At.String(), string(f.Kind)}
-	if f.Kind != FaultLagReplica || f.Target != TargetReplica {
+	kind, known := LookupFault(f.Kind)
+	var info FaultInfo
+	if known {
+		info = kind.Info()
+	}
+	if info.DefaultTarget == "" || f.Target != info.DefaultTarget {
 		parts = append(parts, f.TargetString())
 	}
-	switch f.Kind {
-	case FaultLatency:
-		parts = append(parts, f.Latency.String())
-	case FaultClockJump:
-		j := f.Jump.String()
-		if f.Jump > 0 {
-			j = "+" + j
-		}
-		parts = append(parts, j)
-	case FaultClockSpeed:
-		parts = append(parts, strconv.FormatFloat(f.Speed, 'g', -1, 64))
+	if known && info.Amount != "" {
+		parts = append(parts, kind.formatAmount(f))
 	}
 	if f.For > 0 {
 		parts = append(parts, "for="+f.For.String())
 	}
 	return strings.Join(parts, " ")
+}
+
+// Effect says in words what the fault does to the topology, for a why
+// ("a master restarts empty").
+func (f FaultSpec) Effect() string {
+	if kind, ok := LookupFault(f.Kind); ok {
+		if words := kind.effect(f); words != "" {
+			return words
+		}
+	}
+	return "the fault " + f.String() + " strikes"
+}
+
+// TakesFlag reports whether the spec's kind is one a kind-scoped run flag
+// applies to (restart's --restart-delay).
+func (f FaultSpec) TakesFlag(flag string) bool {
+	kind, ok := LookupFault(f.Kind)
+	return ok && slices.Contains(kind.Info().RunFlags, flag)
+}
+
+// FaultsWithFlag names the fault kinds a run flag applies to.
+func FaultsWithFlag(flag string) []string {
+	var out []string
+	for _, k := range faults() {
+		if slices.Contains(k.Info().RunFlags, flag) {
+			out = append(out, string(k.Info().Kind))
+		}
+	}
+	return out
 }
 
 // TargetString renders the target: node=N, primary, replica, master=S or
@@ -331,4 +304,146 @@ func (f FaultSpec) TargetString() string {
 		return string(f.Target) + "=" + strconv.Itoa(f.Shard)
 	}
 	return string(f.Target)
+}
+
+// Fault is everything lockbench knows of one fault kind. Each kind is one
+// type in a file of its own (fault_kill.go, fault_pause.go, …) and one line
+// in faults (faults.go); ParseFault, FitFault, CheckFault, Apply, the
+// schedule and plan ask it rather than name a kind.
+type Fault interface {
+	// Info is the kind's static description: name, form, targets, for=,
+	// amount, run flags, what it records.
+	Info() FaultInfo
+	// fits says in one line why the kind cannot strike a topology of kind
+	// k from provider, "" when it can. KindInfo.Faults is derived from it.
+	fits(k KindInfo, provider string) string
+	// arm sets what the servers must be started with for the kind to
+	// apply (a proxy, the clock shim).
+	arm(o *UpOptions)
+	// misfit says what the started node n lacks for the kind, "" when
+	// nothing.
+	misfit(t *Topology, n *Node) string
+	// apply strikes n now and returns the undo, nil when there is none.
+	apply(ctx context.Context, t *Topology, f FaultSpec, n *Node) (undo func() error, err error)
+	// undoAfter is how long after it was applied f is undone, given the
+	// topology's restart delay.
+	undoAfter(f FaultSpec, restartDelay time.Duration) time.Duration
+	// parseAmount reads the kind's amount (Info().Amount) into f; it
+	// returns the refusal, or "".
+	parseAmount(f *FaultSpec, word string) string
+	// formatAmount renders f's amount as parseAmount reads it.
+	formatAmount(f FaultSpec) string
+	// effect says in words what f does to the topology, "" for the
+	// generic words.
+	effect(f FaultSpec) string
+}
+
+// FaultInfo is what a Fault declares of itself.
+type FaultInfo struct {
+	// Kind is the name in --fault.
+	Kind FaultKind
+	// Form is its accepted form, for FaultHelp: "pause TARGET for=DURATION".
+	Form string
+	// Targets are the targets it takes when they are its own (holder,
+	// shard=S); empty for a kind that takes any data node's target
+	// (node=N, primary, replica, master=S, leader).
+	Targets []FaultTarget
+	// DefaultTarget is the target when none is given ("" for none).
+	DefaultTarget FaultTarget
+	// TargetRule refuses a target outside Targets, in words.
+	TargetRule string
+	// For says whether it takes for=.
+	For forRule
+	// NoFor says why it takes no for=, when For is forNone.
+	NoFor string
+	// Amount names its positional amount in the form ("DELAY"), "" when it
+	// takes none.
+	Amount string
+	// RunFlags are the kind-scoped run flags that apply only with it
+	// (restart's --restart-delay).
+	RunFlags []string
+	// Promotes says which replicas may take over after it, for the
+	// schedule to watch and record (FaultEvent.Promoted).
+	Promotes promotionRule
+}
+
+// forRule says whether a fault kind takes for=.
+type forRule int
+
+const (
+	// forNeeded: it lasts for=, then is undone.
+	forNeeded forRule = iota
+	// forOptional: without for= it stays (a clock jump).
+	forOptional
+	// forNone: it takes no for= (its NoFor says why).
+	forNone
+)
+
+// promotionRule says which cluster replicas a fault may promote.
+type promotionRule int
+
+const (
+	// promotesNone: nothing to watch.
+	promotesNone promotionRule = iota
+	// promotesReplicas: it stops a master, whose replicas may take over.
+	promotesReplicas
+	// promotesTarget: its target, a replica, takes over.
+	promotesTarget
+)
+
+// Faults lists every fault kind, in help order.
+func Faults() []Fault { return faults() }
+
+// LookupFault finds a fault kind.
+func LookupFault(k FaultKind) (Fault, bool) {
+	for _, f := range faults() {
+		if f.Info().Kind == k {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// ArmFaults sets in o what the faults need the servers started with (a
+// proxy in front of each node, the clock shim), and nothing else: each
+// costs a little on every command. Set o.Provider first.
+func (o *UpOptions) ArmFaults(fs []FaultSpec) {
+	for _, f := range fs {
+		if k, ok := LookupFault(f.Kind); ok {
+			k.arm(o)
+		}
+	}
+}
+
+// faultBase gives a fault kind the defaults most take: it fits every kind
+// from every provider, needs nothing armed or on the live node, lasts its
+// for=, has no amount and the generic words.
+type faultBase struct{}
+
+func (faultBase) fits(KindInfo, string) string                         { return "" }
+func (faultBase) arm(*UpOptions)                                       {}
+func (faultBase) misfit(*Topology, *Node) string                       { return "" }
+func (faultBase) undoAfter(f FaultSpec, _ time.Duration) time.Duration { return f.For }
+func (faultBase) parseAmount(*FaultSpec, string) string                { return "" }
+func (faultBase) formatAmount(FaultSpec) string                        { return "" }
+func (faultBase) effect(FaultSpec) string                              { return "" }
+
+// notTaken is the generic reason a kind does not take a fault from a
+// provider, and the one every fault gives for external servers that only
+// a running process could take.
+func notTaken(k FaultKind, info KindInfo, provider string) string {
+	if provider == ProviderExternal {
+		return fmt.Sprintf("external servers (--%s) are only reached, not run, by lockbench: they cannot be killed, paused, restarted or have their clocks moved", info.URLFlag)
+	}
+	return fmt.Sprintf("not a fault of %s from the %s provider", info.Kind, provider)
+}
+
+// backendFits is the fit of a fault kind that acts through one backend's
+// own means (a PostgreSQL backend ended, a ZooKeeper session expired):
+// every kind of that backend, from every provider.
+func backendFits(k FaultKind, info KindInfo, provider, backend string) string {
+	if info.Backend != backend {
+		return notTaken(k, info, provider)
+	}
+	return ""
 }

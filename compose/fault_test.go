@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +35,9 @@ func TestParseFault(t *testing.T) {
 		{in: "  kill   replica at=0s ", want: compose.FaultSpec{Kind: compose.FaultKill, Target: compose.TargetReplica}},
 		{in: "at=1s lag-replica replica for=3s", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultLagReplica, Target: compose.TargetReplica, For: 3 * time.Second}},
 
+		{in: "at=1s isolate leader for=2s", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultIsolate, Target: compose.TargetLeader, For: 2 * time.Second}},
+		{in: "at=1s isolate leader", bad: "needs for="},
+		{in: "at=1s isolate shard=0 for=1s", bad: "takes master=S or node=N"},
 		{in: "at=1s terminate holder", want: compose.FaultSpec{At: time.Second, Kind: compose.FaultTerminate, Target: compose.TargetHolder}},
 		{in: "at=1s terminate node=0", bad: "its target is holder"},
 		{in: "at=1s terminate holder for=1s", bad: "takes no for="},
@@ -99,7 +103,7 @@ func FuzzParseFault(f *testing.F) {
 		"at=2s clock-jump node=2 -2s", "at=1s clock-speed node=1 2.0 for=2s", "at=1s lag-replica for=3s",
 		"at=1s clock-speed node=1 1e-300 for=1s", "node=99999999999999999999", "at==", "= = =",
 		"at=1s kill master=2", "at=1s failover shard=0", "at=0s lag-replica shard=1 for=2s", "at=0s lag-replica replica for=1s",
-		"at=2s terminate holder", "at=1s kill holder", "at=2s expire holder",
+		"at=2s terminate holder", "at=1s kill holder", "at=2s expire holder", "at=1s isolate leader for=2s",
 	} {
 		f.Add(s)
 	}
@@ -497,5 +501,45 @@ func TestSchedule(t *testing.T) {
 	}
 	if err := direct(t, n.Addr).Ping(ctxFor(t, 2*time.Second)).Err(); err != nil {
 		t.Fatalf("server does not answer after stop: %v", err)
+	}
+}
+
+// TestEveryFaultIsWhole checks each registered fault kind against itself:
+// registered once, its form in FaultHelp and starting with its name, a
+// sample of its form that parses and reads back, and a kind that takes it
+// from some provider.
+func TestEveryFaultIsWhole(t *testing.T) {
+	samples := strings.NewReplacer("TARGET", "node=0", "DELAY", "5ms", "±DURATION", "+1s", "FACTOR", "2",
+		"[shard=S]", "", "[for=DURATION]", "", "shard=S", "shard=0", "for=DURATION", "for=1s")
+	seen := map[compose.FaultKind]bool{}
+	for _, k := range compose.Faults() {
+		info := k.Info()
+		if seen[info.Kind] {
+			t.Errorf("fault kind %s registered twice", info.Kind)
+		}
+		seen[info.Kind] = true
+		if !strings.HasPrefix(info.Form, string(info.Kind)+" ") || !strings.Contains(compose.FaultHelp(), " "+info.Form+" ") &&
+			!strings.Contains(compose.FaultHelp(), " "+info.Form+";") {
+			t.Errorf("%s: form %q is not its own or not in FaultHelp %q", info.Kind, info.Form, compose.FaultHelp())
+		}
+		sample := "at=1s " + samples.Replace(info.Form)
+		f, err := compose.ParseFault(sample)
+		if err != nil || f.Kind != info.Kind {
+			t.Errorf("%s: its form's sample %q: %+v %v", info.Kind, sample, f, err)
+		} else if back, err := compose.ParseFault(f.String()); err != nil || back != f {
+			t.Errorf("%s: %q does not read back: %+v %v", info.Kind, f.String(), back, err)
+		}
+		var on []string
+		for _, sh := range compose.Shapes() {
+			spec, _ := compose.ParseSpec(sh.Info().Sample)
+			for p, takes := range spec.Info().Faults {
+				if slices.Contains(takes, info.Kind) {
+					on = append(on, string(sh.Info().Kind)+" from "+p)
+				}
+			}
+		}
+		if len(on) == 0 {
+			t.Errorf("%s: no kind takes it from any provider", info.Kind)
+		}
 	}
 }

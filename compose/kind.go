@@ -88,10 +88,19 @@ type KindInfo struct {
 	RunFlags []string
 	// Targets are the fault targets it has.
 	Targets []FaultTarget
-	// Faults are the fault kinds it takes from each provider.
+	// Faults are the fault kinds it takes from each provider it runs
+	// from: what each fault kind says it fits (Fault.fits), filled in by
+	// Spec.Info; a kind never lists them itself.
 	Faults map[string][]FaultKind
-	// FaultNotes say why a fault kind is missing from Faults, by kind.
-	FaultNotes map[FaultKind]string
+	// ClockShim is true when its local servers read the time through libc,
+	// so that the clock shim moves their clocks.
+	ClockShim bool
+	// PeerProxy is true when its local servers' links to each other can
+	// run through proxies lockbench controls (UpOptions.PeerProxy).
+	PeerProxy bool
+	// ClockNote says why the clock shim cannot move its servers' clocks,
+	// when ClockShim is false.
+	ClockNote string
 	// Sharded marks a topology whose keys are spread over shards by a
 	// cluster client (keys then carry a hash tag).
 	Sharded bool
@@ -123,11 +132,21 @@ func (s Spec) Shape() Shape {
 func (s Spec) Info() KindInfo { return kindInfo(s.Shape()) }
 
 // kindInfo is sh's KindInfo with what its backend says of every kind of it
-// (the URL flag), so that a kind never repeats its backend.
+// (the URL flag), so that a kind never repeats its backend, and with the
+// fault kinds that fit it from each of its providers, so that a kind never
+// lists a fault kind.
 func kindInfo(sh Shape) KindInfo {
 	info := sh.Info()
 	if b, ok := LookupBackend(info.Backend); ok {
 		info.URLFlag = b.Info().URLFlag
+	}
+	info.Faults = map[string][]FaultKind{}
+	for _, p := range info.Providers {
+		for _, k := range faults() {
+			if k.fits(info, p) == "" {
+				info.Faults[p] = append(info.Faults[p], k.Info().Kind)
+			}
+		}
 	}
 	return info
 }
@@ -281,6 +300,18 @@ func (s Spec) CanonicalFault(ttl, window time.Duration) (FaultSpec, time.Duratio
 	return s.Shape().CanonicalFault(ttl, window)
 }
 
+// canonical is a kind's canonical fault as --fault reads it, struck at at:
+// a kind chooses its fault in the words a user or a recipe would, and
+// names no fault kind. A text that does not parse gives a spec of no kind,
+// which FitFault refuses (TestEveryKindIsWhole reads each kind's back).
+func canonical(at time.Duration, text string) FaultSpec {
+	f, err := ParseFault("at=" + at.String() + " " + text)
+	if err != nil {
+		return FaultSpec{}
+	}
+	return f
+}
+
 // faultFitter is a Shape with fault rules beyond its targets, faults and
 // node count (a cluster's shard range).
 type faultFitter interface {
@@ -289,10 +320,15 @@ type faultFitter interface {
 
 // FitFault is the one rule that decides, from the spec alone, whether a
 // fault fits a topology its provider brings up: the kind must have the
-// target, take the fault from that provider, and have the node. Plan asks it
-// before anything starts; a started topology asks it again (CheckFault) and
-// adds only what needs live servers.
+// target, take the fault from that provider (as the fault kind says), have
+// the node, and a target of a fault kind's own (holder) takes only that
+// kind. Plan asks it before anything starts; a started topology asks it
+// again (CheckFault) and adds only what needs live servers.
 func FitFault(f FaultSpec, s Spec, provider string) error {
+	kind, ok := LookupFault(f.Kind)
+	if !ok {
+		return fmt.Errorf("unknown fault %q; want %s", f.Kind, strings.Join(faultKindNames(), ", "))
+	}
 	sh := s.Shape()
 	info := kindInfo(sh)
 	if !slices.Contains(info.Targets, f.Target) {
@@ -306,11 +342,19 @@ func FitFault(f FaultSpec, s Spec, provider string) error {
 		return fmt.Errorf("node=%d is out of range: %s has data nodes 0 to %d", f.Node, s, n-1)
 	}
 	if takes := info.Faults[provider]; !slices.Contains(takes, f.Kind) {
-		msg := fmt.Sprintf("%s on %s: %s", f.Kind, s, providerNote(provider, f.Kind, info))
+		why := kind.fits(info, provider)
+		if why == "" {
+			why = notTaken(f.Kind, info, provider)
+		}
+		msg := fmt.Sprintf("%s on %s: %s", f.Kind, s, why)
 		if len(takes) > 0 {
 			msg += fmt.Sprintf("; it takes %s", faultKinds(takes))
 		}
 		return fmt.Errorf("%s", msg)
+	}
+	if !kind.Info().takesTarget(f.Target) {
+		return fmt.Errorf("%s on %s is the target of %s; %s takes %s", targetForm(f.Target), s,
+			strings.Join(faultsOn(info.Faults[provider], f.Target), " and "), f.Kind, targetsOf(kind.Info(), info, sh.DataNodes(s)))
 	}
 	if ff, ok := sh.(faultFitter); ok {
 		if msg := ff.fitFault(f, s); msg != "" {
@@ -320,17 +364,31 @@ func FitFault(f FaultSpec, s Spec, provider string) error {
 	return nil
 }
 
-// providerNote says why a kind does not take fault k from provider.
-func providerNote(provider string, k FaultKind, info KindInfo) string {
-	switch {
-	case provider == ProviderExternal:
-		return fmt.Sprintf("external servers (--%s) are only reached, not run, by lockbench: they cannot be killed, paused, restarted or have their clocks moved", info.URLFlag)
-	case info.FaultNotes[k] != "":
-		return info.FaultNotes[k]
-	case provider == ProviderDocker && (k == FaultClockJump || k == FaultClockSpeed):
-		return "the clock shim needs a local server; the docker provider cannot move a container's clock (use the local provider)"
+// faultsOn names the fault kinds among takes whose own target is t.
+func faultsOn(takes []FaultKind, t FaultTarget) []string {
+	var out []string
+	for _, k := range takes {
+		if kind, ok := LookupFault(k); ok && slices.Contains(kind.Info().Targets, t) {
+			out = append(out, string(k))
+		}
 	}
-	return fmt.Sprintf("not a fault of %s from the %s provider", info.Kind, provider)
+	return out
+}
+
+// targetsOf are the forms of the kind's targets a fault of fi takes, a
+// single node's as node=0.
+func targetsOf(fi FaultInfo, info KindInfo, nodes int) string {
+	var out []string
+	for _, t := range info.Targets {
+		switch {
+		case !fi.takesTarget(t):
+		case t == TargetNode && nodes == 1:
+			out = append(out, "node=0")
+		default:
+			out = append(out, targetForm(t))
+		}
+	}
+	return strings.Join(out, " or ")
 }
 
 func kindsWithTarget(t FaultTarget) []string {
@@ -368,22 +426,6 @@ func faultKinds(ks []FaultKind) string {
 		out[i] = string(k)
 	}
 	return strings.Join(out, ", ")
-}
-
-// Fault sets the kinds share.
-var (
-	processFaults = []FaultKind{FaultKill, FaultRestart, FaultPause}
-	proxyFaults   = []FaultKind{FaultLatency, FaultPartition}
-	clockFaults   = []FaultKind{FaultClockJump, FaultClockSpeed}
-)
-
-// faultsOf joins fault sets into one list.
-func faultsOf(sets ...[]FaultKind) []FaultKind {
-	var out []FaultKind
-	for _, s := range sets {
-		out = append(out, s...)
-	}
-	return out
 }
 
 // redisFlags are the kind-scoped run flags every Redis kind takes, and

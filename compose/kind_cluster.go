@@ -31,13 +31,10 @@ func (clusterShape) Info() KindInfo {
 		StartUp:   3 * time.Second,
 		// No pipeline: go-redis's cluster auto-pipeliner may resend a
 		// command after a network error.
-		RunFlags: []string{"redis", "persistence", "pool-size", "wait-replicas"},
-		Targets:  []FaultTarget{TargetNode, TargetMaster, TargetShard},
-		Faults: map[string][]FaultKind{
-			ProviderLocal:    faultsOf(processFaults, proxyFaults, clockFaults, []FaultKind{FaultLagReplica, FaultFailover}),
-			ProviderExternal: faultsOf(proxyFaults, []FaultKind{FaultLagReplica, FaultFailover}),
-		},
-		Sharded: true,
+		RunFlags:  []string{"redis", "persistence", "pool-size", "wait-replicas"},
+		Targets:   []FaultTarget{TargetNode, TargetMaster, TargetShard},
+		ClockShim: true,
+		Sharded:   true,
 	}
 }
 
@@ -66,7 +63,7 @@ func (clusterShape) URLs(Spec) int { return 0 }
 // CanonicalFault kills shard 0's master a fifth into the window (its
 // replica is promoted by the cluster).
 func (clusterShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{At: (window / 5).Round(time.Millisecond), Kind: FaultKill, Target: TargetMaster}, window
+	return canonical((window / 5).Round(time.Millisecond), "kill master=0"), window
 }
 
 // fitFault checks the shard of master=S and shard=S.

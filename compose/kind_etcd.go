@@ -25,14 +25,8 @@ func (etcdShape) Info() KindInfo {
 		StartUp:   2500 * time.Millisecond,
 		RunFlags:  []string{"etcd"},
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
-		Faults: map[string][]FaultKind{
-			ProviderLocal:    faultsOf(processFaults, proxyFaults),
-			ProviderExternal: proxyFaults,
-		},
-		FaultNotes: map[FaultKind]string{
-			FaultClockJump:  "the clock shim cannot move an etcd member's clock (Go reads the time without libc)",
-			FaultClockSpeed: "the clock shim cannot move an etcd member's clock (Go reads the time without libc)",
-		},
+		ClockNote: "the clock shim cannot move an etcd member's clock (Go reads the time without libc)",
+		PeerProxy: true,
 	}
 }
 
@@ -55,7 +49,7 @@ func (etcdShape) URLs(s Spec) int { return s.Masters }
 
 // CanonicalFault kills the leader a fifth into the window.
 func (etcdShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{At: (window / 5).Round(time.Millisecond), Kind: FaultKill, Target: TargetLeader}, window
+	return canonical((window / 5).Round(time.Millisecond), "kill leader"), window
 }
 
 func (etcdShape) up(ctx context.Context, t *Topology, provider string) error {

@@ -35,11 +35,7 @@ func (natsShape) Info() KindInfo {
 		Targets:   []FaultTarget{TargetNode, TargetLeader},
 		// Through the proxies the client keeps to the servers it was given
 		// (IgnoreDiscoveredServers); the cluster's routes stay direct.
-		Faults: map[string][]FaultKind{ProviderLocal: faultsOf(processFaults, proxyFaults), ProviderExternal: proxyFaults},
-		FaultNotes: map[FaultKind]string{
-			FaultClockJump:  "the clock shim cannot move nats-server's clock (Go reads the time without libc)",
-			FaultClockSpeed: "the clock shim cannot move nats-server's clock (Go reads the time without libc)",
-		},
+		ClockNote: "the clock shim cannot move nats-server's clock (Go reads the time without libc)",
 	}
 }
 
@@ -71,7 +67,7 @@ func (natsShape) URLs(s Spec) int { return s.Masters }
 // CanonicalFault kills the leader of the lock bucket's stream a fifth
 // into the window.
 func (natsShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{At: (window / 5).Round(time.Millisecond), Kind: FaultKill, Target: TargetLeader}, window
+	return canonical((window / 5).Round(time.Millisecond), "kill leader"), window
 }
 
 func (natsShape) up(ctx context.Context, t *Topology, provider string) error {

@@ -33,14 +33,7 @@ func (postgresShape) Info() KindInfo {
 		StartUp:   1500 * time.Millisecond,
 		RunFlags:  []string{"postgres", "pool-size"},
 		Targets:   []FaultTarget{TargetNode, TargetHolder},
-		Faults: map[string][]FaultKind{
-			ProviderLocal:    faultsOf(processFaults, proxyFaults, []FaultKind{FaultTerminate}),
-			ProviderExternal: faultsOf(proxyFaults, []FaultKind{FaultTerminate}),
-		},
-		FaultNotes: map[FaultKind]string{
-			FaultClockJump:  "the clock shim is for redis-server; PostgreSQL's clock is not moved",
-			FaultClockSpeed: "the clock shim is for redis-server; PostgreSQL's clock is not moved",
-		},
+		ClockNote: "the clock shim is for redis-server; PostgreSQL's clock is not moved",
 	}
 }
 
@@ -67,18 +60,7 @@ func (postgresShape) URLs(Spec) int { return 1 }
 // CanonicalFault ends one lock holder's session in the middle of the
 // window: the advisory locks' analogue of a lease expiring during work.
 func (postgresShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{At: (window / 2).Round(time.Millisecond), Kind: FaultTerminate, Target: TargetHolder}, window
-}
-
-// fitFault: holder is terminate's target, and terminate's only one.
-func (postgresShape) fitFault(f FaultSpec, s Spec) string {
-	switch {
-	case f.Kind == FaultTerminate && f.Target != TargetHolder:
-		return fmt.Sprintf("terminate on %s ends a lock holder's session; its target is holder", s)
-	case f.Kind != FaultTerminate && f.Target == TargetHolder:
-		return fmt.Sprintf("holder on %s is the target of terminate; %s takes node=0", s, f.Kind)
-	}
-	return ""
+	return canonical((window / 2).Round(time.Millisecond), "terminate holder"), window
 }
 
 func (postgresShape) up(ctx context.Context, t *Topology, provider string) error {

@@ -34,11 +34,7 @@ func (redlockShape) Info() KindInfo {
 		StartUp:   500 * time.Millisecond,
 		RunFlags:  redisFlags(),
 		Targets:   []FaultTarget{TargetNode},
-		Faults: map[string][]FaultKind{
-			ProviderLocal:    faultsOf(processFaults, proxyFaults, clockFaults),
-			ProviderDocker:   faultsOf(processFaults, proxyFaults),
-			ProviderExternal: proxyFaults,
-		},
+		ClockShim: true,
 	}
 }
 
@@ -77,7 +73,7 @@ func (redlockShape) resolve(s Spec, urls int) Spec {
 // CanonicalFault on N masters is one killed for the whole window: what a
 // quorum buys.
 func (redlockShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{Kind: FaultKill, Target: TargetNode}, window
+	return canonical(0, "kill node=0"), window
 }
 
 func (redlockShape) up(ctx context.Context, t *Topology, provider string) error {

@@ -30,10 +30,7 @@ func (replicatedShape) Info() KindInfo {
 		StartUp:   3500 * time.Millisecond,
 		RunFlags:  []string{"persistence", "pool-size", "pipeline", "wait-replicas"},
 		Targets:   []FaultTarget{TargetNode, TargetPrimary, TargetReplica},
-		Faults: map[string][]FaultKind{
-			ProviderLocal:  faultsOf(processFaults, proxyFaults, clockFaults, []FaultKind{FaultLagReplica}),
-			ProviderDocker: faultsOf(processFaults, proxyFaults, []FaultKind{FaultLagReplica}),
-		},
+		ClockShim: true,
 	}
 }
 
@@ -59,7 +56,7 @@ func (replicatedShape) URLs(Spec) int { return 0 }
 
 // CanonicalFault kills the primary a fifth into the window: a failover.
 func (replicatedShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{At: (window / 5).Round(time.Millisecond), Kind: FaultKill, Target: TargetPrimary}, window
+	return canonical((window / 5).Round(time.Millisecond), "kill primary"), window
 }
 
 func (replicatedShape) up(ctx context.Context, t *Topology, provider string) error {

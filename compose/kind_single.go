@@ -24,11 +24,7 @@ func (singleShape) Info() KindInfo {
 		StartUp:   300 * time.Millisecond,
 		RunFlags:  redisFlags(),
 		Targets:   []FaultTarget{TargetNode, TargetPrimary},
-		Faults: map[string][]FaultKind{
-			ProviderLocal:    faultsOf(processFaults, proxyFaults, clockFaults),
-			ProviderDocker:   faultsOf(processFaults, proxyFaults),
-			ProviderExternal: proxyFaults,
-		},
+		ClockShim: true,
 	}
 }
 
@@ -57,7 +53,7 @@ func (singleShape) URLs(Spec) int { return 1 }
 // the server coming back with every lease expired, and the recovery.
 func (singleShape) CanonicalFault(ttl, window time.Duration) (FaultSpec, time.Duration) {
 	pause := (ttl + ttl/10).Round(time.Millisecond)
-	return FaultSpec{At: (window / 2).Round(time.Millisecond), Kind: FaultPause, Target: TargetNode, For: pause}, window + pause
+	return canonical((window / 2).Round(time.Millisecond), "pause node=0 for="+pause.String()), window + pause
 }
 
 func (singleShape) up(ctx context.Context, t *Topology, provider string) error {

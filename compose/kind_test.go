@@ -34,6 +34,9 @@ func TestEveryKindIsWhole(t *testing.T) {
 				t.Errorf("%s: faults from provider %s, which it does not run from", info.Kind, p)
 			}
 		}
+		if info.ClockShim == (info.ClockNote != "") {
+			t.Errorf("%s: ClockShim %v with note %q: a kind the shim cannot move says why, and only then", info.Kind, info.ClockShim, info.ClockNote)
+		}
 		if !strings.Contains(compose.SpecHelp(), info.Syntax) {
 			t.Errorf("%s: SpecHelp %q does not name %q", info.Kind, compose.SpecHelp(), info.Syntax)
 		}
@@ -103,6 +106,14 @@ func TestFitFault(t *testing.T) {
 		{"postgres", compose.ProviderLocal, "at=1s expire holder", "expire on postgres"},
 		{"nats:3", compose.ProviderLocal, "at=1s expire holder", "nats:3 has no holder"},
 		{"etcd:3", compose.ProviderLocal, "at=1s expire holder", "etcd:3 has no holder"},
+		{"etcd:3", compose.ProviderLocal, "at=1s isolate leader for=2s", ""},
+		{"etcd:3", compose.ProviderLocal, "at=1s isolate node=2 for=2s", ""},
+		{"etcd:3", compose.ProviderExternal, "at=1s isolate leader for=2s", "external"},
+		{"zookeeper:3", compose.ProviderLocal, "at=1s isolate leader for=2s", ""},
+		{"zookeeper:3", compose.ProviderExternal, "at=1s isolate node=1 for=2s", "external"},
+		{"nats:3", compose.ProviderLocal, "at=1s isolate leader for=2s", "isolate is on etcd:N, zookeeper:N"},
+		{"single", compose.ProviderLocal, "at=1s isolate node=0 for=2s", "isolate is on etcd:N"},
+		{"postgres", compose.ProviderLocal, "at=1s isolate holder for=2s", "isolate is on etcd:N"},
 	} {
 		spec, err := compose.ParseSpec(tc.topo)
 		if err != nil {

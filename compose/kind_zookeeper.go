@@ -34,12 +34,8 @@ func (zookeeperShape) Info() KindInfo {
 		Targets:   []FaultTarget{TargetNode, TargetLeader, TargetHolder},
 		// The lock's session dials the members' proxies (ClientAddrs); the
 		// quorum's own links stay direct.
-		Faults: map[string][]FaultKind{ProviderLocal: faultsOf(processFaults, proxyFaults, []FaultKind{FaultExpire}),
-			ProviderExternal: faultsOf(proxyFaults, []FaultKind{FaultExpire})},
-		FaultNotes: map[FaultKind]string{
-			FaultClockJump:  "the clock shim is for redis-server; a JVM's clock is not moved",
-			FaultClockSpeed: "the clock shim is for redis-server; a JVM's clock is not moved",
-		},
+		ClockNote: "the clock shim is for redis-server; a JVM's clock is not moved",
+		PeerProxy: true,
 	}
 }
 
@@ -71,18 +67,7 @@ func (zookeeperShape) URLs(Spec) int { return 1 }
 
 // CanonicalFault kills the leader a fifth into the window.
 func (zookeeperShape) CanonicalFault(_, window time.Duration) (FaultSpec, time.Duration) {
-	return FaultSpec{At: (window / 5).Round(time.Millisecond), Kind: FaultKill, Target: TargetLeader}, window
-}
-
-// fitFault: holder is expire's target, and expire's only one.
-func (zookeeperShape) fitFault(f FaultSpec, s Spec) string {
-	switch {
-	case f.Kind == FaultExpire && f.Target != TargetHolder:
-		return fmt.Sprintf("expire on %s ends a lock holder's session; its target is holder", s)
-	case f.Kind != FaultExpire && f.Target == TargetHolder:
-		return fmt.Sprintf("holder on %s is the target of expire; %s takes node=N or leader", s, f.Kind)
-	}
-	return ""
+	return canonical((window / 5).Round(time.Millisecond), "kill leader"), window
 }
 
 func (zookeeperShape) up(ctx context.Context, t *Topology, provider string) error {
@@ -122,7 +107,7 @@ func (t *Topology) upZookeeper(ctx context.Context) error {
 		return errors.New("the clock shim is for redis-server; clock faults need Redis topologies")
 	}
 	t.logf("starting %s (JVMs start slowly on a busy machine)", t.Spec)
-	e, err := StartZkEnsemble(ctx, ZkOptions{Members: t.Spec.Masters})
+	e, err := StartZkEnsemble(ctx, ZkOptions{Members: t.Spec.Masters, PeerProxy: t.opts.PeerProxy})
 	if err != nil {
 		return err
 	}

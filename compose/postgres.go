@@ -187,37 +187,6 @@ func (t *Topology) terminateHolder(ctx context.Context) (string, error) {
 	return fmt.Sprintf("backend %d (%s)", pid, why), nil
 }
 
-// applyPg applies a process fault to the local server (all its backends
-// with it) or ends a holder's session; handled is false for the proxy's
-// faults, which act the same on every kind.
-func (t *Topology) applyPg(ctx context.Context, f FaultSpec, n *Node) (undo func() error, handled bool, err error) {
-	srv := n.pgOf().server
-	switch f.Kind {
-	case FaultTerminate:
-		_, err := t.terminateHolder(ctx)
-		return nil, true, err
-	case FaultKill:
-		return nil, true, srv.Kill()
-	case FaultPause:
-		if err := srv.Pause(); err != nil {
-			return nil, true, err
-		}
-		return srv.Resume, true, nil
-	case FaultRestart:
-		if srv.PID() != 0 {
-			if err := srv.Kill(); err != nil {
-				return nil, true, err
-			}
-		}
-		return func() error {
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			return srv.Start(sctx)
-		}, true, nil
-	}
-	return nil, false, nil
-}
-
 // PgServer is the node's local PostgreSQL server, or nil.
 func (n *Node) PgServer() *PgServer {
 	if n.pgOf() == nil {

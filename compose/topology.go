@@ -124,6 +124,10 @@ type UpOptions struct {
 	// clock-jump and clock-speed faults can move their wall clocks. It needs a
 	// C compiler (see BuildClockShim).
 	ClockShim bool
+	// PeerProxy puts a proxy lockbench controls on the links between the
+	// servers of a kind that has them (KindInfo.PeerProxy), so that a node
+	// can be cut from its peers while its clients still reach it.
+	PeerProxy bool
 	// RestartDelay is how long a restart fault keeps the node down.
 	RestartDelay time.Duration
 	// Log, when set, receives progress lines while Up waits (the replicated

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,10 @@ type ZkOptions struct {
 	// ReadyTimeout bounds the wait for the ensemble to elect a leader and
 	// serve; 0 means 60 s (a JVM starts slowly on a busy machine).
 	ReadyTimeout time.Duration
+	// PeerProxy puts a proxy on each direction of each link between two
+	// members (quorum and election ports), so that Isolate can cut a
+	// member off from the others while its clients still reach it.
+	PeerProxy bool
 }
 
 // ZkEnsemble is a ZooKeeper ensemble of local members on free loopback
@@ -84,6 +89,10 @@ type ZkEnsemble struct {
 	tick    time.Duration
 	timeout time.Duration
 	members []*ZkMember
+	// peerProxy is ZkOptions.PeerProxy; links are its proxies, nil
+	// without it.
+	peerProxy bool
+	links     *linkProxies
 }
 
 // ZkMember is one member of a local ensemble.
@@ -124,7 +133,7 @@ func StartZkEnsemble(ctx context.Context, opts ZkOptions) (*ZkEnsemble, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &ZkEnsemble{tick: opts.Tick, timeout: opts.ReadyTimeout}
+	e := &ZkEnsemble{tick: opts.Tick, timeout: opts.ReadyTimeout, peerProxy: opts.PeerProxy}
 	if e.tick <= 0 {
 		e.tick = DefaultZkTick
 	}
@@ -140,7 +149,7 @@ func StartZkEnsemble(ctx context.Context, opts ZkOptions) (*ZkEnsemble, error) {
 		if try == 2 || ctx.Err() != nil {
 			return nil, err
 		}
-		e.members = nil
+		e.members, e.links = nil, nil
 	}
 }
 
@@ -170,14 +179,12 @@ func (e *ZkEnsemble) start(ctx context.Context, java string, n int) error {
 	if err != nil {
 		return err
 	}
-	var servers []string
-	if n > 1 {
-		for i := range n {
-			servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i+1, ports[n+i], ports[2*n+i]))
-		}
+	servers, err := e.serverLines(n, ports)
+	if err != nil {
+		return err
 	}
 	for i := range n {
-		m, err := e.newMember(java, i+1, ports[i], servers)
+		m, err := e.newMember(java, i+1, ports[i], servers[i])
 		if err != nil {
 			return err
 		}
@@ -188,6 +195,54 @@ func (e *ZkEnsemble) start(ctx context.Context, java string, n int) error {
 	}
 	_, err = e.waitLeader(ctx, e.timeout)
 	return err
+}
+
+// serverLines are each member's server.N lines (none for one member):
+// its own quorum and election ports, and the others' as it reaches them,
+// through its own proxy to each when the ensemble has peer proxies
+// (ZooKeeper takes each member's view of the others from its own zoo.cfg).
+func (e *ZkEnsemble) serverLines(n int, ports []int) ([][]string, error) {
+	out := make([][]string, n)
+	if n == 1 {
+		return out, nil
+	}
+	if e.peerProxy {
+		e.links = newLinkProxies()
+	}
+	for i := range n {
+		for j := range n {
+			quorum, election := "127.0.0.1:"+strconv.Itoa(ports[n+j]), "127.0.0.1:"+strconv.Itoa(ports[2*n+j])
+			if e.links != nil && i != j {
+				var err error
+				if quorum, err = e.links.add(i, j, quorum); err != nil {
+					return nil, err
+				}
+				if election, err = e.links.add(i, j, election); err != nil {
+					return nil, err
+				}
+			}
+			out[i] = append(out[i], fmt.Sprintf("server.%d=%s:%s", j+1, quorum, strings.TrimPrefix(election, "127.0.0.1:")))
+		}
+	}
+	return out, nil
+}
+
+// Isolate cuts member i (from 0) off from the others, both ways, on the
+// quorum and election ports, until the undo; its clients still reach it.
+// It needs ZkOptions.PeerProxy.
+func (e *ZkEnsemble) Isolate(i int) (func() error, error) {
+	if e.links == nil {
+		return nil, errors.New("the ensemble was started without peer proxies (ZkOptions.PeerProxy)")
+	}
+	return e.links.isolate(i)
+}
+
+// peerCuts reports whether the members' links run through proxies.
+func (e *ZkEnsemble) peerCuts() bool { return e.links != nil }
+
+// isolate is Isolate for the isolate fault.
+func (e *ZkEnsemble) isolate(_ context.Context, t *Topology, n *Node) (func() error, error) {
+	return e.Isolate(slices.Index(t.DataNodes(), n))
 }
 
 // newMember makes member id's directory, zoo.cfg and myid.
@@ -311,7 +366,12 @@ func (e *ZkEnsemble) Version(ctx context.Context) (string, error) {
 func (e *ZkEnsemble) Processes() []int { return e.procs().pids() }
 
 // Stop ends every member and removes their directories.
-func (e *ZkEnsemble) Stop() error { return e.procs().stopAll() }
+func (e *ZkEnsemble) Stop() error {
+	if e.links != nil {
+		e.links.close()
+	}
+	return e.procs().stopAll()
+}
 
 func (e *ZkEnsemble) procs() procGroup {
 	g := make(procGroup, len(e.members))

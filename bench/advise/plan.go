@@ -426,18 +426,21 @@ func faultsFor(c sweep.LockSpec) []faultPlan {
 	if c.Lock != lockimpl.LockRedlock {
 		return out
 	}
-	takes := spec.Info().Faults[compose.ProviderLocal]
-	if slices.Contains(takes, compose.FaultRestart) {
-		out = append(out, faultPlan{name: "restart node=0", build: func(_, w time.Duration) (compose.FaultSpec, time.Duration) {
-			return compose.FaultSpec{At: (w / 3).Round(time.Millisecond), Kind: compose.FaultRestart, Target: compose.TargetNode}, w
-		}})
+	// Redlock's further experiments, written as --fault reads them and
+	// struck a third into the window, where its local servers take them.
+	extra := func(name string, text func(ttl time.Duration) string) {
+		build := func(ttl, w time.Duration) (compose.FaultSpec, time.Duration) {
+			f, _ := compose.ParseFault("at=" + (w / 3).Round(time.Millisecond).String() + " " + text(ttl))
+			return f, w
+		}
+		if f, _ := build(time.Second, minFaultWindow); compose.FitFault(f, spec, compose.ProviderLocal) == nil {
+			out = append(out, faultPlan{name: name, build: build})
+		}
 	}
-	if slices.Contains(takes, compose.FaultClockJump) {
-		out = append(out, faultPlan{name: "clock-jump node=0", build: func(ttl, w time.Duration) (compose.FaultSpec, time.Duration) {
-			return compose.FaultSpec{At: (w / 3).Round(time.Millisecond), Kind: compose.FaultClockJump, Target: compose.TargetNode,
-				Jump: (ttl + ttl/10).Round(time.Millisecond)}, w
-		}})
-	}
+	extra("restart node=0", func(time.Duration) string { return "restart node=0" })
+	extra("clock-jump node=0", func(ttl time.Duration) string {
+		return "clock-jump node=0 +" + (ttl + ttl/10).Round(time.Millisecond).String()
+	})
 	return out
 }
 
@@ -451,28 +454,7 @@ func faultText(f compose.FaultSpec, ttl time.Duration) string {
 }
 
 // faultWords says what a fault does, for a why.
-func faultWords(f compose.FaultSpec) string {
-	switch f.Kind {
-	case compose.FaultPause:
-		return "its server stalls past the TTL"
-	case compose.FaultRestart:
-		return "a master restarts empty"
-	case compose.FaultClockJump:
-		return "a master's clock jumps past the TTL"
-	case compose.FaultTerminate:
-		return "a lock holder's session is ended"
-	}
-	if f.Kind == compose.FaultKill {
-		switch f.Target {
-		case compose.TargetPrimary:
-			return "its primary is killed (a failover)"
-		case compose.TargetNode:
-			return "one of its masters is killed"
-		}
-		return "its " + f.TargetString() + " is killed"
-	}
-	return "the fault " + f.String() + " strikes"
-}
+func faultWords(f compose.FaultSpec) string { return f.Effect() }
 
 // keysWords says when a fault experiment contends on fewer keys than the work.
 func keysWords(work plan.Values, prof Profile) string {

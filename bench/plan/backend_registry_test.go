@@ -149,6 +149,13 @@ func sourceFiles(t *testing.T, root string) map[string]*ast.File {
 // stringConsts are the tree's package-level string constants, by name.
 func stringConsts(files map[string]*ast.File) map[string]string {
 	out := map[string]string{}
+	eachConst(files, func(vs *ast.ValueSpec, i int, value string) { out[vs.Names[i].Name] = value })
+	return out
+}
+
+// eachConst calls fn with each package-level constant of the tree whose
+// value is a string literal: its spec, its index in the spec, its value.
+func eachConst(files map[string]*ast.File, fn func(vs *ast.ValueSpec, i int, value string)) {
 	for _, f := range files {
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
@@ -157,17 +164,17 @@ func stringConsts(files map[string]*ast.File) map[string]string {
 			}
 			for _, spec := range gd.Specs {
 				vs := spec.(*ast.ValueSpec)
-				for i, id := range vs.Names {
+				for i := range vs.Names {
 					if i < len(vs.Values) {
 						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-							out[id.Name], _ = strconv.Unquote(lit.Value)
+							value, _ := strconv.Unquote(lit.Value)
+							fn(vs, i, value)
 						}
 					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 // backendNames are the names b goes by (its own, its URL flag's, its kinds'

@@ -387,17 +387,7 @@ func up(ctx context.Context, pl Plan, env Env) (*compose.Topology, error) {
 	if len(pl.URLs) == 0 {
 		opts.Provider, opts.Image = pl.Provider, pl.Image
 	}
-	for _, f := range pl.Faults {
-		switch f.Kind {
-		case compose.FaultLatency:
-			opts.Proxy = true
-		case compose.FaultPartition:
-			// A container is partitioned by its network, not by a proxy.
-			opts.Proxy = opts.Proxy || opts.Provider != compose.ProviderDocker
-		case compose.FaultClockJump, compose.FaultClockSpeed:
-			opts.ClockShim = true
-		}
-	}
+	opts.ArmFaults(pl.Faults)
 	if len(pl.URLs) == 0 && opts.Provider != compose.ProviderDocker {
 		env.logf("starting local %s processes for %s", pl.Topology.Info().Program, pl.Topology)
 	}

@@ -195,16 +195,18 @@ func closedLoop(v Values) bool {
 // closedLoopRate is --rate's default: no arrival schedule.
 const closedLoopRate = "0"
 
-// hasFault holds when some --fault is of kind k.
-func hasFault(k compose.FaultKind) func(Values) bool {
-	return func(v Values) bool {
+// faultNeed is the need of a run flag that applies only with the fault
+// kinds that say they take it (restart's --restart-delay): some --fault of
+// such a kind.
+func faultNeed(flag string) *Need {
+	return &Need{Flag: "fault", Text: "a " + strings.Join(compose.FaultsWithFlag(flag), " or ") + " --fault", Holds: func(v Values) bool {
 		for _, s := range v["fault"] {
-			if f, err := compose.ParseFault(s); err == nil && f.Kind == k {
+			if f, err := compose.ParseFault(s); err == nil && f.TakesFlag(flag) {
 				return true
 			}
 		}
 		return false
-	}
+	}}
 }
 
 // ScopeText says in words where a flag applies, for help and the README:

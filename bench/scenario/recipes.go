@@ -228,6 +228,26 @@ func etcdLeaderFailover() Scenario {
 	}
 }
 
+// etcdLeaderIsolated is etcd-leader-failover with the leader cut off from
+// its followers instead of killed: it keeps running and its clients still
+// reach it, but it cannot commit, steps down once it misses its quorum,
+// and the others elect one of themselves. A holder whose client talks to
+// it cannot renew or release there; does the new leader grant its key to a
+// second holder while the first still works?
+func etcdLeaderIsolated() Scenario {
+	s := etcdLeaderFailover()
+	s.Name = "etcd-leader-isolated"
+	s.Description = "the etcd leader of three members is cut off from its followers for 3 s with holders inside, while " +
+		"its clients still reach it; the others elect a new leader: is a key granted twice? (compare etcd-leader-failover)"
+	s.exposure = atFault("isolate leader")
+	s.Per = "per isolation"
+	s.Variants = []Variant{
+		{Name: "isolate leader at 2s for 3s", Mitigated: true, Flags: vals("fault", "at=2s isolate leader for=3s")},
+		{Name: "no fault (control)", Mitigated: true},
+	}
+	return s
+}
+
 // etcdGCPause is gc-pause on etcd: a holder stalls past its lease, etcd
 // expires it and grants the key to the next, and the stalled holder comes
 // back believing it still holds the lock (an overlap: a lease is still a
