@@ -122,11 +122,27 @@ func TestCheckReadsTheLocksCalls(t *testing.T) {
 			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
 		}
 	})
-	t.Run("two acquires in flight together, both held: possible, not counted", func(t *testing.T) {
+	t.Run("two acquires in flight together, both held after the later return: certain, unsafe", func(t *testing.T) {
 		// Worker 1's acquire was called at 0.5 ms, before worker 0's returned
-		// at 1 ms: which the service granted first cannot be told.
+		// at 1 ms: which the service granted first cannot be told, but at
+		// 50 ms both had returned ok and neither lease had ended or been
+		// released: from then on both held the key at once.
 		h := withCalls([]held{
 			{worker: 0, call: 0, ret: 1 * ms, valid: 100 * ms, exit: 40 * ms, released: 90 * ms},
+			{worker: 1, call: ms / 2, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
+		})
+		rep, out := rendered(t, h)
+		if rep.Counts != (Counts{DoubleGrants: 1}) || !rep.Unsafe() {
+			t.Fatalf("counts %+v:\n%s", rep.Counts, out)
+		}
+	})
+	t.Run("two acquires in flight together, the first's lease ending meanwhile: possible, not counted", func(t *testing.T) {
+		// Worker 0's lease (valid to 20 ms) ended while worker 1's acquire,
+		// called at 0.5 ms, was in flight: had worker 1 been granted first,
+		// worker 0 was granted inside its lease; had worker 0, worker 1 came
+		// after its lease ended. The order decides.
+		h := withCalls([]held{
+			{worker: 0, call: 0, ret: 1 * ms, valid: 20 * ms, exit: 15 * ms, released: 60 * ms},
 			{worker: 1, call: ms / 2, ret: 50 * ms, valid: 150 * ms, exit: 120 * ms, released: 130 * ms},
 		})
 		rep, out := rendered(t, h)
@@ -197,8 +213,9 @@ func TestCallLedger(t *testing.T) {
 	if v := l.Acquired("d", 171*ms, 180*ms, 280*ms); v.Certain || v.Possible {
 		t.Fatalf("release in flight: %+v", v)
 	}
-	// f was called at 178 ms, before d returned: the order is unknown.
-	if v := l.Acquired("f", 178*ms, 182*ms, 282*ms); v.Certain || !v.Possible || v.Against != "d" {
+	// f was called at 178 ms, before d returned: the order is unknown, but
+	// both were valid and unreleased once f returned: certain.
+	if v := l.Acquired("f", 178*ms, 182*ms, 282*ms); !v.Certain || v.Against != "d" {
 		t.Fatalf("acquires in flight together: %+v", v)
 	}
 	l.Released("a", 185*ms)
@@ -209,6 +226,17 @@ func TestCallLedger(t *testing.T) {
 	// Within the drift allowance of d's end: legal.
 	if v := l.Acquired("e", 278*ms, 279*ms, 380*ms); v.Certain || v.Possible {
 		t.Fatalf("within the drift: %+v", v)
+	}
+	for _, tok := range []string{"d", "f", "e"} {
+		l.Releasing(tok, 390*ms)
+		l.Released(tok, 391*ms)
+	}
+	// h is in flight when g is called, and h's validity ends while g is in
+	// flight: had g been granted first, h came inside g's lease; had h, g
+	// came after h's lease: the order decides, a possible double grant.
+	l.Acquired("h", 400*ms, 401*ms, 450*ms)
+	if v := l.Acquired("g", 400*ms+ms/2, 500*ms, 600*ms); v.Certain || !v.Possible || v.Against != "h" {
+		t.Fatalf("the first's lease ending in flight: %+v", v)
 	}
 }
 

@@ -20,9 +20,14 @@ import (
 //     validity (from A's acquire and the renewals that returned by B's
 //     call) less the drift. A release called before B returned may have
 //     landed first: that is the ordinary hand-over to a waiter, not counted.
-//   - A was still in flight when B was called: which was granted first
-//     cannot be told from the times; if both were still unreleased and valid
-//     when B returned, the pair is a possible double grant, counted apart.
+//   - A was still in flight when B was called (the two acquires overlapped):
+//     which was granted first cannot be told from the times, but if both
+//     were unreleased and valid when B returned, both held the key at once
+//     from then on whichever came first: a certain double grant. Where A
+//     was unreleased and valid when B was called but its validity (less
+//     the drift) ended while B was in flight, the order decides: had B been
+//     granted first, A was granted inside B's lease; had A, B came after
+//     A's lease ended. That pair is a possible double grant, counted apart.
 //
 // Times are nanoseconds on one clock (a history's origin, or the run's).
 
@@ -126,7 +131,13 @@ func (c *CallLedger) Acquired(token string, call, ret, valid int64) CallVerdict 
 			if !v.Certain {
 				v = CallVerdict{Certain: true, Against: a.token}
 			}
-		case a.ret > call && ret < a.validBy(ret)-c.drift && ret < valid-c.drift:
+		case a.ret > call && ret < valid-c.drift && ret < a.validBy(ret)-c.drift:
+			// In flight together, both valid and unreleased after the later
+			// return: both held the key at once, whatever the order.
+			if !v.Certain {
+				v = CallVerdict{Certain: true, Against: a.token}
+			}
+		case a.ret > call && ret < valid-c.drift && call < a.validBy(call)-c.drift:
 			if !v.Certain && !v.Possible {
 				v = CallVerdict{Possible: true, Against: a.token}
 			}
