@@ -40,6 +40,10 @@ func ParseOTLPEndpoint(s string) (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
 		return "", fmt.Errorf("--otlp %q: want an http(s) URL, e.g. http://127.0.0.1:4318", s)
 	}
+	if u.User != nil {
+		// The URL is printed (logs, the failed-push line); a password must not be.
+		return "", fmt.Errorf("--otlp: credentials in the URL would be printed; give them as OTEL_EXPORTER_OTLP_HEADERS")
+	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/v1/metrics"
 	}

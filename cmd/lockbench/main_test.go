@@ -198,6 +198,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--otlp", "collector:4318"}, "--otlp"},
 		{[]string{"run", "--otlp", "ftp://collector:4318"}, "--otlp"},
 		{[]string{"run", "--otlp", "http://"}, "--otlp"},
+		{[]string{"run", "--otlp", "http://u:secret@collector:4318"}, "--otlp"},
 		{[]string{"metrics", "prometheus-config", "--target", ":9464"}, "--target"},
 		{[]string{"metrics", "prometheus-config", "--scrape-interval", "1ms"}, "--scrape-interval"},
 		{[]string{"metrics", "prometheus-config", "--job", "a b"}, "--job"},
