@@ -5,7 +5,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test test-long lint demo redis etcd postgres zookeeper nats bench bench-redlock bench-backends fuzz clean
+.PHONY: all build install test test-long lint demo redis etcd postgres zookeeper nats prometheus bench bench-redlock bench-backends fuzz clean
 .PHONY: image image-lockbench
 
 all: build
@@ -24,11 +24,11 @@ install:
 # parallel. The long suites (every scenario's trials, the Docker engine's
 # container and Swarm tests) skip here: they take minutes by design.
 # test-long runs them too (LOCKBENCH_LONG_TESTS=1, read by compose/longtest).
-test: redis etcd postgres zookeeper nats
+test: redis etcd postgres zookeeper nats prometheus
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-long: redis etcd postgres zookeeper nats
+test-long: redis etcd postgres zookeeper nats prometheus
 	$(GO) vet ./...
 	LOCKBENCH_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 25m ./...
 
@@ -82,6 +82,15 @@ nats:
 		echo "building nats-server $(NATS_VERSION) into $(NATS_BIN_DIR)"; \
 		GOBIN="$(NATS_BIN_DIR)" $(GO) install github.com/nats-io/nats-server/v2@$(NATS_VERSION); fi
 
+# Debian's prometheus for the tests that scrape real runs (they skip
+# without it). The package starts a system Prometheus (and its node
+# exporter) on 9090/9100; the tests start their own on free ports: stopped.
+prometheus:
+	@command -v prometheus >/dev/null 2>&1 || { \
+		echo "prometheus not found; installing Debian's prometheus (needs root)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus && \
+		{ service prometheus stop >/dev/null 2>&1 || true; service prometheus-node-exporter stop >/dev/null 2>&1 || true; }; }
+
 # The demo runs on Redis alone, so it installs only redis-server; the hints
 # that need etcd or PostgreSQL name the target that installs them.
 demo: build redis
@@ -126,6 +135,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzEnvFile -fuzztime 10s ./bench/job/
 	$(GO) test -run '^$$' -fuzz FuzzParseCandidate -fuzztime 10s ./bench/advise/
 	$(GO) test -run '^$$' -fuzz FuzzParseBudget -fuzztime 10s ./bench/advise/
+	$(GO) test -run '^$$' -fuzz FuzzParseTarget -fuzztime 10s ./bench/metrics/
+	$(GO) test -run '^$$' -fuzz FuzzParseOTLPEndpoint -fuzztime 10s ./bench/metrics/
 
 # lockbench/redis:local: a FROM scratch image of this machine's redis-server and
 # its libraries, for a Docker engine that cannot pull redis:7.0 (see README).

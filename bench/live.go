@@ -44,6 +44,12 @@ type LiveSnapshot struct {
 	Errors map[string]int64
 	// Ops are each operation's latencies so far, in µs.
 	Ops map[string]*hdr.Histogram
+	// Window is how much of the measured window has passed: 0 in the
+	// warm-up, its whole length once it closed. Counts / Window is the
+	// stored result's rate at the window's end.
+	Window time.Duration
+	// Slowest is the slowest acquisition so far (zero before the first).
+	Slowest Slowest
 }
 
 // Snapshot reads the run's figures so far; ok is false before it started.
@@ -65,16 +71,28 @@ func (l *Live) Snapshot() (s LiveSnapshot, ok bool) {
 		if rec.iv.acquire.TotalCount() > 0 {
 			into(ops, results.OpAcquire).Merge(rec.iv.acquire)
 		}
+		if rec.slowest.TimeToAcquire > s.Slowest.TimeToAcquire {
+			s.Slowest = rec.slowest
+		}
 		rec.mu.Unlock()
 	}
 	if r.sched != nil {
 		c.Counters.Scheduled = r.sched.dueBy(time.Now())
 	}
-	s = LiveSnapshot{Ops: ops, Errors: c.errs, Counts: map[string]int64{}}
+	s.Ops, s.Errors, s.Counts, s.Window = ops, c.errs, map[string]int64{}, r.win.elapsed(time.Now())
 	for _, f := range results.CounterFigures() {
 		s.Counts[f.Name] = *f.Count(&c.Counts)
 	}
 	return s, true
+}
+
+// elapsed is how much of the window has passed at now: 0 before its start,
+// its length once closed.
+func (w *windowClock) elapsed(now time.Time) time.Duration {
+	if c := w.closeTime(); !c.IsZero() {
+		now = c
+	}
+	return max(now.Sub(w.start), 0)
 }
 
 // dueBy counts the open-loop requests of the window whose intended start

@@ -71,7 +71,7 @@ func (w *worker) optimisticTry(at *attempts, lease lockimpl.Lease, keyIdx int, w
 	at.observeAt(lockimpl.Attempt{Latency: read, Outcome: lockimpl.OK}, acquiredAt)
 	if s.recorded {
 		tta := acquiredAt.Sub(wantAt)
-		w.rec.acquired(acquiredAt, tta)
+		w.rec.acquired(w.id, acquiredAt, tta)
 		w.stats.acquired++
 		w.stats.tta.record(toMicros(tta))
 	}

@@ -87,6 +87,22 @@ type recorder struct {
 	hists [numOps]*hdr.Histogram
 	c     counters
 	iv    interval
+	// slowest is the shard's slowest acquisition so far, which /metrics
+	// shows as an exemplar (zero before the first).
+	slowest Slowest
+}
+
+// Slowest is one acquisition, the slowest seen: how long the worker waited
+// for it, which worker and when it got the lock. /metrics attaches it to
+// the time-to-acquire histogram as an exemplar, so a dashboard's p99 leads
+// to a worker of a run.
+type Slowest struct {
+	// TimeToAcquire is the wait, retries included.
+	TimeToAcquire time.Duration
+	// Worker is the worker's index in its generator.
+	Worker int
+	// At is when it acquired.
+	At time.Time
 }
 
 func newRecorder() *recorder {
@@ -147,13 +163,16 @@ func (r *recorder) attempt(d time.Duration, out lockimpl.Outcome) {
 	r.mu.Unlock()
 }
 
-// acquired records a successful acquisition, made at at, and its time to
-// acquire.
-func (r *recorder) acquired(at time.Time, timeToAcquire time.Duration) {
+// acquired records worker's successful acquisition, made at at, and its
+// time to acquire.
+func (r *recorder) acquired(worker int, at time.Time, timeToAcquire time.Duration) {
 	us := toMicros(timeToAcquire)
 	now := at.UnixNano()
 	r.mu.Lock()
 	_ = r.hist(opTimeToAcquire).RecordValue(us)
+	if timeToAcquire > r.slowest.TimeToAcquire {
+		r.slowest = Slowest{TimeToAcquire: timeToAcquire, Worker: worker, At: at}
+	}
 	r.c.Contention.Acquired++
 	if r.iv.firstAcq == 0 {
 		r.iv.firstAcq = now

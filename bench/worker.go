@@ -266,7 +266,7 @@ func (w *worker) acquired(s *section, at *attempts, wantAt time.Time) {
 	w.holdings[w.id].hold(at.key, validUntil)
 	if s.recorded {
 		tta := s.acquiredAt.Sub(wantAt)
-		w.rec.acquired(s.acquiredAt, tta)
+		w.rec.acquired(w.id, s.acquiredAt, tta)
 		w.stats.acquired++
 		w.stats.tta.record(toMicros(tta))
 	}

@@ -49,6 +49,22 @@ func (m *mapLocker) Release(_ context.Context, l lockimpl.Lease) (lockimpl.Outco
 	return lockimpl.OK, nil
 }
 
+// runLive records a short closed-loop run on the in-memory lock into live
+// and returns its measurement.
+func runLive(t *testing.T, live *bench.Live) *bench.Measurement {
+	t.Helper()
+	keys, err := workloads.ParseKeys("uniform:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bench.Run(context.Background(), &mapLocker{held: map[string]string{}}, workloads.Workload{Keys: keys, TTL: time.Second},
+		bench.Options{Concurrency: 4, Duration: 200 * time.Millisecond, Live: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func catalogueCounterNames() []string {
 	var names []string
 	for _, f := range results.CounterFigures() {
@@ -93,7 +109,7 @@ func TestLiveAndPrometheusNameEveryCatalogueCounter(t *testing.T) {
 		}
 
 		reg := prometheus.NewRegistry()
-		reg.MustRegister(newCollector(live, Labels{RunID: "r", Generator: "0", Lock: "map", Topology: "single"}))
+		reg.MustRegister(newCollector(NewRun(live, Labels{RunID: "r", Generator: "0", Lock: "map", Topology: "single"})))
 		families, err := reg.Gather()
 		if err != nil {
 			t.Fatal(err)

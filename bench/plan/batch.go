@@ -68,7 +68,7 @@ func (b Batch) RunValues(ctx context.Context, v Values, group string, repeat int
 
 // execute runs one plan and stores its result.
 func (b Batch) execute(ctx context.Context, pl Plan, group string, repeat int) (*results.Result, error) {
-	env := Env{Group: group, Repeat: repeat, Build: b.Build, Topology: b.Topology}
+	env := Env{Group: group, Repeat: repeat, Build: b.Build, Topology: b.Topology, Warn: b.Warn}
 	if !pl.Quiet {
 		env.Log, env.Progress = b.Log, b.Progress
 	}

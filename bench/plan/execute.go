@@ -34,6 +34,9 @@ type Env struct {
 	// instead of bringing its own up, and leaves up (successive failovers
 	// on one topology): the clients the run makes are closed at its end.
 	Topology *compose.Topology
+	// Warn gets what the user must see even with --quiet (failed OTLP
+	// pushes); nil for none.
+	Warn io.Writer
 }
 
 func (e Env) logf(format string, args ...any) {
@@ -188,11 +191,12 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 	opts.HashTag = isCluster(s.topo)
 	opts.StartAt = s.pl.StartAt
 	opts.Progress = s.env.Progress
-	stopMetrics, err := s.serveMetrics(&opts)
+	finishMetrics, err := s.serveMetrics(ctx, &opts)
 	if err != nil {
 		return nil, err
 	}
-	defer stopMetrics()
+	var done *results.Result
+	defer func() { finishMetrics(done) }()
 	if opts.Live == nil {
 		opts.Live = bench.NewLive()
 	}
@@ -226,7 +230,8 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 		s.a.cleanUp(context.WithoutCancel(ctx), m, nil, Env{})
 		return nil, interrupted(ctx, "during the warm-up")
 	}
-	return s.fill(ctx, m)
+	done, err = s.fill(ctx, m)
+	return done, err
 }
 
 // settle waits for the lock's background work, if it has any.
@@ -236,24 +241,55 @@ func (s *session) settle() {
 	}
 }
 
-// serveMetrics serves /metrics during the run when the plan asks for it.
-func (s *session) serveMetrics(opts *bench.Options) (stop func(), err error) {
-	if s.pl.MetricsAddr == "" {
-		return func() {}, nil
+// serveMetrics serves /metrics and pushes to --otlp during the run when
+// the plan asks for either. finish hands them the stored result, keeps
+// /metrics up for --metrics-linger, stops both and says how many pushes
+// failed: a collector that refuses never fails the run.
+func (s *session) serveMetrics(ctx context.Context, opts *bench.Options) (finish func(r *results.Result), err error) {
+	if s.pl.MetricsAddr == "" && s.pl.OTLP == "" {
+		return func(*results.Result) {}, nil
 	}
 	live := bench.NewLive()
 	runID := s.pl.RunID
 	if runID == "" {
 		runID = s.id
 	}
-	stop, err = metrics.Serve(s.pl.MetricsAddr, live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(s.pl.GeneratorID),
+	run := metrics.NewRun(live, metrics.Labels{RunID: runID, Generator: strconv.Itoa(s.pl.GeneratorID),
 		Lock: s.pl.Lock, Topology: s.pl.Topology.String()})
-	if err != nil {
-		return nil, err
+	stop := func() {}
+	if s.pl.MetricsAddr != "" {
+		if stop, err = metrics.Serve(s.pl.MetricsAddr, run); err != nil {
+			return nil, err
+		}
+		s.env.logf("metrics: http://%s/metrics", s.pl.MetricsAddr)
+	}
+	var push *metrics.Pusher
+	if s.pl.OTLP != "" {
+		if push, err = metrics.Push(s.pl.OTLP, run); err != nil {
+			stop()
+			return nil, err
+		}
+		s.env.logf("metrics: pushing to %s", s.pl.OTLP)
 	}
 	opts.Live = live
-	s.env.logf("metrics: http://%s/metrics", s.pl.MetricsAddr)
-	return stop, nil
+	return func(r *results.Result) {
+		if r != nil {
+			run.Finish(r)
+			if s.pl.MetricsLinger > 0 && ctx.Err() == nil {
+				s.env.logf("metrics: serving the final figures for %v", s.pl.MetricsLinger)
+				select {
+				case <-time.After(s.pl.MetricsLinger):
+				case <-ctx.Done():
+				}
+			}
+		}
+		stop()
+		if push != nil {
+			if err := push.Stop(); err != nil && s.env.Warn != nil {
+				fmt.Fprintln(s.env.Warn, err)
+			}
+		}
+	}, nil
 }
 
 // sharedResource keeps the protected resource where the plan says: in a

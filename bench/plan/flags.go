@@ -153,7 +153,9 @@ var otherRunFlags = []Flag{
 	{Name: "resource", URL: true, Category: catRunner, Usage: "redis://HOST:PORT of a Redis, or postgres://… of a PostgreSQL (fencing enforced by the write statement), that holds the protected resource, so overlaps and stale writes are seen across generators (default: in process; on postgres the topology's database)"},
 	{Name: "history", Category: catOutput, Usage: "write every operation of the run to FILE (JSON lines, gzip'd when FILE ends in .gz; see lockbench check); a DIR/ or a FILE with {id} in it gets one file per run (sweep, scenario and lock-cost cells)",
 		Doc: "One file where a command makes many runs is refused; `off` keeps none, so a sweep axis can compare: `--history off,hist/`. See [Histories and `lockbench check`](#histories-and-lockbench-check)"},
-	{Name: "metrics-addr", Category: catOutput, Usage: "HOST:PORT to serve Prometheus metrics on during the run (/metrics)"},
+	{Name: "metrics-addr", Category: catOutput, Usage: "HOST:PORT to serve Prometheus metrics on during the run (/metrics)", Doc: "See [Metrics: Prometheus, Grafana, OpenTelemetry](#metrics-prometheus-grafana-opentelemetry)"},
+	{Name: "metrics-linger", Default: "0", Category: catOutput, Usage: "keep serving /metrics this long after the run ends, with the stored result's figures, so a Prometheus scraping every N s reads the final ones (e.g. twice the scrape interval); needs --metrics-addr"},
+	{Name: "otlp", Category: catOutput, Usage: "OTLP/HTTP URL to push the run's metrics to every 5 s and at its end, e.g. http://127.0.0.1:4318 (path /v1/metrics by default); failed pushes never fail the run, their count is reported at the end"},
 
 	{Name: "label", Category: catOutput, Usage: "a name for the run, shown by results ls and in report legends instead of its id", Doc: "A sweep's cells get their coordinates after it"},
 	{Name: "tag", Multi: true, Category: catOutput, Usage: "key=value mark stored with the run, repeatable; results ls --tag key=value filters by it"},
@@ -228,7 +230,7 @@ func Shown(name, value string) string {
 // outputOnly are flags that choose where and how a run is reported, not
 // what it measures; the result's config leaves them out (label and tags are
 // fields of their own).
-var outputOnly = []string{"out", "format", "quiet", "report", "label", "tag", "metrics-addr", "start-at", "history"}
+var outputOnly = []string{"out", "format", "quiet", "report", "label", "tag", "metrics-addr", "metrics-linger", "otlp", "start-at", "history"}
 
 // Config renders resolved values as the result's config: every flag's value
 // but the output-only ones, single values as strings and repeated ones as

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench"
+	"github.com/lockbench/lockbench/bench/metrics"
 	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results/suggest"
@@ -69,6 +70,10 @@ type Plan struct {
 	History string
 	// MetricsAddr is where Prometheus metrics are served during the run.
 	MetricsAddr string
+	// MetricsLinger is how long /metrics stays up after the run.
+	MetricsLinger time.Duration
+	// OTLP is the OTLP/HTTP URL the run's metrics are pushed to ("" for none).
+	OTLP string
 	// Label names the run in lists and legends; Tags mark it for filtering.
 	Label string
 	Tags  map[string]string
@@ -466,6 +471,17 @@ func Parse(v Values) (Plan, error) {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
 			p.fail("metrics-addr", "%q: want HOST:PORT, e.g. :9464 or 127.0.0.1:9464", a)
 		}
+	}
+	pl.MetricsLinger = p.duration("metrics-linger", 0)
+	if pl.MetricsLinger > 0 && pl.MetricsAddr == "" {
+		p.fail("metrics-linger", "%v: keeps /metrics up after the run, so it needs --metrics-addr", pl.MetricsLinger)
+	}
+	if u := v.Get("otlp"); u != "" {
+		endpoint, err := metrics.ParseOTLPEndpoint(u)
+		if err != nil {
+			p.fail("otlp", "%v", err)
+		}
+		pl.OTLP = endpoint
 	}
 	p.backendChecks(&pl)
 	if p.err != nil {

@@ -176,6 +176,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			adviseCommand(),
 			redlockCostCommand(),
 			k8sCommand(),
+			metricsCommand(),
 			swarmCommand(),
 			imageCommand(),
 			versionCommand(),
