@@ -100,6 +100,9 @@ func writeFindings(w io.Writer, m Map) {
 	if len(idle) > 0 {
 		fmt.Fprintf(w, "granted nothing after the kill, so no double grant by being unavailable: %s\n", strings.Join(idle, "; "))
 	}
+	for _, line := range panelDifferences(m) {
+		fmt.Fprintln(w, line)
+	}
 	if len(thin) > 0 {
 		fmt.Fprintf(w, "not measured (no conclusive failover): %s\n", strings.Join(thin, "; "))
 	}
@@ -125,6 +128,24 @@ func writeFindings(w io.Writer, m Map) {
 		fmt.Fprint(w, "; interrupted: lockbench failover-map --resume with the same flags runs the rest")
 	}
 	fmt.Fprintln(w)
+}
+
+// panelDifferences set the panels (lock and mitigation) apart cell by cell
+// (one lag and hold) on double grants per conclusive failover, by the exact
+// conditional test at 95%: a difference is said only where it shows one.
+func panelDifferences(m Map) []string {
+	var out []string
+	for i, a := range m.Cells {
+		for _, b := range m.Cells[i+1:] {
+			if a.Lag != b.Lag || a.Hold != b.Hold || a.PerFailover == nil || b.PerFailover == nil {
+				continue
+			}
+			d := verdict.DifferCounts(a.PerFailover.K, a.PerFailover.N, b.PerFailover.K, b.PerFailover.N)
+			out = append(out, fmt.Sprintf("lag=%v hold=%v: %s/%s %s against %s/%s %s per failover: %s", a.Lag, a.Hold,
+				a.Lock, a.Mitigation, perFailoverText(a.PerFailover), b.Lock, b.Mitigation, perFailoverText(b.PerFailover), d))
+		}
+	}
+	return out
 }
 
 // whyNot says why a cell has no conclusive failover.
