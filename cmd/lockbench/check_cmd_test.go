@@ -118,12 +118,19 @@ func TestCheckCommandReadsTheLocksCalls(t *testing.T) {
 	released := writeEdited(t, func(evs []history.Event) {
 		evs[3].Call, evs[3].Return = 41*int64(time.Millisecond), 42*int64(time.Millisecond)
 	})
+	// Worker 1's acquire called at 0.5 ms, before worker 0's returned: the
+	// two were in flight together, and at 50 ms both had returned ok with
+	// neither lease ended nor released, so both held key 5 at once from
+	// then on, whichever the service granted first.
+	inFlight := writeEdited(t, func(evs []history.Event) { evs[4].Call = int64(time.Millisecond) / 2 })
 	for _, tc := range []struct {
 		name string
 		path string
 		code int
 		want []string
 	}{
+		{"acquires in flight together, both held after the later return", inFlight, 4, []string{"UNSAFE: 1 double grant(s)",
+			"g0/w1 acquire → ok at 0.050000s, called 0.000500s"}},
 		{"acquire inside another's lease", inside, 4, []string{"UNSAFE: 1 double grant(s)", "double grants only the lock's calls show (1",
 			"key 5 (generator 0): g0/w1 acquire → ok at 0.050000s", "inside the lease of g0/w0 acquire"}},
 		{"released first: safe", released, 0, []string{"SAFE"}},
