@@ -14,13 +14,6 @@ import (
 // others': naming it there is what adding it is.
 const faultRegistryFile = "compose/faults.go"
 
-// pendingFaultNames are shared files that still name a fault kind, each
-// with why; the test fails when one stops naming any, so the list only
-// shrinks.
-var pendingFaultNames = map[string]string{
-	"bench/renewal/cases.go": "renewal-check cuts a holder's path with one fault it picks (Lock.cut), not a switch over the kinds; its owner's to change",
-}
-
 // TestNoSharedFileNamesAFault: a fault kind's constant (a FaultKind) is
 // named only in the kind's own files (whose name has its name as a part:
 // fault_clock_jump.go for clock-jump, fault_terminate_pg.go for terminate)
@@ -30,7 +23,6 @@ var pendingFaultNames = map[string]string{
 func TestNoSharedFileNamesAFault(t *testing.T) {
 	files := sourceFiles(t, filepath.Join("..", ".."))
 	consts := faultKindConsts(files)
-	namedIn := map[string]bool{}
 	for _, k := range compose.Faults() {
 		name := string(k.Info().Kind)
 		t.Run(name, func(t *testing.T) {
@@ -51,8 +43,6 @@ func TestNoSharedFileNamesAFault(t *testing.T) {
 				case faultOwnFile(path, name):
 					own = true
 				case path == faultRegistryFile:
-				case pendingFaultNames[path] != "":
-					namedIn[path] = true
 				default:
 					t.Errorf("%s names fault kind %s (%s): a shared file must ask the fault registry", path, name, strings.Join(idents, ", "))
 				}
@@ -61,11 +51,6 @@ func TestNoSharedFileNamesAFault(t *testing.T) {
 				t.Errorf("fault kind %s has no file of its own that names it (compose/fault_%s.go)", name, strings.ReplaceAll(name, "-", "_"))
 			}
 		})
-	}
-	for path := range pendingFaultNames {
-		if !namedIn[path] {
-			t.Errorf("%s names no fault kind any more: take it out of pendingFaultNames", path)
-		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/compose"
 	"github.com/lockbench/lockbench/lockimpl"
 )
 
@@ -46,10 +45,10 @@ func (l Lock) session() bool {
 }
 
 // cut is the fault that cuts l's path to its servers for a while, so that
-// its renewals fail: a partition through the proxy in front of each
-// server, which every topology a renewing lock runs on takes
-// (TestEveryLockCanBeCut).
-func (l Lock) cut() compose.FaultKind { return compose.FaultPartition }
+// its renewals fail, as --fault names it (recipes write faults as the flag
+// reads them): a partition through the proxy in front of each server,
+// which every topology a renewing lock runs on takes (TestEveryLockCanBeCut).
+func (l Lock) cut() string { return "partition" }
 
 // Locks returns every lock that renews, in column order: lockbench's own,
 // the peer libraries, then the other backends, zk's session among them.
@@ -229,7 +228,7 @@ func faultTimes(l Lock, n int) (at []time.Duration, window time.Duration) {
 // begun in the window, renewals and write included, with the heal on its
 // own timer. What a longer window added was new holders, never judged,
 // whose work (up to five TTLs) the drain then waited out.
-func everyNode(l Lock, n int, kind compose.FaultKind, cut time.Duration) plan.Values {
+func everyNode(l Lock, n int, kind string, cut time.Duration) plan.Values {
 	v := base(l)
 	at, _ := faultTimes(l, n)
 	for _, t := range at {

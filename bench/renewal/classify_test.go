@@ -266,7 +266,7 @@ func TestEveryLockCanBeCut(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: topology %q: %v", l.Name, l.Topology, err)
 		}
-		if !slices.Contains(spec.Info().Faults[compose.ProviderLocal], l.cut()) {
+		if !slices.Contains(spec.Info().Faults[compose.ProviderLocal], compose.FaultKind(l.cut())) {
 			t.Errorf("%s on %s: its local topology does not take %s; renewal-check cannot cut its path", l.Name, l.Topology, l.cut())
 		}
 	}
