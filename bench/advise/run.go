@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -86,6 +87,55 @@ type Deps struct {
 	Progress func(Progress)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+}
+
+// TrialOptions are how a command of trials (renewal-check's cells,
+// scenario's variants) spends them: the planned trials, then, within a
+// budget, more trials of whatever the k-of-n rule leaves undecided.
+type TrialOptions struct {
+	// Trials is the planned trials (or runs) per cell or variant.
+	Trials int
+	// Level is the share of trials a word of safety must bound the harm
+	// under (verdict.DefaultLevel when 0).
+	Level float64
+	// Budget is the wall time for the planned trials and the undecided
+	// ones' more; 0 runs the planned trials only.
+	Budget time.Duration
+	// Stored are results a trial may reuse (--resume): one of the same
+	// label and configuration stands for it.
+	Stored []*results.Result
+	// Progress, when set, is told before each run.
+	Progress func(Progress)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// LevelOrDefault is the level, verdict.DefaultLevel when unset.
+func (o TrialOptions) LevelOrDefault() float64 {
+	if o.Level > 0 {
+		return o.Level
+	}
+	return verdict.DefaultLevel
+}
+
+// Clock is the options' clock.
+func (o TrialOptions) Clock() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+// Reusable is a stored complete result of the run v describes, by its
+// label and configuration (--resume), or nil.
+func (o TrialOptions) Reusable(v plan.Values) *results.Result {
+	var same []*results.Result
+	for _, r := range o.Stored {
+		if r.Label == v.Get("label") {
+			same = append(same, r)
+		}
+	}
+	return Match(same, v)
 }
 
 // Evidence is what the experiments left.

@@ -6,49 +6,10 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/advise"
-	"github.com/lockbench/lockbench/bench/plan"
-	"github.com/lockbench/lockbench/bench/verdict"
-	"github.com/lockbench/lockbench/results"
 )
 
-// Options are how Run spends its trials.
-type Options struct {
-	// Trials is the planned trials per cell (fault firings, three per run;
-	// or calls of a probe).
-	Trials int
-	// Level is the share of trials a word of safety must bound the harm
-	// under (verdict.DefaultLevel when 0).
-	Level float64
-	// Budget is the wall time for the whole matrix: the planned runs, then
-	// more runs of the undecided cells until each is decided or it ends. 0
-	// runs the planned trials only.
-	Budget time.Duration
-	// Stored are results a run may reuse (--resume): one of the same label
-	// and configuration stands for the run.
-	Stored []*results.Result
-	// Progress, when set, is told before each run.
-	Progress func(advise.Progress)
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-}
-
-func (o Options) level() float64 {
-	if o.Level > 0 {
-		return o.Level
-	}
-	return verdict.DefaultLevel
-}
-
-// reusable is a stored complete result of the run v describes (--resume).
-func (o Options) reusable(v plan.Values) *results.Result {
-	var same []*results.Result
-	for _, r := range o.Stored {
-		if r.Label == v.Get("label") && r.History != "" {
-			same = append(same, r)
-		}
-	}
-	return advise.Match(same, v)
-}
+// Options are how Run spends its trials (advise's, as scenario's).
+type Options = advise.TrialOptions
 
 // Label names the n-th run (from 1) of case c on lock l; --resume finds a
 // stored run by it and by its configuration.
@@ -87,12 +48,9 @@ type slot struct {
 // round, until every cell is decided or the budget ends. Ctrl-C keeps
 // what was measured: the matrix comes back with Interrupted set.
 func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner) (Matrix, error) {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := o.Clock()
 	start := now()
-	m := Matrix{Cases: cases, Locks: locks, Level: o.level()}
+	m := Matrix{Cases: cases, Locks: locks, Level: o.LevelOrDefault()}
 	m.Cells = make([][]Cell, len(cases))
 	var slots []*slot
 	probing := map[string][]Case{}

@@ -142,8 +142,8 @@ func runsFor(c Case, trials int) int {
 func runOne(ctx context.Context, c Case, l Lock, n int, o Options, run Runner, cell *Cell) error {
 	v := c.Flags(l)
 	v.Set("label", Label(c, l, n))
-	r := o.reusable(v)
-	if r == nil {
+	r := o.Reusable(v)
+	if r == nil || r.History == "" {
 		var err error
 		if r, err = run(ctx, v); err != nil {
 			return err

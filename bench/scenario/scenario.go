@@ -149,32 +149,8 @@ type Verdict struct {
 	Undecided int
 }
 
-// Options are how Run spends its trials.
-type Options struct {
-	// Trials is the planned runs per variant.
-	Trials int
-	// Level is the share of trials a word of safety must bound the
-	// violation under (verdict.DefaultLevel when 0).
-	Level float64
-	// Budget is the wall time for the planned trials and then more trials
-	// of the variants the rule leaves undecided, until decided or it ends;
-	// 0 runs the planned trials only.
-	Budget time.Duration
-	// Stored are results a trial may reuse (--resume): one of the same
-	// label and configuration stands for the trial.
-	Stored []*results.Result
-	// Progress, when set, is told before each trial.
-	Progress func(advise.Progress)
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-}
-
-func (o Options) level() float64 {
-	if o.Level > 0 {
-		return o.Level
-	}
-	return verdict.DefaultLevel
-}
+// Options are how Run spends its trials (advise's, as renewal-check's).
+type Options = advise.TrialOptions
 
 // TrialWindow is the longest window of the scenario's variants: what one
 // trial takes at the least, before its servers' start.
@@ -211,12 +187,9 @@ type variantRun struct {
 // round. Ctrl-C keeps what was measured: the verdict comes back with the
 // context's error.
 func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error) {
-	now := o.Now
-	if now == nil {
-		now = time.Now
-	}
+	now := o.Clock()
 	start := now()
-	v := Verdict{Scenario: s, Level: o.level()}
+	v := Verdict{Scenario: s, Level: o.LevelOrDefault()}
 	vrs := make([]*variantRun, len(s.Variants))
 	total, done := o.Trials*len(s.Variants), 0
 	var spent time.Duration
@@ -297,7 +270,7 @@ func (s Scenario) runTrial(ctx context.Context, vr *variantRun, n int, o Options
 		flags[k] = append([]string(nil), val...)
 	}
 	flags.Set("label", TrialLabel(s, variant.Name, n))
-	r := reusable(o.Stored, flags)
+	r := o.Reusable(flags)
 	if r == nil {
 		var err error
 		if r, err = run(ctx, flags); err != nil {
@@ -323,17 +296,6 @@ func (s Scenario) runTrial(ctx context.Context, vr *variantRun, n int, o Options
 		vv.GapsS = append(vv.GapsS, gap)
 	}
 	return nil
-}
-
-// reusable is a stored complete result of the trial v describes.
-func reusable(stored []*results.Result, v plan.Values) *results.Result {
-	var same []*results.Result
-	for _, r := range stored {
-		if r.Label == v.Get("label") {
-			same = append(same, r)
-		}
-	}
-	return advise.Match(same, v)
 }
 
 // sum sets the variant's counts, medians, rate and decision from its
