@@ -108,7 +108,14 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 			done++
 		}
 	}
-	// Then the undecided cells, a run each per round, while the budget lasts.
+	// Then the undecided probes (calls on the lock, cheap: all the trials
+	// that would decide them in one start of its servers), and the
+	// undecided cells, a run each per round, while the budget lasts.
+	if o.Budget > 0 {
+		if err := b.moreProbes(ctx, &m, locks, tell); err != nil {
+			return m, err
+		}
+	}
 	for o.Budget > 0 && ctx.Err() == nil {
 		var undecided []*slot
 		for _, s := range slots {
@@ -200,6 +207,49 @@ func (b *budget) runSlot(ctx context.Context, s *slot, m *Matrix, run Runner, te
 	b.spent, b.planned, b.runs = b.spent+b.now().Sub(t0), b.planned+est, b.runs+1
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("renewal-check %s on %s: %w", s.c.Name, s.l.Name, err)
+	}
+	return nil
+}
+
+// moreProbes probes each lock once more with the trials that would decide
+// its undecided probe cases (the most any of them needs), where the budget
+// allows a start of its servers and the calls.
+func (b *budget) moreProbes(ctx context.Context, m *Matrix, locks []Lock, tell func(string, int)) error {
+	for j, l := range locks {
+		var cases []Case
+		var idx []int
+		more := 0
+		for i, c := range m.Cases {
+			cell := &m.Cells[i][j]
+			if c.probe == nil || cell.Verdict == VerdictNA || cell.Verdict == VerdictAbsent || cell.Verdict == VerdictNotMeasured {
+				continue
+			}
+			cell.judge(c, m.Level)
+			if cell.Undecided() {
+				cases, idx, more = append(cases, c), append(idx, i), max(more, cell.Decision.More)
+			}
+		}
+		// A probe's trial is a few TTLs of calls; its servers' start the rest.
+		est := serverStart + time.Duration(more*len(cases))*3*l.TTL
+		if len(cases) == 0 || ctx.Err() != nil || !b.fits(est) {
+			continue
+		}
+		tell(fmt.Sprintf("probes on %s, %d more trials", l.Name, more), 1)
+		probed := map[string][]Trial{}
+		t0 := b.now()
+		err := probeVia(ctx, cases, l, more, probed)
+		b.spent, b.planned, b.runs = b.spent+b.now().Sub(t0), b.planned+est, b.runs+1
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("renewal-check probes on %s: %w", l.Name, err)
+		}
+		for k, c := range cases {
+			cell := &m.Cells[idx[k]][j]
+			cell.Trials = append(cell.Trials, probed[c.Name+" on "+l.Name]...)
+			cell.judge(c, m.Level)
+		}
 	}
 	return nil
 }

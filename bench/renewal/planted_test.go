@@ -413,3 +413,22 @@ func TestPlantedRunTwice(t *testing.T) {
 		t.Errorf("two runs said %v: a word of harm and a word of safety", words)
 	}
 }
+
+// TestPlantedProbesDecideWithinBudget: with a budget, an undecided probe
+// cell is probed again with the trials that decide it. single's renewal
+// resets the key's time to the TTL (its script is PEXPIRE to the TTL), so
+// every trial resets, none adds: with 29 or more conclusive trials and no
+// harm, the 95% upper bound is within 10% and the cell reads resets.
+func TestPlantedProbesDecideWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis; run without -short")
+	}
+	m, err := Run(context.Background(), []Case{caseNamed(t, "adds-or-resets")}, Locks()[:1], Options{Trials: 3, Budget: 2 * time.Minute}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := m.Cell(0, 0)
+	if cell.Verdict != "resets" || cell.Conclusive < 29 || cell.Outcomes["resets"] != cell.Conclusive {
+		t.Errorf("adds-or-resets on single: %s over %d conclusive trials (%v); want resets in 29 or more", cell.Short(), cell.Conclusive, cell.Outcomes)
+	}
+}
