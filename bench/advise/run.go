@@ -126,11 +126,15 @@ func (o TrialOptions) Clock() func() time.Time {
 	return o.Now
 }
 
-// Reusable is a stored complete result of the run v describes, by its
-// label and configuration (--resume), or nil.
-func (o TrialOptions) Reusable(v plan.Values) *results.Result {
+// Reusable is a stored complete result of the run v describes (--resume).
+func (o TrialOptions) Reusable(v plan.Values) *results.Result { return MatchLabelled(o.Stored, v) }
+
+// MatchLabelled is Match among the stored results of v's label: a run of a
+// batch that names its runs (a trial, a failover) is found by its name and
+// its configuration.
+func MatchLabelled(stored []*results.Result, v plan.Values) *results.Result {
 	var same []*results.Result
-	for _, r := range o.Stored {
+	for _, r := range stored {
 		if r.Label == v.Get("label") {
 			same = append(same, r)
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/results"
 )
 
 // A failover's statuses are advise's: one budgeted batch of runs, one set of
@@ -148,7 +147,7 @@ func (b *batch) one(ctx, runCtx context.Context, i int, hard time.Duration) {
 	est := scaled(c.Estimate(p.spec), b.spent, b.planned)
 	elapsed := b.now().Sub(b.start)
 	var f Failover
-	switch r := reusable(b.deps.Stored, v); {
+	switch r := advise.MatchLabelled(b.deps.Stored, v); {
 	case ctx.Err() != nil:
 		f.Status, f.Detail = statusSkipped, "not run: interrupted before it started"
 		b.interrupted = true
@@ -268,19 +267,6 @@ func (g *rig) close() {
 		_ = g.topo.Close()
 		g.topo = nil
 	}
-}
-
-// reusable is a stored complete result of the failover v describes: its
-// label, and its configuration as advise matches it.
-func reusable(stored []*results.Result, v plan.Values) *results.Result {
-	label := v.Get("label")
-	var same []*results.Result
-	for _, r := range stored {
-		if r.Label == label {
-			same = append(same, r)
-		}
-	}
-	return advise.Match(same, v)
 }
 
 // measure runs one failover and reads it.

@@ -131,7 +131,6 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 		total += len(undecided)
 		for _, s := range undecided {
 			if !b.fits(RunEstimate(s.c, s.l)) {
-				m.Skipped++
 				done++
 				continue
 			}
@@ -149,7 +148,6 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 		}
 	}
 	m.Interrupted = ctx.Err() != nil
-	m.Elapsed = now().Sub(start)
 	return m, nil
 }
 
@@ -196,8 +194,7 @@ func (b *budget) runSlot(ctx context.Context, s *slot, m *Matrix, run Runner, te
 		return nil
 	}
 	est := RunEstimate(s.c, s.l)
-	if b.o.Budget > 0 && !b.fits(est) {
-		m.Skipped++
+	if !b.fits(est) {
 		return nil
 	}
 	s.runs++

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/lockbench/lockbench/bench/verdict"
@@ -54,7 +53,7 @@ func writeMatrixText(w io.Writer, m Matrix) error {
 	fmt.Fprintln(w, "cells: caught (told and stopped before writing), overran (wrote after losing the lease), fenced (wrote late, "+
 		"the fencing token stopped it), kept (the lock kept the lease), no exposure (no lease held and lost when the fault "+
 		"hit: inconclusive), undecided (no trial wrote after losing its lease, but too few to bound that under "+
-		percentOf(m.Level)+" of trials at 95%: the paragraph says how many more would), "+unmeasuredWord(m)+
+		verdict.LevelText(m.Level)+" of trials at 95%: the paragraph says how many more would), "+unmeasuredWord(m)+
 		"n/a, absent (reasons below); k/n = trials with that worst outcome / trials "+
 		"with exposure; probes of the lock, no run: "+probeWords(m))
 	fmt.Fprintln(w)
@@ -140,14 +139,6 @@ func lockOnlyReason(c Case, cell Cell) string {
 		return ""
 	}
 	return cell.Why
-}
-
-// percentOf prints a level as a percentage ("10%"), its default when 0.
-func percentOf(level float64) string {
-	if level <= 0 {
-		level = verdict.DefaultLevel
-	}
-	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
 }
 
 // unmeasuredWord is the legend's word for cases not measured yet, if the

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/lockbench/lockbench/bench/check"
 	"github.com/lockbench/lockbench/bench/history"
@@ -96,12 +95,9 @@ type Matrix struct {
 	Cells [][]Cell `json:"-"`
 	// Level is the share of trials a word of safety bounds the harm under.
 	Level float64 `json:"-"`
-	// Elapsed is the runs' wall time; Interrupted says Ctrl-C stopped them
-	// (the cells hold what was measured); Skipped counts runs the budget
-	// left out.
-	Elapsed     time.Duration `json:"-"`
-	Interrupted bool          `json:"-"`
-	Skipped     int           `json:"-"`
+	// Interrupted says Ctrl-C stopped the runs: the cells hold what was
+	// measured.
+	Interrupted bool `json:"-"`
 }
 
 // Cell returns the cell of case i, lock j.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -143,10 +142,6 @@ type Verdict struct {
 	Variants []VariantVerdict
 	// Level is the share a word of safety bounds the violation under.
 	Level float64
-	// Elapsed is the trials' wall time; Undecided counts the variants the
-	// budget left undecided.
-	Elapsed   time.Duration
-	Undecided int
 }
 
 // Options are how Run spends its trials (advise's, as renewal-check's).
@@ -193,8 +188,8 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 	vrs := make([]*variantRun, len(s.Variants))
 	total, done := o.Trials*len(s.Variants), 0
 	var spent time.Duration
-	finish := func() (Verdict, error) {
-		v.Variants = v.Variants[:0]
+	// finish sums the variants begun; Ctrl-C's error comes first.
+	finish := func(err error) (Verdict, error) {
 		for _, vr := range vrs {
 			if vr == nil {
 				continue
@@ -202,8 +197,10 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 			s.sum(vr, v.Level)
 			v.Variants = append(v.Variants, vr.vv)
 		}
-		v.Elapsed = now().Sub(start)
-		return v, ctx.Err()
+		if ctx.Err() != nil {
+			return v, ctx.Err()
+		}
+		return v, err
 	}
 	trial := func(i int) error {
 		vr := vrs[i]
@@ -225,10 +222,7 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 		vrs[i] = &variantRun{vv: VariantVerdict{Variant: variant}}
 		for range o.Trials {
 			if err := trial(i); err != nil || ctx.Err() != nil {
-				if v, cerr := finish(); cerr != nil {
-					return v, cerr
-				}
-				return v, err
+				return finish(err)
 			}
 		}
 	}
@@ -242,7 +236,6 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 		}
 		mean := spent / time.Duration(max(1, done))
 		if len(undecided) == 0 || now().Sub(start)+mean > o.Budget {
-			v.Undecided = len(undecided)
 			break
 		}
 		total += len(undecided)
@@ -251,14 +244,11 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 				break
 			}
 			if err := trial(i); err != nil || ctx.Err() != nil {
-				if v, cerr := finish(); cerr != nil {
-					return v, cerr
-				}
-				return v, err
+				return finish(err)
 			}
 		}
 	}
-	return finish()
+	return finish(nil)
 }
 
 // runTrial runs (or, with --resume, reuses) the n-th trial of vr's variant
@@ -469,7 +459,7 @@ func writeEvidence(w io.Writer, v Verdict) {
 		}
 	}
 	fmt.Fprintf(w, "verdict (violated: one conclusive trial showed it; safe: none did and at most %s of trials would at 95%%; "+
-		"else undecided):\n", levelText(v.Level))
+		"else undecided):\n", verdict.LevelText(v.Level))
 	for _, vv := range v.Variants {
 		fmt.Fprintf(w, "  %s\n", s.Statement(vv))
 	}
@@ -479,14 +469,6 @@ func writeEvidence(w io.Writer, v Verdict) {
 			fmt.Fprintf(w, "  %s\n", d)
 		}
 	}
-}
-
-// levelText prints a level as a percentage, its default when 0.
-func levelText(level float64) string {
-	if level <= 0 {
-		level = verdict.DefaultLevel
-	}
-	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
 }
 
 // exposureText is one trial's exposure, marked when inconclusive.

@@ -177,6 +177,15 @@ func (d TrialDecision) Explain(harmWhat, per string) string {
 	return head
 }
 
+// LevelText prints a level as a percentage ("10%"), DefaultLevel's when
+// unset.
+func LevelText(level float64) string {
+	if level <= 0 {
+		level = DefaultLevel
+	}
+	return strconv.FormatFloat(100*level, 'g', 4, 64) + "%"
+}
+
 // ParseLevel reads a --safety-level value: a share in (0, 1), or a
 // percentage such as "10%".
 func ParseLevel(flag, s string) (float64, error) {
