@@ -13,7 +13,7 @@ import (
 // TestEtcdIsolateLeader: isolate leader on etcd:3 cuts the leader off from
 // its followers while its client still reaches it. The followers elect a
 // new leader, the old one's client is refused a write meanwhile, and once
-// the cut heals the old leader's client learns the new leader.
+// the cut heals the old leader's client learns the cluster's leader.
 func TestEtcdIsolateLeader(t *testing.T) {
 	topo := upEtcd(t, 3, compose.UpOptions{PeerProxy: true})
 	ctx := ctxFor(t, 2*time.Minute)
@@ -84,13 +84,21 @@ func TestEtcdIsolateLeader(t *testing.T) {
 	if err := undo(); err != nil {
 		t.Fatal(err)
 	}
-	// Healed: the old leader's client learns the new leader.
+	// Healed: the old leader's client learns the cluster's leader. Not
+	// necessarily newID: etcd 3.4 runs without pre-vote, so the isolated
+	// member kept raising its term by campaigning, and once healed its
+	// higher term deposes newID and forces one more election, which any
+	// member but the old one (its log is behind) may win.
+	var seen [3]uint64
 	for ctx.Err() == nil {
-		if _, l := leaderSeen(oldIndex); l == newID {
+		for i := range data {
+			_, seen[i] = leaderSeen(i)
+		}
+		if seen[0] != 0 && seen[0] != oldID && seen[0] == seen[1] && seen[1] == seen[2] {
+			t.Logf("after the heal every member names leader %x", seen[0])
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	_, l := leaderSeen(oldIndex)
-	t.Fatalf("%s names leader %x after the heal, want %x", old.Name, l, newID)
+	t.Fatalf("after the heal the members name leaders %x (0: none or no answer), want one leader other than the old %x", seen, oldID)
 }
