@@ -19,6 +19,7 @@ func etcdChildren() []int {
 // revision fences its write while unfenced Redis accepts it.
 func TestEtcdScenarios(t *testing.T) {
 	longtest.Skip(t)
+	parallelLong(t)
 	for _, name := range []string{"etcd-leader-failover", "etcd-gc-pause"} {
 		t.Run(name, func(t *testing.T) {
 			s, err := Lookup(name)

@@ -16,6 +16,7 @@ import (
 // never overlaps; nothing of the servers is left.
 func TestPgSessionLoss(t *testing.T) {
 	longtest.Skip(t)
+	parallelLong(t)
 	s, err := Lookup("pg-session-loss")
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,7 @@ func TestZkNatsRecipeRefused(t *testing.T) {
 // servers is left.
 func TestZkNatsScenarios(t *testing.T) {
 	longtest.Skip(t)
+	parallelLong(t)
 	for _, name := range []string{"zk-session-expiry", "nats-leader-loss"} {
 		t.Run(name, func(t *testing.T) {
 			if name == "zk-session-expiry" && !compose.ZkInstalled() {

@@ -21,3 +21,6 @@ func Skip(t testing.TB) {
 		t.Skip("long suite: runs under make test-long (" + Env + "=1)")
 	}
 }
+
+// Enabled reports whether the long suites were asked for.
+func Enabled() bool { return os.Getenv(Env) == "1" }
