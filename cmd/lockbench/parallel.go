@@ -9,7 +9,7 @@ import (
 // parallelFlag is --parallel of the commands of trials (scenario,
 // renewal-check, failover-map).
 func parallelFlag(unit string) cli.Flag {
-	return &cli.IntFlag{Name: "parallel", Value: 1, Usage: "how many " + unit + " run at once, each with its own servers on its own ports; " +
+	return &cli.IntFlag{Name: "parallel", Value: 1, Usage: "how many " + unit + " at once, each with its own servers on its own ports; " +
 		"refused past what the machine fits (one core and 512 MB each)"}
 }
 
