@@ -108,6 +108,9 @@ type TrialOptions struct {
 	Progress func(Progress)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Parallel is how many trials run at once, each on its own servers
+	// (--parallel; 0 counts as 1).
+	Parallel int
 }
 
 // LevelOrDefault is the level, verdict.DefaultLevel when unset.

@@ -222,8 +222,13 @@ type Plan struct {
 	Estimate time.Duration `json:"estimate"`
 	// Out is where the results are stored.
 	Out string `json:"out"`
+	// Parallel is how many failovers run at once, each on its own
+	// servers (--parallel); omitted for one at a time.
+	Parallel int `json:"parallel,omitempty"`
 
 	spec compose.Spec
+	// all are every measured panel's cells, before the budget left some out.
+	all []Cell
 }
 
 // Estimate is one failover's expected wall time: start-up (a restore on a
@@ -263,9 +268,23 @@ func NewPlan(axes Axes, failovers int, budget time.Duration, out, serverVersion 
 			}
 		}
 	}
+	p.all = p.Cells
 	p.fit()
 	return p, nil
 }
+
+// SetParallel runs n failovers at once and fits the plan to the budget
+// again: n side by side take about 1/n of the wall time.
+func (p *Plan) SetParallel(n int) {
+	p.Parallel = 0
+	if n > 1 {
+		p.Parallel = n
+	}
+	p.fit()
+}
+
+// width is how many failovers run at once.
+func (p Plan) width() int { return max(1, p.Parallel) }
 
 // unavailable says why a lock cannot run a mitigation on the server.
 func unavailable(lock string, m Mitigation, serverVersion string) string {
@@ -289,8 +308,12 @@ func orUnknown(v string) string {
 }
 
 // fit sets PerCell and LeftOut from the budget.
+// With failovers side by side (Parallel), the budget holds that many
+// times the failovers' summed estimates.
 func (p *Plan) fit() {
-	avail := time.Duration(float64(p.Budget) * planShare)
+	p.Cells, p.LeftOut, p.Estimate = slices.Clone(p.all), nil, 0
+	w := time.Duration(p.width())
+	avail := time.Duration(float64(p.Budget)*planShare) * w
 	var round time.Duration
 	for _, c := range p.Cells {
 		round += c.Estimate(p.spec)
@@ -301,19 +324,20 @@ func (p *Plan) fit() {
 	}
 	p.PerCell = min(p.Failovers, int(avail/round))
 	if p.PerCell >= 1 {
-		p.Estimate = time.Duration(p.PerCell) * round
+		p.Estimate = time.Duration(p.PerCell) * round / w
 		return
 	}
 	p.PerCell = 1
 	var kept []Cell
+	var work time.Duration
 	for _, c := range p.Cells {
-		if e := c.Estimate(p.spec); p.Estimate+e <= avail {
-			kept, p.Estimate = append(kept, c), p.Estimate+e
+		if e := c.Estimate(p.spec); work+e <= avail {
+			kept, work = append(kept, c), work+e
 			continue
 		}
 		p.LeftOut = append(p.LeftOut, c)
 	}
-	p.Cells = kept
+	p.Cells, p.Estimate = kept, work/w
 }
 
 // planShare is the share of the budget the plan fills, as advise's: the
@@ -356,8 +380,12 @@ func WritePlan(w io.Writer, p Plan) error {
 		for _, c := range p.LeftOut {
 			fmt.Fprintf(w, "  left out to fit the budget: %s\n", c)
 		}
-		fmt.Fprintf(w, "estimate %v of budget %v (runs stop at %.1f × the budget)\n",
-			p.Estimate.Round(time.Second), p.Budget, advise.HardShare)
+		side := ""
+		if p.Parallel > 1 {
+			side = fmt.Sprintf(", %d failovers at once, each on its own servers", p.Parallel)
+		}
+		fmt.Fprintf(w, "estimate %v of budget %v (runs stop at %.1f × the budget)%s\n",
+			p.Estimate.Round(time.Second), p.Budget, advise.HardShare, side)
 		return nil
 	})
 }

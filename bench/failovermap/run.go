@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/pool"
 	"github.com/lockbench/lockbench/bench/sweep"
 	"github.com/lockbench/lockbench/compose"
 )
@@ -62,29 +63,41 @@ func Label(c Cell, n int) string { return fmt.Sprintf("failover-map / %s / failo
 
 // Run runs the plan's failovers round by round (every cell's first, then
 // every cell's second…), so that a run cut short by Ctrl-C or the budget
-// leaves each cell something. A stored result of the same label and
-// configuration stands for a failover (--resume). One that would end past
-// advise.HardShare × the budget is skipped; one running at that limit is cut.
-// Then, while the budget lasts, a cell with fewer conclusive failovers than
-// planned (a kill that fired late on a stalled machine, nobody inside)
-// gets more, up to as many again: the plan asks for conclusive failovers.
+// leaves each cell something; p.Parallel failovers of a round run at once
+// (pool.Round), each on its own servers, and are recorded in cell order. A
+// stored result of the same label and configuration stands for a failover
+// (--resume). One that would end past advise.HardShare × the budget is
+// skipped; one running at that limit is cut. Then, while the budget lasts,
+// a cell with fewer conclusive failovers than planned (a kill that fired
+// late on a stalled machine, nobody inside) gets more, up to as many
+// again: the plan asks for conclusive failovers.
 func Run(ctx context.Context, p Plan, deps Deps) Map {
 	now := deps.Now
 	if now == nil {
 		now = time.Now
 	}
 	b := &batch{p: p, deps: deps, now: now, start: now(), byCell: make([][]Failover, len(p.Cells)),
-		total: p.PerCell * len(p.Cells), g: &rig{deps: deps, spec: p.spec}}
+		total: p.PerCell * len(p.Cells)}
+	// One rig per slot of the pool: a slot runs one failover at a time,
+	// so successive failovers on a rig still follow one another.
+	for range p.width() {
+		b.rigs = append(b.rigs, &rig{deps: deps, spec: p.spec})
+	}
 	hard := time.Duration(float64(p.Budget) * advise.HardShare)
 	runCtx, cancel := context.WithDeadline(ctx, b.start.Add(hard))
 	defer cancel()
-	defer b.g.close()
-	for range p.PerCell {
-		for i := range p.Cells {
-			b.one(ctx, runCtx, i, hard)
+	defer func() {
+		for _, g := range b.rigs {
+			g.close()
 		}
+	}()
+	every := make([]int, len(p.Cells))
+	for i := range every {
+		every[i] = i
 	}
-topUp:
+	for range p.PerCell {
+		b.round(ctx, runCtx, every, hard, false)
+	}
 	for range p.PerCell {
 		var short []int
 		for i := range p.Cells {
@@ -92,15 +105,12 @@ topUp:
 				short = append(short, i)
 			}
 		}
-		b.total += len(short)
-		for _, i := range short {
-			if ctx.Err() != nil || now().Sub(b.start)+scaled(p.Cells[i].Estimate(p.spec), b.spent, b.planned) > p.Budget {
-				b.total = b.done
-				break topUp
-			}
-			b.one(ctx, runCtx, i, hard)
-		}
 		if len(short) == 0 {
+			break
+		}
+		b.total += len(short)
+		if !b.round(ctx, runCtx, short, hard, true) {
+			b.total = b.done
 			break
 		}
 	}
@@ -109,7 +119,14 @@ topUp:
 		m.Cells = append(m.Cells, summarise(c, p.PerCell, b.byCell[i]))
 	}
 	m.Elapsed = now().Sub(b.start)
-	m.BringUps, m.Refused = b.g.bringUps, b.g.refused
+	for _, g := range b.rigs {
+		m.BringUps += g.bringUps
+		for _, why := range g.refused {
+			if !slices.Contains(m.Refused, why) {
+				m.Refused = append(m.Refused, why)
+			}
+		}
+	}
 	for _, fs := range b.byCell {
 		for _, f := range fs {
 			if f.Status == statusMeasured {
@@ -130,45 +147,103 @@ type batch struct {
 	deps           Deps
 	now            func() time.Time
 	start          time.Time
-	g              *rig
+	rigs           []*rig
 	byCell         [][]Failover
 	done, total    int
 	spent, planned time.Duration
 	interrupted    bool
 }
 
-// one runs (or reuses, or skips) cell i's next failover.
-func (b *batch) one(ctx, runCtx context.Context, i int, hard time.Duration) {
-	p, c := b.p, b.p.Cells[i]
-	n := len(b.byCell[i]) + 1
-	v := c.Values(p.spec, p.Axes.WaitTimeout)
-	v.Set("label", Label(c, n))
-	v.Set("out", p.Out)
-	est := scaled(c.Estimate(p.spec), b.spent, b.planned)
-	elapsed := b.now().Sub(b.start)
-	var f Failover
-	switch r := advise.MatchLabelled(b.deps.Stored, v); {
-	case ctx.Err() != nil:
-		f.Status, f.Detail = statusSkipped, "not run: interrupted before it started"
-		b.interrupted = true
-	case r != nil:
-		f = readFailover(c, p.spec, r)
-		f.Status = statusReused
-	case elapsed+est > hard:
-		f.Status, f.Detail = statusSkipped, fmt.Sprintf("not run: at %s it would end past %s (%.1f × the budget); --resume runs it",
-			elapsed.Round(time.Second), hard.Round(time.Second), advise.HardShare)
-	default:
-		if b.deps.Progress != nil {
-			b.deps.Progress(advise.Progress{Done: b.done, Total: b.total, Label: Label(c, n), Elapsed: elapsed,
-				ETA: eta(p, b.total-b.done, b.spent, b.planned)})
-		}
-		t0 := b.now()
-		f = b.g.failover(ctx, runCtx, c, p, v)
-		b.spent, b.planned = b.spent+b.now().Sub(t0), b.planned+c.Estimate(p.spec)
-		b.interrupted = b.interrupted || ctx.Err() != nil
+// pending is one failover of a round: its cell, its run flags, and what
+// became of it where it was settled without running (reused, skipped).
+type pending struct {
+	cell    int
+	n       int
+	v       plan.Values
+	settled bool
+	f       Failover
+	took    time.Duration
+}
+
+// round runs (or reuses, or skips) the next failover of each cell listed.
+// A top-up round (topUp) runs a failover only where it ends within the
+// budget, and leaves out the rest once one does not, and those Ctrl-C
+// stopped; it reports false when it left any out. A planned round records
+// those Ctrl-C stopped as skipped.
+func (b *batch) round(ctx, runCtx context.Context, cells []int, hard time.Duration, topUp bool) bool {
+	p := b.p
+	jobs := make([]pending, len(cells))
+	for k, i := range cells {
+		c := p.Cells[i]
+		jobs[k] = pending{cell: i, n: len(b.byCell[i]) + 1, v: c.Values(p.spec, p.Axes.WaitTimeout)}
+		jobs[k].v.Set("label", Label(c, jobs[k].n))
+		jobs[k].v.Set("out", p.Out)
 	}
-	b.done++
-	b.byCell[i] = append(b.byCell[i], f)
+	over := false
+	outcomes := pool.Round[Failover]{
+		Size: p.Parallel,
+		Start: func(k int) bool {
+			c := p.Cells[jobs[k].cell]
+			if topUp && (over || b.now().Sub(b.start)+scaled(c.Estimate(p.spec), b.spent, b.planned) > p.Budget) {
+				over = true
+				return false
+			}
+			return b.begin(&jobs[k], hard)
+		},
+		Run: func(ctx context.Context, slot, k int) (Failover, error) {
+			t0 := b.now()
+			f := b.rigs[slot].failover(ctx, runCtx, p.Cells[jobs[k].cell], p, jobs[k].v)
+			jobs[k].took = b.now().Sub(t0)
+			return f, nil
+		},
+		Done: func(k int, _ Failover, _ error) {
+			b.spent, b.planned = b.spent+jobs[k].took, b.planned+p.Cells[jobs[k].cell].Estimate(p.spec)
+			b.interrupted = b.interrupted || ctx.Err() != nil
+			b.done++
+		},
+	}.Go(ctx, len(jobs))
+	for k, out := range outcomes {
+		j := jobs[k]
+		switch {
+		case j.settled:
+			b.byCell[j.cell] = append(b.byCell[j.cell], j.f)
+		case out.Ran:
+			b.byCell[j.cell] = append(b.byCell[j.cell], out.Value)
+		case topUp:
+			// Left out: past the budget, or after Ctrl-C.
+		default:
+			b.interrupted = true
+			b.done++
+			b.byCell[j.cell] = append(b.byCell[j.cell], Failover{Status: statusSkipped, Detail: "not run: interrupted before it started"})
+		}
+	}
+	return !over && ctx.Err() == nil
+}
+
+// begin settles failover j where it needs no run (reused, or past the
+// hard limit) and reports whether it is to run; it tells the progress of
+// one that is.
+func (b *batch) begin(j *pending, hard time.Duration) bool {
+	p, c := b.p, b.p.Cells[j.cell]
+	elapsed := b.now().Sub(b.start)
+	if r := advise.MatchLabelled(b.deps.Stored, j.v); r != nil {
+		j.f = readFailover(c, p.spec, r)
+		j.f.Status, j.settled = statusReused, true
+		b.done++
+		return false
+	}
+	if est := scaled(c.Estimate(p.spec), b.spent, b.planned); elapsed+est > hard {
+		j.f.Status, j.f.Detail = statusSkipped, fmt.Sprintf("not run: at %s it would end past %s (%.1f × the budget); --resume runs it",
+			elapsed.Round(time.Second), hard.Round(time.Second), advise.HardShare)
+		j.settled = true
+		b.done++
+		return false
+	}
+	if b.deps.Progress != nil {
+		b.deps.Progress(advise.Progress{Done: b.done, Total: b.total, Label: Label(c, j.n), Elapsed: elapsed,
+			ETA: eta(p, b.total-b.done, b.spent, b.planned)})
+	}
+	return true
 }
 
 // conclusive counts the failovers measured or reused that were conclusive.
@@ -312,5 +387,6 @@ func eta(p Plan, left int, spent, planned time.Duration) time.Duration {
 	}
 	perRound := p.Estimate / time.Duration(max(p.PerCell, 1))
 	each := perRound / time.Duration(len(p.Cells))
+	// p.Estimate is already the wall time of failovers side by side.
 	return scaled(each*time.Duration(left), spent, planned)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/advise"
+	"github.com/lockbench/lockbench/bench/pool"
 )
 
 // Options are how Run spends its trials (advise's, as scenario's).
@@ -78,19 +79,9 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 			o.Progress(advise.Progress{Done: done, Total: total, Label: label, Elapsed: now().Sub(start), ETA: b.eta(left)})
 		}
 	}
-	probed := map[string][]Trial{}
-	for _, l := range locks {
-		if len(probing[l.Name]) == 0 || ctx.Err() != nil {
-			continue
-		}
-		tell("probes on "+l.Name, total-done)
-		done++
-		if err := probeVia(ctx, probing[l.Name], l, o.Trials, probed); err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			return m, fmt.Errorf("renewal-check probes on %s: %w", l.Name, err)
-		}
+	probed, err := b.probeRound(ctx, locks, probing, tell, &done, total)
+	if err != nil {
+		return m, err
 	}
 	for i, c := range cases {
 		for j, l := range locks {
@@ -100,13 +91,14 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 		}
 	}
 	// The planned runs, cell by cell.
+	var planned []*slot
 	for _, s := range slots {
 		for range runsFor(s.c.on(s.l), o.Trials) {
-			if err := b.runSlot(ctx, s, &m, run, tell, total-done); err != nil {
-				return m, err
-			}
-			done++
+			planned = append(planned, s)
 		}
+	}
+	if err := b.runRound(ctx, planned, &m, run, tell, func() int { return total - done }, &done); err != nil {
+		return m, err
 	}
 	// Then the undecided probes (calls on the lock, cheap: all the trials
 	// that would decide them in one start of its servers), and the
@@ -129,15 +121,9 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 			break
 		}
 		total += len(undecided)
-		for _, s := range undecided {
-			if !b.fits(RunEstimate(s.c, s.l)) {
-				done++
-				continue
-			}
-			if err := b.runSlot(ctx, s, &m, run, tell, len(undecided)); err != nil {
-				return m, err
-			}
-			done++
+		left := len(undecided)
+		if err := b.runRound(ctx, undecided, &m, run, tell, func() int { return left }, &done); err != nil {
+			return m, err
 		}
 	}
 	for i, c := range cases {
@@ -179,33 +165,101 @@ func (b *budget) scaled(est time.Duration) time.Duration {
 	return time.Duration(float64(est) * float64(b.spent) / float64(b.planned))
 }
 
-// eta is left runs at the mean measured run's time.
+// eta is left runs at the mean measured run's time, o.Parallel at once.
 func (b *budget) eta(left int) time.Duration {
 	if b.runs == 0 {
 		return 0
 	}
-	return b.spent / time.Duration(b.runs) * time.Duration(left)
+	return b.spent / time.Duration(b.runs) * time.Duration(left) / time.Duration(max(1, b.o.Parallel))
 }
 
-// runSlot runs slot s once more (a planned run is skipped where it would
-// end past the budget), keeping what Ctrl-C cut short unstored.
-func (b *budget) runSlot(ctx context.Context, s *slot, m *Matrix, run Runner, tell func(string, int), left int) error {
-	if ctx.Err() != nil {
-		return nil
+// runRound runs one more run of each slot listed (a slot may repeat),
+// o.Parallel at once (pool.Round): a run that would end past the budget
+// is skipped; what Ctrl-C cut short is kept unstored. The runs are added
+// to their cells in the order listed, whichever finished first. left is
+// the runs left, for the ETA; done counts the runs begun or skipped.
+func (b *budget) runRound(ctx context.Context, slots []*slot, m *Matrix, run Runner, tell func(string, int), left func() int, done *int) error {
+	type job struct {
+		n    int
+		took time.Duration
 	}
-	est := RunEstimate(s.c, s.l)
-	if !b.fits(est) {
-		return nil
+	jobs := make([]job, len(slots))
+	outcomes := pool.Round[runPart]{
+		Size: b.o.Parallel,
+		Start: func(k int) bool {
+			s := slots[k]
+			if !b.fits(RunEstimate(s.c, s.l)) {
+				*done++
+				return false
+			}
+			s.runs++
+			jobs[k].n = s.runs
+			tell(fmt.Sprintf("%s on %s, run %d", s.c.Name, s.l.Name, s.runs), left())
+			return true
+		},
+		Run: func(ctx context.Context, _, k int) (runPart, error) {
+			s := slots[k]
+			t0 := b.now()
+			p, err := runOne(ctx, s.c.on(s.l), s.l, jobs[k].n, b.o, run)
+			jobs[k].took = b.now().Sub(t0)
+			if err != nil && ctx.Err() == nil {
+				return p, fmt.Errorf("renewal-check %s on %s: %w", s.c.Name, s.l.Name, err)
+			}
+			return p, err
+		},
+		Done: func(k int, _ runPart, _ error) {
+			s := slots[k]
+			b.spent, b.planned, b.runs = b.spent+jobs[k].took, b.planned+RunEstimate(s.c, s.l), b.runs+1
+			*done++
+		},
+	}.Go(ctx, len(slots))
+	for k, out := range outcomes {
+		if out.Ran && out.Err == nil {
+			m.Cells[slots[k].i][slots[k].j].add(out.Value)
+		}
 	}
-	s.runs++
-	tell(fmt.Sprintf("%s on %s, run %d", s.c.Name, s.l.Name, s.runs), left)
-	t0 := b.now()
-	err := runOne(ctx, s.c.on(s.l), s.l, s.runs, b.o, run, &m.Cells[s.i][s.j])
-	b.spent, b.planned, b.runs = b.spent+b.now().Sub(t0), b.planned+est, b.runs+1
-	if err != nil && ctx.Err() == nil {
-		return fmt.Errorf("renewal-check %s on %s: %w", s.c.Name, s.l.Name, err)
+	if err := pool.FirstErr(outcomes); err != nil && ctx.Err() == nil {
+		return err
 	}
 	return nil
+}
+
+// probeRound runs the probes of each lock that has probe cases, o.Parallel
+// locks at once, each in one start of its servers; the trials come back
+// by "case on lock". Ctrl-C keeps the locks probed.
+func (b *budget) probeRound(ctx context.Context, locks []Lock, probing map[string][]Case, tell func(string, int), done *int, total int) (map[string][]Trial, error) {
+	var probe []Lock
+	for _, l := range locks {
+		if len(probing[l.Name]) > 0 {
+			probe = append(probe, l)
+		}
+	}
+	outcomes := pool.Round[map[string][]Trial]{
+		Size: b.o.Parallel,
+		Start: func(k int) bool {
+			tell("probes on "+probe[k].Name, total-*done)
+			*done++
+			return true
+		},
+		Run: func(ctx context.Context, _, k int) (map[string][]Trial, error) {
+			l := probe[k]
+			into := map[string][]Trial{}
+			if err := probeVia(ctx, probing[l.Name], l, b.o.Trials, into); err != nil {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				return nil, fmt.Errorf("renewal-check probes on %s: %w", l.Name, err)
+			}
+			return into, nil
+		},
+	}.Go(ctx, len(probe))
+	probed := map[string][]Trial{}
+	for _, out := range outcomes {
+		for name, trials := range out.Value {
+			probed[name] = append(probed[name], trials...)
+		}
+	}
+	return probed, pool.FirstErr(outcomes)
 }
 
 // moreProbes probes each lock once more with the trials that would decide

@@ -432,3 +432,29 @@ func TestPlantedProbesDecideWithinBudget(t *testing.T) {
 		t.Errorf("adds-or-resets on single: %s over %d conclusive trials (%v); want resets in 29 or more", cell.Short(), cell.Conclusive, cell.Outcomes)
 	}
 }
+
+// TestPlantedParallel runs process-paused on single (overran, from first
+// principles: see TestPlantedCells) as two runs, side by side and one
+// after the other: the same word, and the cell's runs in run order.
+func TestPlantedParallel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Redis four times for a few seconds; run without -short")
+	}
+	paused := caseNamed(t, "process-paused")
+	words := map[int]string{}
+	for _, parallel := range []int{1, 2} {
+		dir := t.TempDir()
+		m, err := Run(context.Background(), []Case{paused}, Locks()[:1], Options{Trials: 6, Parallel: parallel}, storing(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cell := m.Cell(0, 0)
+		if len(cell.Runs) != 2 || !says(cell, "overran") || cell.Check != "agrees" {
+			t.Errorf("--parallel %d: %d runs, %s (check %s); want 2 runs, overran, agreeing", parallel, len(cell.Runs), cell.Short(), cell.Check)
+		}
+		words[parallel] = cell.Verdict
+	}
+	if words[1] != words[2] {
+		t.Errorf("--parallel 2 says %s, --parallel 1 %s", words[2], words[1])
+	}
+}

@@ -133,39 +133,55 @@ func runsFor(c Case, trials int) int {
 	return (trials + c.Faults - 1) / c.Faults
 }
 
+// runPart is what one run of a cell adds to it: its stored run, its
+// trials, its incidents and what lockbench check said of it.
+type runPart struct {
+	ref                            RunRef
+	trials                         []Trial
+	fencingRejected, staleAccepted int64
+	agreement                      string
+}
+
 // runOne runs c on l once (or reuses a stored run of the same label and
-// configuration: --resume) and adds its trials, incidents and check to cell.
-func runOne(ctx context.Context, c Case, l Lock, n int, o Options, run Runner, cell *Cell) error {
+// configuration: --resume) and reads its trials, incidents and check; it
+// touches no cell, so that runs of one matrix may go side by side.
+func runOne(ctx context.Context, c Case, l Lock, n int, o Options, run Runner) (runPart, error) {
 	v := c.Flags(l)
 	v.Set("label", Label(c, l, n))
 	r := o.Reusable(v)
 	if r == nil || r.History == "" {
 		var err error
 		if r, err = run(ctx, v); err != nil {
-			return err
+			return runPart{}, err
 		}
 	}
 	if r.History == "" {
-		return fmt.Errorf("run %s kept no history", r.ID)
+		return runPart{}, fmt.Errorf("run %s kept no history", r.ID)
 	}
-	cell.Runs = append(cell.Runs, RunRef{ID: r.ID, History: r.History})
-	cell.FencingRejected += r.Incidents.FencingRejected
-	cell.StaleAccepted += r.Incidents.StaleWritesAccepted
 	h, err := history.ReadFile(r.History)
 	if err != nil {
-		return err
+		return runPart{}, err
 	}
-	cell.Trials = append(cell.Trials, Classify(c, r.ID, h)...)
-	agreement := "agrees"
+	part := runPart{ref: RunRef{ID: r.ID, History: r.History}, trials: Classify(c, r.ID, h),
+		fencingRejected: r.Incidents.FencingRejected, staleAccepted: r.Incidents.StaleWritesAccepted, agreement: "agrees"}
 	if rep, err := check.Check(h, check.Options{}); err != nil {
-		agreement = "check failed: " + err.Error()
+		part.agreement = "check failed: " + err.Error()
 	} else if err := rep.Agree(r.Incidents); err != nil {
-		agreement = fmt.Sprintf("run %s: %v", r.ID, err)
+		part.agreement = fmt.Sprintf("run %s: %v", r.ID, err)
 	}
-	if cell.Check == "" || cell.Check == "agrees" {
-		cell.Check = agreement
+	return part, nil
+}
+
+// add adds one run's part to the cell; the first disagreement of check
+// stays.
+func (c *Cell) add(p runPart) {
+	c.Runs = append(c.Runs, p.ref)
+	c.FencingRejected += p.fencingRejected
+	c.StaleAccepted += p.staleAccepted
+	c.Trials = append(c.Trials, p.trials...)
+	if c.Check == "" || c.Check == "agrees" {
+		c.Check = p.agreement
 	}
-	return nil
 }
 
 // judge sums the trials into the cell's verdict and bounds by the one

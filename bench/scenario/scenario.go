@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/bench/pool"
 	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/results"
 	"github.com/lockbench/lockbench/results/suggest"
@@ -179,19 +180,25 @@ type variantRun struct {
 
 // Run runs every variant's planned trials, then, within o.Budget, one more
 // trial at a time of each variant the rule leaves undecided, round by
-// round. Ctrl-C keeps what was measured: the verdict comes back with the
-// context's error.
+// round. o.Parallel trials run at once (pool.Round), each on its own
+// servers; they are folded in trial order, so the verdict does not depend
+// on which finished first. Ctrl-C keeps what was measured: the verdict
+// comes back with the context's error.
 func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error) {
 	now := o.Clock()
 	start := now()
 	v := Verdict{Scenario: s, Level: o.LevelOrDefault()}
 	vrs := make([]*variantRun, len(s.Variants))
+	for i, variant := range s.Variants {
+		vrs[i] = &variantRun{vv: VariantVerdict{Variant: variant}}
+	}
+	begun := make([]bool, len(s.Variants))
 	total, done := o.Trials*len(s.Variants), 0
 	var spent time.Duration
 	// finish sums the variants begun; Ctrl-C's error comes first.
 	finish := func(err error) (Verdict, error) {
-		for _, vr := range vrs {
-			if vr == nil {
+		for i, vr := range vrs {
+			if !begun[i] {
 				continue
 			}
 			s.sum(vr, v.Level)
@@ -202,29 +209,60 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 		}
 		return v, err
 	}
-	trial := func(i int) error {
-		vr := vrs[i]
-		n := len(vr.vv.Trials) + 1
-		if o.Progress != nil {
-			eta := time.Duration(0)
-			if done > 0 {
-				eta = spent / time.Duration(done) * time.Duration(total-done)
-			}
-			o.Progress(advise.Progress{Done: done, Total: total, Label: TrialLabel(s, vr.vv.Variant.Name, n), Elapsed: now().Sub(start), ETA: eta})
+	// round runs one trial of each variant listed (an index may repeat),
+	// numbered on from the variant's trials so far; fits, when set, says
+	// whether a trial starting now would end within the budget.
+	round := func(variants []int, fits func() bool) error {
+		jobs := make([]trialJob, len(variants))
+		next := map[int]int{}
+		for k, i := range variants {
+			next[i]++
+			jobs[k] = trialJob{variant: i, n: len(vrs[i].vv.Trials) + next[i]}
 		}
-		t0 := now()
-		err := s.runTrial(ctx, vr, n, o, run)
-		spent += now().Sub(t0)
-		done++
-		return err
+		outcomes := pool.Round[*results.Result]{
+			Size: o.Parallel,
+			Start: func(k int) bool {
+				if fits != nil && !fits() {
+					return false
+				}
+				j := jobs[k]
+				begun[j.variant] = true
+				if o.Progress != nil {
+					eta := time.Duration(0)
+					if done > 0 {
+						eta = spent / time.Duration(done) * time.Duration(total-done) / time.Duration(max(1, o.Parallel))
+					}
+					o.Progress(advise.Progress{Done: done, Total: total, Label: TrialLabel(s, s.Variants[j.variant].Name, j.n),
+						Elapsed: now().Sub(start), ETA: eta})
+				}
+				return true
+			},
+			Run: func(ctx context.Context, _, k int) (*results.Result, error) {
+				t0 := now()
+				r, err := s.trialResult(ctx, jobs[k], o, run)
+				jobs[k].took = now().Sub(t0)
+				return r, err
+			},
+			Done: func(k int, _ *results.Result, _ error) {
+				spent += jobs[k].took
+				done++
+			},
+		}.Go(ctx, len(jobs))
+		for k, out := range outcomes {
+			if out.Ran && out.Err == nil && out.Value != nil {
+				s.addTrial(vrs[jobs[k].variant], out.Value)
+			}
+		}
+		return pool.FirstErr(outcomes)
 	}
-	for i, variant := range s.Variants {
-		vrs[i] = &variantRun{vv: VariantVerdict{Variant: variant}}
+	var planned []int
+	for i := range s.Variants {
 		for range o.Trials {
-			if err := trial(i); err != nil || ctx.Err() != nil {
-				return finish(err)
-			}
+			planned = append(planned, i)
 		}
+	}
+	if err := round(planned, nil); err != nil || ctx.Err() != nil {
+		return finish(err)
 	}
 	for o.Budget > 0 && s.violated != nil {
 		var undecided []int
@@ -239,37 +277,45 @@ func Run(ctx context.Context, s Scenario, o Options, run Runner) (Verdict, error
 			break
 		}
 		total += len(undecided)
-		for _, i := range undecided {
-			if now().Sub(start)+mean > o.Budget {
-				break
-			}
-			if err := trial(i); err != nil || ctx.Err() != nil {
-				return finish(err)
-			}
+		fits := func() bool { return now().Sub(start)+mean <= o.Budget }
+		if err := round(undecided, fits); err != nil || ctx.Err() != nil {
+			return finish(err)
 		}
 	}
 	return finish(nil)
 }
 
-// runTrial runs (or, with --resume, reuses) the n-th trial of vr's variant
-// and adds it to its sums.
-func (s Scenario) runTrial(ctx context.Context, vr *variantRun, n int, o Options, run Runner) error {
-	variant := vr.vv.Variant
+// trialJob is one trial in a round: its variant, its number among the
+// variant's trials (from 1), and the wall time it took.
+type trialJob struct {
+	variant, n int
+	took       time.Duration
+}
+
+// trialResult runs (or, with --resume, reuses) trial j; nil without an
+// error where Ctrl-C cut it short.
+func (s Scenario) trialResult(ctx context.Context, j trialJob, o Options, run Runner) (*results.Result, error) {
+	variant := s.Variants[j.variant]
 	flags := s.Base.Clone()
 	for k, val := range variant.Flags {
 		flags[k] = append([]string(nil), val...)
 	}
-	flags.Set("label", TrialLabel(s, variant.Name, n))
-	r := o.Reusable(flags)
-	if r == nil {
-		var err error
-		if r, err = run(ctx, flags); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, n, err)
-		}
+	flags.Set("label", TrialLabel(s, variant.Name, j.n))
+	if r := o.Reusable(flags); r != nil {
+		return r, nil
 	}
+	r, err := run(ctx, flags)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("scenario %s, %s, trial %d: %w", s.Name, variant.Name, j.n, err)
+	}
+	return r, nil
+}
+
+// addTrial adds the trial r to vr's sums.
+func (s Scenario) addTrial(vr *variantRun, r *results.Result) {
 	t := Trial{Result: r, Violated: s.violated != nil && s.violated(r)}
 	s.judge(&t)
 	vv := &vr.vv
@@ -285,7 +331,6 @@ func (s Scenario) runTrial(ctx context.Context, vr *variantRun, n int, o Options
 	if gap, _, ok := results.LongestGap(r.Series, r.DurationS); ok {
 		vv.GapsS = append(vv.GapsS, gap)
 	}
-	return nil
 }
 
 // sum sets the variant's counts, medians, rate and decision from its

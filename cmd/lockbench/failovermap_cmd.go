@@ -20,7 +20,7 @@ func failoverMapCommand() *cli.Command {
 		Name:  "failover-map",
 		Usage: "double grants per failover against replication lag, hold time and WAIT, per lock, each cell over many failovers with 95% intervals and a first-principles prediction beside it",
 		UsageText: "lockbench failover-map [--topology replicated|cluster:M,R] [--lock single,fenced,redislock] [--lag 0,100ms,500ms] [--hold 100ms,1s,3s]\n" +
-			"      [--mitigation none,wait,waitaof] [--wait-timeout 100ms] [--failovers 10] [--budget 30m] [--plan-only] [--resume] [--report FILE]",
+			"      [--mitigation none,wait,waitaof] [--wait-timeout 100ms] [--failovers 10] [--parallel N] [--budget 30m] [--plan-only] [--resume] [--report FILE]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topology", Value: "replicated", Usage: "replicated (sentinels promote the replica) or cluster:M,R with R ≥ 1 (shard 0 fails over)"},
 			&cli.StringFlag{Name: "lock", Usage: "locks, comma-separated (default: every lock the topology runs but naive)"},
@@ -29,6 +29,7 @@ func failoverMapCommand() *cli.Command {
 			&cli.StringFlag{Name: "mitigation", Value: "none,wait", Usage: "none, wait (WAIT 1 after SET, fewer acks count as not acquired) or waitaof (Redis 7.2+), comma-separated"},
 			&cli.DurationFlag{Name: "wait-timeout", Value: 100 * time.Millisecond, Usage: "bound on the WAIT of the wait mitigation"},
 			&cli.IntFlag{Name: "failovers", Value: 10, Usage: "conclusive failovers per cell (fewer when the budget is short); on replicated without WAIT they follow one another on one topology, restored and verified clean between them"},
+			parallelFlag("failovers"),
 			&cli.StringFlag{Name: "budget", Value: "30m", Usage: "wall time for the whole command, servers' start-up included; it ends within 1.2 × it"},
 			&cli.BoolFlag{Name: "plan-only", Usage: "print the plan (cells, failovers per cell, estimate against the budget) and stop"},
 			&cli.BoolFlag{Name: "resume", Usage: "reuse stored results (in --out) of the same failovers instead of running them again"},
@@ -96,10 +97,15 @@ func failoverMapPlan(c *cli.Context) (failovermap.Plan, error) {
 		// WAITAOF is then judged unknown, not assumed.
 		fmt.Fprintf(c.App.ErrWriter, "failover-map: %v; WAITAOF taken as absent\n", err)
 	}
+	parallel, err := parallelOf(c)
+	if err != nil {
+		return failovermap.Plan{}, err
+	}
 	p, err := failovermap.NewPlan(axes, c.Int("failovers"), budget, c.String("out"), version)
 	if err != nil {
 		return p, err
 	}
+	p.SetParallel(parallel)
 	return p, p.Check()
 }
 

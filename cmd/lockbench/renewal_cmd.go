@@ -22,12 +22,13 @@ func renewalCheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "renewal-check",
 		Usage: "which lock tells its holder the lease is gone before the next write: renewal cases × every lock that renews",
-		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
+		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
 			"      [--out DIR] [--html FILE] [--format table|json]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cases", Value: "all", Usage: "the cases to run, a comma list (see the README's Renewal check)"},
 			&cli.StringFlag{Name: "locks", Value: "all", Usage: "the locks to run them on, a comma list"},
 			&cli.IntFlag{Name: "trials", Value: 3, Usage: "planned trials per cell (fault firings, three per run; or calls of a probe), 1 to 30"},
+			parallelFlag("runs"),
 			&cli.StringFlag{Name: "budget", Value: "8m", Usage: "wall time for the matrix: the planned trials, then more runs of undecided cells until decided or it ends; 0 runs the planned trials only"},
 			&cli.StringFlag{Name: "safety-level", Value: "0.1", Usage: "a word of safety (caught, kept) needs the 95% upper bound on trials that wrote after losing the lease within this share, in (0,1)"},
 			&cli.BoolFlag{Name: "resume", Usage: "reuse stored runs (in --out) of the same cells instead of running them again"},
@@ -109,6 +110,9 @@ func renewalOptions(c *cli.Context, cases []renewal.Case, locks []renewal.Lock, 
 	level, err := verdict.ParseLevel("safety-level", c.String("safety-level"))
 	if err != nil {
 		return o, usageError{msg: err.Error()}
+	}
+	if o.Parallel, err = parallelOf(c); err != nil {
+		return o, err
 	}
 	o.Level = level
 	if s := c.String("budget"); s != "0" {

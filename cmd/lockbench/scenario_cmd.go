@@ -34,7 +34,7 @@ func scenarioCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "scenario",
 		Usage:       "reproduce a known failure mode and count how often it breaks mutual exclusion, with and without its mitigation",
-		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--out DIR] [--lock LOCK [--peer-option KEY=VALUE]...]",
+		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--parallel N] [--out DIR] [--lock LOCK [--peer-option KEY=VALUE]...]",
 		Subcommands: subs,
 	}
 }
@@ -45,6 +45,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 		Usage: s.Description,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "trials", Value: 5, Usage: "planned runs per variant"},
+			parallelFlag("trials"),
 			&cli.StringFlag{Name: "budget", Value: "0", Usage: "wall time for the planned trials and then more trials of undecided variants until decided or it ends, e.g. 10m; 0 runs the planned trials only"},
 			&cli.StringFlag{Name: "safety-level", Value: "0.1", Usage: "the word safe needs the 95% upper bound on violating trials within this share, in (0,1)"},
 			&cli.BoolFlag{Name: "resume", Usage: "reuse stored trials (in --out) of the same variants instead of running them again"},
@@ -115,6 +116,9 @@ func scenarioOptions(c *cli.Context, s scenario.Scenario, trials int) (scenario.
 	level, err := verdict.ParseLevel("safety-level", c.String("safety-level"))
 	if err != nil {
 		return o, usageError{msg: err.Error()}
+	}
+	if o.Parallel, err = parallelOf(c); err != nil {
+		return o, err
 	}
 	o.Level = level
 	if b := c.String("budget"); b != "0" {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/swarm"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/compose/longtest"
 	"github.com/lockbench/lockbench/results"
 )
@@ -177,6 +178,9 @@ func TestSwarmJobEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	redisImage := swarmTestImages(t, ctx)
+	// Before the engine's state is read, and released after every cleanup
+	// below (the Leave included): no other package's Swarm test runs between.
+	composetest.SwarmLock(t)
 	dc, err := compose.DockerClient(ctx)
 	if err != nil {
 		t.Fatal(err)
