@@ -327,3 +327,17 @@ func TestPrometheusScrapesASwarmJob(t *testing.T) {
 	}
 	checkP99(t, "swarm job", p99, merged.Ops[results.OpTimeToAcquire].LatencyUS.P99)
 }
+
+// TestJobsTakeMetricsLinger: a job's generators serve /metrics (the job
+// gives each --metrics-addr), so --metrics-linger is a run flag a job
+// takes; on Swarm's host network, where the job gives none, it is refused.
+func TestJobsTakeMetricsLinger(t *testing.T) {
+	code, out, errs := lockbench(t, "k8s", "job", "--generators", "2", "--image", "x", "--", "--keys", "1", "--metrics-linger", "5s")
+	if code != 0 || !strings.Contains(out, "--metrics-linger") {
+		t.Errorf("k8s job with --metrics-linger: exit %d, stderr %q: want the manifest", code, errs)
+	}
+	code, _, errs = lockbench(t, "swarm", "job", "--network", "host", "--", "--keys", "1", "--metrics-linger", "5s")
+	if code != exitBadInput || !strings.Contains(errs, "--metrics-linger") {
+		t.Errorf("swarm job on the host network with --metrics-linger: exit %d, stderr %q: want exit 2 naming it", code, errs)
+	}
+}
