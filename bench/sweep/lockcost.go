@@ -32,7 +32,6 @@ const LockSpecHelp = "NAME[@TOPOLOGY], e.g. fenced, redislock@replicated, redsyn
 // masters.
 func DefaultLockSpecs() []LockSpec {
 	return []LockSpec{{lockimpl.LockSingle, "single"}, {lockimpl.LockFenced, "single"}, {lockimpl.LockRedislock, "single"},
-		{lockimpl.LockRueidislock, "single"}, {lockimpl.LockValkeylock, "single"},
 		{lockimpl.LockRedlock, "redlock:5"}, {lockimpl.LockRedsync, "redlock:5"}}
 }
 

@@ -23,7 +23,7 @@ func lockCostCommand() *cli.Command {
 		Name:  "lock-cost",
 		Usage: "the same workload on each lock (lockbench's and the peer libraries'): throughput, latency, client and server cost, ratios against the first",
 		UsageText: "lockbench lock-cost [--lock NAME[@TOPOLOGY]]... [--with-fault] [-c 16] [-d 5s] [--count 3]\n" +
-			"   default locks: single, fenced, redislock, rueidislock, valkeylock, redlock@redlock:5, redsync@redlock:5",
+			"   default locks: single, fenced, redislock, redlock@redlock:5, redsync@redlock:5",
 		Flags: append(flags,
 			&cli.StringSliceFlag{Name: "lock", Category: "target", Usage: "lock to compare, repeatable: " + sweep.LockSpecHelp},
 			withFaultFlag, countFlag, formatFlag(lockCostOutput()), columnsFlag),
