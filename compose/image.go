@@ -156,6 +156,12 @@ func imageFiles(ctx context.Context, server string) ([]imageFile, error) {
 		files = append(files, imageFile{src: sh, dst: "/bin/sh"})
 		bins = append(bins, sh)
 	}
+	return withLibraries(ctx, files, bins)
+}
+
+// withLibraries adds to files every shared library ldd lists for bins (the
+// dynamic loader included), each once; a static binary adds none.
+func withLibraries(ctx context.Context, files []imageFile, bins []string) ([]imageFile, error) {
 	seen := map[string]bool{}
 	for _, f := range files {
 		seen[f.dst] = true

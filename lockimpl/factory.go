@@ -76,6 +76,9 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	case LockRedsync, LockRedislock:
 		return newPeer(name, nodes, opts.Peer)
 	}
+	if d, ok := Describe(name); ok && d.onRedis != nil {
+		return d.onRedis(nodes)
+	}
 	return nil, refuseOnRedis(name)
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbench/lockbench/results/suggest"
 )
 
@@ -121,6 +123,9 @@ type Descriptor struct {
 	// below LocalMinTTL (etcd:1 runs at a shorter election timeout than a
 	// cluster: EtcdLocalTiming).
 	LoneMinTTL time.Duration
+	// onRedis, when set, builds the lock over Redis masters: New asks it
+	// for a lock that has no case of its own (a peer in a file of its own).
+	onRedis func(nodes []redis.Cmdable) (Locker, error)
 }
 
 // MinTTLOn is the shortest TTL the lock's local topology of the given
@@ -152,6 +157,8 @@ func descriptors() []Descriptor {
 		{Name: LockNaive, Backend: BackendRedis, Lease: true, Renewable: true, Unsafe: true, RunFlags: []string{"naive-gap"}},
 		{Name: LockRedsync, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, Peer: true, RunFlags: []string{"peer-option"}},
 		{Name: LockRedislock, Backend: BackendRedis, Lease: true, Renewable: true, Peer: true, RunFlags: []string{"peer-option"}},
+		{Name: LockRueidislock, Backend: BackendRedis, Lease: true, Peer: true, onRedis: func(n []redis.Cmdable) (Locker, error) { return newCtxLock(rueidislockSpec(), n) }},
+		{Name: LockValkeylock, Backend: BackendRedis, Lease: true, Peer: true, onRedis: func(n []redis.Cmdable) (Locker, error) { return newCtxLock(valkeylockSpec(), n) }},
 		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout", "unfenced-writes"},
 			TTLGrain: time.Second, LocalMinTTL: EtcdLocalMinTTL(3), LoneMinTTL: EtcdLocalMinTTL(1)},
 		{Name: LockPgAdvisory, Backend: BackendPostgres},

@@ -19,11 +19,30 @@ type ScrapeConfig struct {
 	Interval time.Duration
 	// Job is the job_name, which Prometheus adds as the job label.
 	Job string
+	// SwarmServices are Docker Swarm services whose tasks are generators
+	// (lockbench swarm job's NAME-RUNID): Prometheus finds them by the
+	// engine's DNS, tasks.SERVICE, from a container on the job's network.
+	SwarmServices []string
+	// SwarmPort is the port the tasks serve /metrics on.
+	SwarmPort int
 }
 
-// NewScrapeConfig checks the user's targets, interval and job name.
-func NewScrapeConfig(targets []string, interval time.Duration, job string) (ScrapeConfig, error) {
-	c := ScrapeConfig{Interval: interval, Job: job}
+// swarmService is a Swarm service name as the engine takes it (a DNS
+// label: tasks.NAME must resolve).
+var swarmService = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9_.-]{0,61}[a-zA-Z0-9])?$`)
+
+// Swarm is where Prometheus finds generators run as Docker Swarm tasks.
+type Swarm struct {
+	// Services are the services whose tasks are generators.
+	Services []string
+	// Port is the port every task serves /metrics on.
+	Port int
+}
+
+// NewScrapeConfig checks the user's targets, Swarm services, interval and
+// job name: at least one target or service.
+func NewScrapeConfig(targets []string, sw Swarm, interval time.Duration, job string) (ScrapeConfig, error) {
+	c := ScrapeConfig{Interval: interval, Job: job, SwarmPort: sw.Port}
 	for _, t := range targets {
 		target, err := ParseTarget(t)
 		if err != nil {
@@ -31,9 +50,17 @@ func NewScrapeConfig(targets []string, interval time.Duration, job string) (Scra
 		}
 		c.Targets = append(c.Targets, target)
 	}
+	for _, s := range sw.Services {
+		if !swarmService.MatchString(s) {
+			return ScrapeConfig{}, fmt.Errorf("--swarm-service %q: want a Swarm service name (letters, digits, - _ ., at most 63; swarm job's is NAME-RUNID)", s)
+		}
+		c.SwarmServices = append(c.SwarmServices, s)
+	}
 	switch {
-	case len(c.Targets) == 0:
-		return ScrapeConfig{}, fmt.Errorf("--target: want at least one HOST:PORT")
+	case len(c.Targets) == 0 && len(c.SwarmServices) == 0:
+		return ScrapeConfig{}, fmt.Errorf("--target: want at least one HOST:PORT (or a --swarm-service)")
+	case len(c.SwarmServices) > 0 && (sw.Port < 1 || sw.Port > 65535):
+		return ScrapeConfig{}, fmt.Errorf("swarm tasks' port %d: want 1 to 65535", sw.Port)
 	case interval < 100*time.Millisecond:
 		return ScrapeConfig{}, fmt.Errorf("--scrape-interval %v: want 100ms or more", interval)
 	case !regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`).MatchString(job):
@@ -79,11 +106,22 @@ scrape_configs:
   - job_name: %s
     scrape_interval: %s
     scrape_timeout: %s
-    static_configs:
-      - targets:
 `, iv, iv, c.Job, iv, iv)
-	for _, t := range c.Targets {
-		fmt.Fprintf(&b, "          - '%s'\n", t)
+	if len(c.Targets) > 0 {
+		b.WriteString("    static_configs:\n      - targets:\n")
+		for _, t := range c.Targets {
+			fmt.Fprintf(&b, "          - '%s'\n", t)
+		}
+	}
+	if len(c.SwarmServices) > 0 {
+		// tasks.SERVICE answers one A record per running task; refreshed
+		// every interval, since a job's tasks start and finish within
+		// seconds (Prometheus's default is 30 s).
+		fmt.Fprintf(&b, "    dns_sd_configs:\n      - names:\n")
+		for _, s := range c.SwarmServices {
+			fmt.Fprintf(&b, "          - 'tasks.%s'\n", s)
+		}
+		fmt.Fprintf(&b, "        type: A\n        port: %d\n        refresh_interval: %s\n", c.SwarmPort, iv)
 	}
 	return b.String()
 }

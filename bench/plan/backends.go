@@ -31,7 +31,7 @@ type openResource func(ctx context.Context, url string, pool int, prefix string)
 // line per backend. TestEveryBackendIsArmed holds it to compose's backends.
 func planBackends() map[string]planBackend {
 	return map[string]planBackend{
-		lockimpl.BackendRedis:     {arm: armRedis, resource: openRedisResource},
+		lockimpl.BackendRedis:     {check: (*parser).redisChecks, arm: armRedis, resource: openRedisResource},
 		lockimpl.BackendEtcd:      {check: (*parser).etcdChecks, arm: armEtcd},
 		lockimpl.BackendPostgres:  {check: (*parser).pgChecks, arm: armPostgres, resource: openPgResource},
 		lockimpl.BackendZookeeper: {check: (*parser).zkChecks, arm: armZk},

@@ -105,7 +105,7 @@ var topologyFlags = []Flag{
 
 // otherRunFlags are the run flags after the backends' URL flags.
 var otherRunFlags = []Flag{
-	{Name: "lock", Category: catTarget, Usage: lockUsage(), Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
+	{Name: "lock", Category: catTarget, Usage: lockUsage(), Commands: map[string]CommandUse{"lock-cost": {Own: true}, "redlock-cost": {Refused: "compares single and redlock itself"}}, Doc: "`redsync` is github.com/go-redsync/redsync/v4 (one goredis pool per master), `redislock` github.com/bsm/redislock, `rueidislock` github.com/redis/rueidis/rueidislock, `valkeylock` github.com/valkey-io/valkey-go/valkeylock, `etcd` go.etcd.io/etcd/client/v3. `--lock redlock` on `single` is Redlock with N = 1; a lock refused on a topology is named with where it runs. See [Peer libraries](#peer-libraries)"},
 	{Name: "provider", Default: "local", Category: catTarget, Usage: "where servers come from when no --redis is given: local (redis-server processes) or docker (testcontainers; needs a Docker engine)", Scope: Scope{Providers: startedHere}, Doc: "`docker` starts containers of `--image` with testcontainers-go on a network of its own (it needs a Docker engine, and says so clearly when none is reachable); see [Docker](#docker). Compose files for bringing topologies up yourself are in `compose/docker/`"},
 	{Name: "image", Category: catTarget, Usage: "--provider docker: the Redis image of its containers (default: " + compose.DefaultImage + "; where none can be pulled: lockbench image build, then --image " + compose.LocalImage + ")", Scope: Scope{Providers: []string{compose.ProviderDocker}}, Doc: "Where no registry can be reached, `lockbench image build` makes `lockbench/redis:local` from this machine's `redis-server`"},
 	{Name: "persistence", Default: "none", Category: catTarget, Usage: "local servers' persistence: none or aof-always", Scope: Scope{ByKind: true, Providers: startedHere}},
@@ -175,7 +175,7 @@ func lockUsage() string {
 		info := sh.Info()
 		defaults = append(defaults, info.Locks[0]+" on "+info.Example)
 	}
-	return "lock: " + strings.Join(locks, ", ") + "; redsync and redislock are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
+	return "lock: " + strings.Join(locks, ", ") + "; " + strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Peer }), ", ") + " are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
 }
 
 // RunFlags returns the run flags in help order.

@@ -44,14 +44,25 @@ func k8sCommand() *cli.Command {
 					return usageError{msg: err.Error()}
 				}
 				// The run flags must make a run: checked here, not in a pod.
-				check := append([]string{"lockbench", "run", "--run-id", runID, "--generators", fmt.Sprint(spec.Generators)}, runFlags...)
-				if err := checkRunFlags(c, check); err != nil {
+				if err := checkRunFlags(c, jobRunCheck(spec)); err != nil {
 					return err
 				}
 				return k8s.WriteJob(c.App.Writer, spec, c.String("env-secret"))
 			},
 		}},
 	}
+}
+
+// jobRunCheck is the command line a job's run flags are checked as: the
+// user's flags with those of the job's own that change what the user's may
+// be (the --metrics-addr every generator gets unless the job has none,
+// which --metrics-linger needs).
+func jobRunCheck(spec job.Spec) []string {
+	args := []string{"lockbench", "run", "--run-id", spec.RunID, "--generators", fmt.Sprint(spec.Generators)}
+	if !spec.NoMetrics {
+		args = append(args, "--metrics-addr", fmt.Sprintf(":%d", job.MetricsPort))
+	}
+	return append(args, spec.RunFlags...)
 }
 
 // checkRunFlags parses run flags as run would, without running.

@@ -66,8 +66,7 @@ func swarmJob(c *cli.Context) error {
 		return usageError{msg: err.Error()}
 	}
 	// The run flags must make a run: checked here, not in a task.
-	check := append([]string{"lockbench", "run", "--run-id", runID, "--generators", fmt.Sprint(spec.Generators)}, runFlags...)
-	if err := checkRunFlags(c, check); err != nil {
+	if err := checkRunFlags(c, jobRunCheck(spec)); err != nil {
 		return err
 	}
 	rs, err := swarm.Run(c.Context, swarm.Options{Spec: spec, Network: c.String("network"), Progress: c.App.ErrWriter, Timeout: c.Duration("timeout")})
