@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/swarm"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
 	"github.com/lockbench/lockbench/compose/longtest"
 	"github.com/lockbench/lockbench/results"
 )
@@ -34,30 +34,6 @@ import (
 // (refreshed every scrape interval) and a task's scrape crosses the
 // overlay network on a loaded host.
 const swarmJobLinger = "6s"
-
-// holdSwarmFileLock takes the lock every test that touches Docker Swarm
-// takes (flock on os.TempDir()/lockbench-swarm.lock, as flock(1) does), so
-// that two test processes never init, use and leave the one Swarm of this
-// engine at once; it is released when the test ends. Run the test itself,
-// not under flock(1) on the same file: flock(1) would hold the lock the
-// test waits for.
-func holdSwarmFileLock(t *testing.T) {
-	t.Helper()
-	path := filepath.Join(os.TempDir(), "lockbench-swarm.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
-	if err != nil {
-		t.Fatalf("the Swarm tests' lock %s: %v", path, err)
-	}
-	t.Logf("waiting for the Swarm tests' lock %s", path)
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatalf("flock %s: %v", path, err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	})
-}
 
 // testImages builds the three images of the test under tags of its own
 // (id), each removed when the test ends: a static lockbench (the
@@ -227,7 +203,7 @@ func TestPrometheusScrapesASwarmJob(t *testing.T) {
 	})
 	lbImage, redisImage, promImage := testImages(t, ctx, cli, id)
 
-	holdSwarmFileLock(t)
+	composetest.SwarmLock(t)
 	before := snapshot(t, ctx, cli)
 	t.Cleanup(func() {
 		if after := snapshot(t, context.Background(), cli); fmt.Sprint(after) != fmt.Sprint(before) {
