@@ -388,10 +388,10 @@ type driverProc struct {
 	out    *bufio.Reader
 	stderr *tailBuffer
 
-	wmu    sync.Mutex
-	ids    atomic.Uint64
-	mu     sync.Mutex
-	wait   map[uint64]*pendingCall
+	wmu  sync.Mutex
+	ids  atomic.Uint64
+	mu   sync.Mutex
+	wait map[uint64]*pendingCall
 	// exited is closed once the process was reaped; waitErr is then how
 	// it ended.
 	exited  chan struct{}
