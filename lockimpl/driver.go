@@ -30,6 +30,10 @@ const DefaultDriverTimeout = 5 * time.Second
 
 // Driver process layouts (--driver-procs).
 const (
+	// DriverAuto shares one process when the driver's hello says it serves
+	// requests concurrently, and starts one per worker when it does not:
+	// measured the faster layout for each kind (see the README).
+	DriverAuto = "auto"
 	// DriverPerWorker starts one driver process per worker: a worker's
 	// calls never queue behind another's, and a pause of the holder's
 	// process pauses that holder only.
@@ -136,20 +140,35 @@ func NewDriver(ctx context.Context, lock string, servers []string, opts DriverOp
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultDriverTimeout
 	}
-	n := max(1, opts.Workers)
-	switch opts.Procs {
-	case DriverShared:
-		n = 1
-	case "", DriverPerWorker:
-		opts.Procs = DriverPerWorker
-	default:
-		return nil, fmt.Errorf("--driver-procs %q: accepted: %s, %s", opts.Procs, DriverPerWorker, DriverShared)
+	if opts.Procs == "" {
+		opts.Procs = DriverAuto
 	}
-	d := &Driver{name: lock, argv: argv, opts: opts, servers: servers, failed: make(chan struct{}), procs: make([]*driverProc, n)}
+	if opts.Procs != DriverAuto && opts.Procs != DriverPerWorker && opts.Procs != DriverShared {
+		return nil, fmt.Errorf("--driver-procs %q: accepted: %s, %s, %s", opts.Procs, DriverAuto, DriverPerWorker, DriverShared)
+	}
+	d := &Driver{name: lock, argv: argv, opts: opts, servers: servers, failed: make(chan struct{}), procs: make([]*driverProc, 1)}
+	// The first process's hello decides auto's layout.
+	first, firstCaps, err := d.start(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	d.procs[0] = first
+	if d.opts.Procs == DriverAuto {
+		d.opts.Procs = DriverPerWorker
+		if firstCaps.Concurrent {
+			d.opts.Procs = DriverShared
+		}
+	}
+	n := 1
+	if d.opts.Procs == DriverPerWorker {
+		n = max(1, opts.Workers)
+	}
+	d.procs = append(d.procs, make([]*driverProc, n-1)...)
 	// Started side by side: an interpreter's start-up is most of a hello.
 	caps, errs := make([]DriverCaps, n), make([]error, n)
+	caps[0] = firstCaps
 	var wg sync.WaitGroup
-	for i := range n {
+	for i := 1; i < n; i++ {
 		wg.Go(func() { d.procs[i], caps[i], errs[i] = d.start(ctx, i) })
 	}
 	wg.Wait()

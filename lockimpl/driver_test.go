@@ -188,7 +188,7 @@ func exerciseDriver(t *testing.T, d *lockimpl.Driver, contended bool) {
 func TestGoDriverSingleOnRedis(t *testing.T) {
 	bin := goDriver(t)
 	srv := startServer(t)
-	for _, procs := range []string{lockimpl.DriverPerWorker, lockimpl.DriverShared} {
+	for _, procs := range []string{lockimpl.DriverPerWorker, lockimpl.DriverShared, lockimpl.DriverAuto} {
 		t.Run(procs, func(t *testing.T) {
 			d, err := lockimpl.NewDriver(context.Background(), "exec:"+bin+" single", []string{"redis://" + srv + "/0"},
 				lockimpl.DriverOptions{Procs: procs, Workers: 2})
@@ -196,8 +196,12 @@ func TestGoDriverSingleOnRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			if d.Caps().Name != "single (Go driver)" || !d.Caps().Renews {
+			if d.Caps().Name != "single (Go driver)" || !d.Caps().Renews || !d.Caps().Concurrent {
 				t.Errorf("caps = %+v", d.Caps())
+			}
+			// auto shares the process of a driver that serves concurrently.
+			if want := map[string]string{lockimpl.DriverAuto: lockimpl.DriverShared}[procs]; want != "" && d.Info().Settings["driver-procs"] != want {
+				t.Errorf("auto ran %s, want %s", d.Info().Settings["driver-procs"], want)
 			}
 			exerciseDriver(t, d, true)
 		})
@@ -228,8 +232,12 @@ func TestPythonRedisPyDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if d.Caps().Name != "redis-py Lock" || !d.Caps().Renews || d.Caps().Fences {
+	if d.Caps().Name != "redis-py Lock" || !d.Caps().Renews || d.Caps().Fences || d.Caps().Concurrent {
 		t.Errorf("caps = %+v", d.Caps())
+	}
+	// auto gives a driver that answers one request at a time a process per worker.
+	if got := d.Info().Settings["driver-procs"]; got != lockimpl.DriverPerWorker {
+		t.Errorf("auto ran %s, want per-worker", got)
 	}
 	exerciseDriver(t, d, true)
 }

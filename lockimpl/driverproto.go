@@ -69,6 +69,10 @@ type DriverCaps struct {
 	// Waits is true when an acquire waits on the server for the key (a
 	// blocking lock) instead of answering held at once.
 	Waits bool `json:"waits"`
+	// Concurrent is true when the driver serves many requests at once
+	// (answers may come out of order): --driver-procs auto then shares one
+	// process among the workers.
+	Concurrent bool `json:"concurrent,omitempty"`
 }
 
 // DriverRequest is one request after the hello.

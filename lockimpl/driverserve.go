@@ -33,7 +33,7 @@ func ServeDriver(ctx context.Context, in io.Reader, out io.Writer, build DriverB
 	if err != nil {
 		return err
 	}
-	caps.Op, caps.V = OpHello, DriverProtocol
+	caps.Op, caps.V, caps.Concurrent = OpHello, DriverProtocol, true
 	s := &driverServer{locker: locker, w: bufio.NewWriter(out), leases: map[string]Lease{}}
 	if err := s.send(caps); err != nil {
 		return err

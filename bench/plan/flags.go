@@ -116,7 +116,7 @@ var otherRunFlags = []Flag{
 		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock),
 		Scope: Scope{Locks: lockimpl.LocksTakingFlag("peer-option")}, Doc: "An option the lock does not have is refused"},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)", Scope: Scope{Locks: lockimpl.LocksTakingFlag("naive-gap")}},
-	{Name: "driver-procs", Default: lockimpl.DriverPerWorker, Category: catTarget, Usage: "a driver lock's processes: per-worker (one per worker) or shared (one for every worker, requests told apart by id)", Scope: Scope{Needs: driverNeed()}, Doc: "per-worker is the default: measured faster for a driver that answers one request at a time (see [Bring your own lock](#bring-your-own-lock))"},
+	{Name: "driver-procs", Default: lockimpl.DriverAuto, Category: catTarget, Usage: "a driver lock's processes: per-worker (one per worker), shared (one for every worker, requests told apart by id), or auto: shared when the driver's hello says concurrent, else per-worker", Scope: Scope{Needs: driverNeed()}, Doc: "auto picks the layout measured faster for each kind of driver (see [Bring your own lock](#bring-your-own-lock))"},
 	{Name: "driver-timeout", Default: lockimpl.DefaultDriverTimeout.String(), Category: catTarget, Usage: "a driver lock's bound on each answer (its hello: four times this); a driver that misses it is hung, and the run ends", Scope: Scope{Needs: driverNeed()}},
 	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired", Scope: Scope{Locks: lockimpl.LocksTakingFlag("wait-replicas"), ByKind: true}, Doc: "`WAIT N` on the same connection; fewer acks count as not acquired (released, counted as `acquire_unreplicated`)"},
 	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas", Scope: Scope{Needs: &Need{Flag: "wait-replicas", Text: "--wait-replicas above 0", Holds: positive("wait-replicas")}}},
@@ -177,7 +177,7 @@ func lockUsage() string {
 		info := sh.Info()
 		defaults = append(defaults, info.Locks[0]+" on "+info.Example)
 	}
-	return "lock: " + strings.Join(locks, ", ") + "; redsync and redislock are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
+	return "lock: " + strings.Join(locks, ", ") + "; redsync and redislock are peer libraries; exec:'CMD ARGS' runs your own lock program, a driver (single, redlock:N) (default: " + strings.Join(defaults, ", ") + ")"
 }
 
 // RunFlags returns the run flags in help order.

@@ -518,8 +518,8 @@ func (p *parser) lockFor(topo compose.Spec) string {
 // (one process per worker unless shared).
 func (p *parser) driverOptions() lockimpl.DriverOptions {
 	procs := p.v.Get("driver-procs")
-	if procs != lockimpl.DriverPerWorker && procs != lockimpl.DriverShared {
-		p.fail("driver-procs", "%q: accepted: %s, %s", procs, lockimpl.DriverPerWorker, lockimpl.DriverShared)
+	if procs != lockimpl.DriverAuto && procs != lockimpl.DriverPerWorker && procs != lockimpl.DriverShared {
+		p.fail("driver-procs", "%q: accepted: %s, %s, %s", procs, lockimpl.DriverAuto, lockimpl.DriverPerWorker, lockimpl.DriverShared)
 	}
 	return lockimpl.DriverOptions{Procs: procs, Timeout: p.duration("driver-timeout", time.Millisecond)}
 }

@@ -42,7 +42,7 @@ func TestDriverBadInput(t *testing.T) {
 	}{
 		{[]string{"--lock", "exec:sh -c 'exit"}, "--lock: \"exec:sh -c 'exit\": unclosed ' quote"},
 		{[]string{"--lock", "exec:"}, "no driver command"},
-		{[]string{"--lock", "exec:x", "--driver-procs", "many"}, `--driver-procs: "many": accepted: per-worker, shared`},
+		{[]string{"--lock", "exec:x", "--driver-procs", "many"}, `--driver-procs: "many": accepted: auto, per-worker, shared`},
 		{[]string{"--driver-procs", "shared"}, "--driver-procs: needs --lock exec:'CMD ARGS'"},
 		{[]string{"--lock", "exec:x", "--topology", "etcd:1"}, "a driver lock cannot run on etcd:1; it runs on single, redlock:N"},
 	} {
