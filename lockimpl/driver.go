@@ -189,6 +189,19 @@ func NewDriver(ctx context.Context, lock string, servers []string, opts DriverOp
 	return d, nil
 }
 
+// ProbeDriver starts one process of a driver lock, reads its hello and
+// stops it: what the lock can do, before a plan of runs is made for it.
+// The hello names a server no one listens on; a driver must not reach
+// its servers before its first request.
+func ProbeDriver(ctx context.Context, lock string) (DriverCaps, error) {
+	d, err := NewDriver(ctx, lock, []string{"redis://127.0.0.1:1/0"}, DriverOptions{Procs: DriverShared})
+	if err != nil {
+		return DriverCaps{}, err
+	}
+	defer d.Close()
+	return d.Caps(), nil
+}
+
 // firstErr is the first non-nil error.
 func firstErr(errs []error) error {
 	for _, err := range errs {
@@ -672,6 +685,50 @@ func (p *driverProc) kill() {
 	case <-p.exited:
 	case <-time.After(2 * time.Second):
 	}
+}
+
+// ProcessCPU is the user and system CPU time the driver's processes (and
+// the children they waited for) have used so far, from /proc: the
+// client's CPU of a driver lock is lockbench's and its driver's.
+func (d *Driver) ProcessCPU() (time.Duration, error) {
+	var total time.Duration
+	for _, p := range d.procs {
+		if p == nil || p.cmd.Process == nil {
+			continue
+		}
+		cpu, err := procCPU(p.cmd.Process.Pid)
+		if err != nil {
+			return 0, fmt.Errorf("driver process %d: %w", p.cmd.Process.Pid, err)
+		}
+		total += cpu
+	}
+	return total, nil
+}
+
+// userHZ is the unit of /proc's CPU times: USER_HZ, 100 on Linux.
+const userHZ = 100
+
+// procCPU reads utime, stime, cutime and cstime of pid from /proc.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command (in parentheses, which may hold spaces).
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:15] { // utime stime cutime cstime (fields 14–17)
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
 // Pid is the driver process of lease, 0 when lease is not a driver's.

@@ -288,3 +288,28 @@ func startServer(t *testing.T) string {
 	t.Helper()
 	return composetest.Server(t, compose.ServerOptions{}).Addr()
 }
+
+// TestDriverProcessCPU: the CPU a driver's processes use is read, so a
+// driver lock's client CPU is lockbench's and its driver's.
+func TestDriverProcessCPU(t *testing.T) {
+	lock, _ := shDriver(t, `read h; HELLO; while :; do :; done`, "")
+	d, err := lockimpl.NewDriver(context.Background(), lock, nil, lockimpl.DriverOptions{Procs: lockimpl.DriverShared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cpu, err := d.ProcessCPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cpu > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a busy driver used no CPU in 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

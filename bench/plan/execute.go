@@ -178,6 +178,7 @@ type session struct {
 
 func newSession(pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) *session {
 	s := &session{pl: pl, env: env, id: id, prefix: prefix, topo: topo, r: r, a: a, faults: newFaultLog(pl.Faults), cpu: &cpuMeter{}}
+	s.cpu.lock, _ = a.locker.(ownCPU)
 	s.nodes, _ = a.locker.(nodeCounter)
 	s.background, _ = a.locker.(settler)
 	return s

@@ -69,7 +69,9 @@ class Driver:
         for it."""
         lock = self.locks.get(req["token"]) if keep else self.locks.pop(req["token"], None)
         if lock is None or lock.name != req["key"]:
-            lock = self.client.lock(req["key"], blocking=False, thread_local=False)
+            # A timeout, or redis-py refuses to extend it (LockError).
+            ttl = max(req.get("ttl_ms", 1000), 1) / 1000.0
+            lock = self.client.lock(req["key"], timeout=ttl, blocking=False, thread_local=False)
             lock.local.token = req["token"].encode()
         return lock
 
