@@ -5,7 +5,7 @@ BIN      ?= bin/lockbench
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 
-.PHONY: all build install test test-long lint demo redis etcd postgres zookeeper nats prometheus bench bench-redlock bench-backends fuzz clean
+.PHONY: all build install test test-long lint demo redis etcd postgres zookeeper nats prometheus python-driver bench bench-redlock bench-backends fuzz clean
 .PHONY: image image-lockbench
 
 all: build
@@ -24,11 +24,11 @@ install:
 # parallel. The long suites (every scenario's trials, the Docker engine's
 # container and Swarm tests) skip here: they take minutes by design.
 # test-long runs them too (LOCKBENCH_LONG_TESTS=1, read by compose/longtest).
-test: redis etcd postgres zookeeper nats prometheus
+test: redis etcd postgres zookeeper nats prometheus python-driver
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-long: redis etcd postgres zookeeper nats prometheus
+test-long: redis etcd postgres zookeeper nats prometheus python-driver
 	$(GO) vet ./...
 	LOCKBENCH_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 25m ./...
 
@@ -44,6 +44,13 @@ redis:
 		apt-get update -qq && apt-get install -y -qq redis-server redis-tools; }
 	@# Debian's package starts a system service; lockbench never uses it.
 	@command -v systemctl >/dev/null 2>&1 && systemctl stop redis-server >/dev/null 2>&1 || true
+
+# The reference driver of --lock exec: (lockimpl/drivers/python/redispy_driver.py)
+# runs redis-py's redis.lock.Lock: Debian's python3-redis, for Debian's python3.
+python-driver:
+	@/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || { \
+		echo "python3-redis not found; installing Debian's python3 and python3-redis (needs root)"; \
+		apt-get update -qq && apt-get install -y -qq python3 python3-redis; }
 
 # etcd must be on PATH for --topology etcd:N: Debian's etcd-server (3.4).
 etcd:
@@ -125,6 +132,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseRedisURL -fuzztime 10s ./bench/plan/
 	$(GO) test -run '^$$' -fuzz FuzzParsePeerOptions -fuzztime 20s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzNatsKey -fuzztime 10s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParseDriverAnswer -fuzztime 20s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParseDriverCaps -fuzztime 10s ./lockimpl/
+	$(GO) test -run '^$$' -fuzz FuzzParseDriverCommand -fuzztime 10s ./lockimpl/
 	$(GO) test -run '^$$' -fuzz FuzzParseLockSpec -fuzztime 20s ./bench/sweep/
 	$(GO) test -run '^$$' -fuzz FuzzParseEtcdURL -fuzztime 10s ./compose/
 	$(GO) test -run '^$$' -fuzz FuzzParsePgURL -fuzztime 10s ./compose/

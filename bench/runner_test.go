@@ -516,7 +516,7 @@ func BenchmarkWorkerIteration(b *testing.B) {
 	win := &windowClock{start: time.Now()}
 	r := &run{locker: newMemLocker(false), wl: wl, opts: Options{KeyPrefix: "bench:"}, resource: InProcess(), win: win, windowCtx: ctx}
 	r.recs, r.stats = []*recorder{newRecorder()}, make([]workerStats, 1)
-	w := &worker{run: r, id: 0, rec: r.recs[0], stats: &r.stats[0], rng: rand.New(rand.NewPCG(1, 1)), releaseCtx: ctx, drainCtx: ctx}
+	w := &worker{run: r, id: 0, rec: r.recs[0], stats: &r.stats[0], rng: rand.New(rand.NewPCG(1, 1)), releaseCtx: ctx, drainCtx: ctx, windowCtx: ctx}
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -17,8 +17,11 @@ import (
 // only on Ctrl-C or when the drain times out. In open loop it takes each
 // request's intended start from requests.
 func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) {
+	// The lock's calls carry the worker: a lock that keeps a process per
+	// worker (a driver) serves each from its own.
+	drainCtx = lockimpl.WithWorker(drainCtx, id)
 	w := &worker{run: r, id: id, rec: r.recs[id%len(r.recs)], stats: &r.stats[id], rng: rand.New(rand.NewPCG(r.opts.Seed, uint64(id)+1)),
-		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx}
+		releaseCtx: context.WithoutCancel(drainCtx), drainCtx: drainCtx, windowCtx: lockimpl.WithWorker(r.windowCtx, id)}
 	defer w.settleLeaseEnd()
 	w.keyBuf = append(w.keyBuf, r.opts.KeyPrefix...)
 	if r.opts.History != nil {
@@ -28,9 +31,9 @@ func (r *run) worker(drainCtx context.Context, id int, requests <-chan request) 
 		w.openLoop(requests)
 		return
 	}
-	for r.windowCtx.Err() == nil {
-		w.criticalSection(r.windowCtx, clock.Stamp(), closedLoop)
-		sleepCtx(r.windowCtx, r.wl.Think.Sample(w.rng))
+	for w.windowCtx.Err() == nil {
+		w.criticalSection(w.windowCtx, clock.Stamp(), closedLoop)
+		sleepCtx(w.windowCtx, r.wl.Think.Sample(w.rng))
 	}
 }
 
@@ -95,6 +98,8 @@ type worker struct {
 	// drainCtx carries a critical section of the window past the window's
 	// close; it ends on Ctrl-C.
 	drainCtx context.Context
+	// windowCtx is the run's window, marked with the worker.
+	windowCtx context.Context
 	// written is the worker's last written lease whose end a session lock
 	// may still report (see settleLeaseEnd); nil for any other lock.
 	written *writtenLease
@@ -472,7 +477,14 @@ func (s *section) work(entry Entry) workEnd {
 	if s.wl.PauseProb > 0 && s.rng.Float64() < s.wl.PauseProb {
 		s.count(func(c *counters) { c.Counters.Paused++ })
 		// A stall is real time, blind to the run ending, as a GC stop would be.
-		time.Sleep(s.wl.Pause.Sample(s.rng))
+		pause := s.wl.Pause.Sample(s.rng)
+		if st, ok := s.locker.(lockimpl.Staller); ok {
+			// The holder lives in another process (a driver): that
+			// process is stopped, a real pause of the real client.
+			st.Stall(s.lease, pause)
+		} else {
+			time.Sleep(pause)
+		}
 	}
 	switch {
 	case ctx.Err() != nil:

@@ -68,6 +68,9 @@ type KindInfo struct {
 	// Locks are the locks that run on it (plan's --lock names), the default
 	// first.
 	Locks []string
+	// Drivers is true when a user's driver lock (exec:CMD) runs on it: its
+	// servers are plain ones a driver's client can reach from their URLs.
+	Drivers bool
 	// LockNotes say, for a lock that does not run on it, why and what to
 	// use instead; a lock without a note gets the generic message.
 	LockNotes map[string]string
@@ -246,8 +249,11 @@ func (s Spec) DefaultLock() string {
 // LockMisfit says why lock cannot run on s, or "" when it can.
 func (s Spec) LockMisfit(lock string) string {
 	info := s.Info()
-	if slices.Contains(info.Locks, lock) {
+	if slices.Contains(info.Locks, lock) || info.Drivers && lockimpl.IsDriver(lock) {
 		return ""
+	}
+	if lockimpl.IsDriver(lock) {
+		return fmt.Sprintf("a driver lock cannot run on %s; it runs on %s", s, strings.Join(kindsWithDrivers(), ", "))
 	}
 	if note := info.LockNotes[lock]; note != "" {
 		return fmt.Sprintf("%s cannot run on %s: %s", lock, s, note)
@@ -264,6 +270,17 @@ func KindsWithLock(lock string) []string {
 	var out []string
 	for _, sh := range shapes() {
 		if info := sh.Info(); slices.Contains(info.Locks, lock) {
+			out = append(out, info.Example)
+		}
+	}
+	return out
+}
+
+// kindsWithDrivers lists the examples of the kinds a driver lock runs on.
+func kindsWithDrivers() []string {
+	var out []string
+	for _, sh := range shapes() {
+		if info := sh.Info(); info.Drivers {
 			out = append(out, info.Example)
 		}
 	}

@@ -1,6 +1,7 @@
 package lockimpl
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -27,6 +28,8 @@ type Options struct {
 	// of their own (--pipeline auto): batched with other workers' commands
 	// on a few connections to the server.
 	Pipe *PipeOptions
+	// Driver configures a driver lock (exec:CMD).
+	Driver DriverOptions
 }
 
 // New builds the named lock over the given masters. Single-instance locks
@@ -78,6 +81,13 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	}
 	if d, ok := Describe(name); ok && d.onRedis != nil {
 		return d.onRedis(nodes)
+	}
+	if IsDriver(name) {
+		servers, err := serverURLs(nodes)
+		if err != nil {
+			return nil, err
+		}
+		return NewDriver(context.Background(), name, servers, opts.Driver)
 	}
 	return nil, refuseOnRedis(name)
 }

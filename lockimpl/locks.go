@@ -108,6 +108,9 @@ type Descriptor struct {
 	Peer bool
 	// Unsafe is true for a lock kept only to measure a known hazard.
 	Unsafe bool
+	// Driver is true for a user's lock run by a driver process
+	// (exec:CMD): its name is its command, and its hello its capabilities.
+	Driver bool
 	// RunFlags are the lock-scoped run flags it takes (plan's flag table
 	// then applies each only to the locks listing it).
 	RunFlags []string
@@ -178,6 +181,12 @@ func Descriptors() []Descriptor { return descriptors() }
 
 // Describe finds a lock's descriptor.
 func Describe(name string) (Descriptor, bool) {
+	if IsDriver(name) {
+		if _, err := ParseDriverCommand(name); err != nil {
+			return Descriptor{}, false
+		}
+		return driverDescriptor(name), true
+	}
 	for _, d := range descriptors() {
 		if d.Name == name {
 			return d, true

@@ -40,16 +40,36 @@ type cpuMeter struct {
 	started          bool
 	hostFrom, hostTo hostTimes
 	hostErr          error
+	// lock, when set, is a lock with processes of its own (a driver's):
+	// their CPU is the client's too, added to this process's.
+	lock ownCPU
+}
+
+// ownCPU is a lock that runs processes of its own (a driver lock's): the
+// CPU time they have used so far.
+type ownCPU interface {
+	ProcessCPU() (time.Duration, error)
+}
+
+// clientCPU is this process's CPU time and that of the lock's own
+// processes.
+func (m *cpuMeter) clientCPU() (time.Duration, error) {
+	d, err := processCPU()
+	if err != nil || m.lock == nil {
+		return d, err
+	}
+	own, err := m.lock.ProcessCPU()
+	return d + own, err
 }
 
 func (m *cpuMeter) start() {
-	m.from, m.startErr = processCPU()
+	m.from, m.startErr = m.clientCPU()
 	m.hostFrom, m.hostErr = readHostTimes()
 	m.started = true
 }
 
 func (m *cpuMeter) stop() {
-	m.to, m.stopErr = processCPU()
+	m.to, m.stopErr = m.clientCPU()
 	var err error
 	if m.hostTo, err = readHostTimes(); m.hostErr == nil {
 		m.hostErr = err

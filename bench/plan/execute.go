@@ -178,6 +178,7 @@ type session struct {
 
 func newSession(pl Plan, env Env, id, prefix string, topo *compose.Topology, r *results.Result, a armed) *session {
 	s := &session{pl: pl, env: env, id: id, prefix: prefix, topo: topo, r: r, a: a, faults: newFaultLog(pl.Faults), cpu: &cpuMeter{}}
+	s.cpu.lock, _ = a.locker.(ownCPU)
 	s.nodes, _ = a.locker.(nodeCounter)
 	s.background, _ = a.locker.(settler)
 	return s
@@ -218,12 +219,20 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 		opts.NodeErrors = s.nodeErrors
 	}
 	opts.OnWindowStart = func(start time.Time) { s.windowStarts(ctx, start) }
-	m, err := bench.Run(ctx, s.a.locker, s.pl.Workload, opts)
+	runCtx, stopRun := breakable(ctx, s.a.locker)
+	m, err := bench.Run(runCtx, s.a.locker, s.pl.Workload, opts)
+	stopRun()
 	if s.stopFaults != nil {
 		s.stopFaults()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", s.id, err)
+	}
+	if b, ok := s.a.locker.(brokenLock); ok && b.Err() != nil && ctx.Err() == nil {
+		// The lock itself broke (a driver that hung, exited or broke the
+		// protocol): the run ended there, and nothing it measured stands.
+		s.a.cleanUp(context.WithoutCancel(ctx), m, nil, Env{})
+		return nil, b.Err()
 	}
 	if m.BeforeWindow {
 		s.settle()
@@ -232,6 +241,32 @@ func (s *session) measure(ctx context.Context) (*results.Result, error) {
 	}
 	done, err = s.fill(ctx, m)
 	return done, err
+}
+
+// brokenLock is a lock that can break as a whole (a driver process that
+// hung, exited or broke the protocol): Failed is closed then, and Err says
+// how.
+type brokenLock interface {
+	Failed() <-chan struct{}
+	Err() error
+}
+
+// breakable is ctx, ended early when locker breaks; stop releases it.
+func breakable(ctx context.Context, locker lockimpl.Locker) (context.Context, func()) {
+	b, ok := locker.(brokenLock)
+	if !ok {
+		return ctx, func() {}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-b.Failed():
+			cancel()
+		case <-done:
+		}
+	}()
+	return runCtx, func() { close(done); cancel() }
 }
 
 // settle waits for the lock's background work, if it has any.

@@ -116,6 +116,8 @@ var otherRunFlags = []Flag{
 		lockimpl.PeerOptionsHelp(lockimpl.LockRedsync) + "; redislock: " + lockimpl.PeerOptionsHelp(lockimpl.LockRedislock),
 		Scope: Scope{Locks: lockimpl.LocksTakingFlag("peer-option")}, Doc: "An option the lock does not have is refused"},
 	{Name: "naive-gap", Default: "0", Category: catTarget, Usage: "naive lock: time between its GET and DEL (a network round trip)", Scope: Scope{Locks: lockimpl.LocksTakingFlag("naive-gap")}},
+	{Name: "driver-procs", Default: lockimpl.DriverAuto, Category: catTarget, Usage: "a driver lock's processes: per-worker (one per worker), shared (one for every worker, requests told apart by id), or auto: shared when the driver's hello says concurrent, else per-worker", Scope: Scope{Needs: driverNeed()}, Doc: "auto picks the layout measured faster for each kind of driver (see [Bring your own lock](#bring-your-own-lock))"},
+	{Name: "driver-timeout", Default: lockimpl.DefaultDriverTimeout.String(), Category: catTarget, Usage: "a driver lock's bound on each answer (its hello: four times this); a driver that misses it is hung, and the run ends", Scope: Scope{Needs: driverNeed()}},
 	{Name: "wait-replicas", Default: "0", Category: catTarget, Usage: "after SET, WAIT for this many replica acks; fewer counts as not acquired", Scope: Scope{Locks: lockimpl.LocksTakingFlag("wait-replicas"), ByKind: true}, Doc: "`WAIT N` on the same connection; fewer acks count as not acquired (released, counted as `acquire_unreplicated`)"},
 	{Name: "wait-timeout", Default: "100ms", Category: catTarget, Usage: "bound on the WAIT of --wait-replicas", Scope: Scope{Needs: &Need{Flag: "wait-replicas", Text: "--wait-replicas above 0", Holds: positive("wait-replicas")}}},
 	{Name: "fault", Multi: true, Category: catTarget, Usage: "fault to inject, repeatable: 'at=3s kill primary', 'at=2s pause node=2 for=1500ms', 'at=2s restart node=1', 'at=1s latency node=0 300ms for=2s', 'at=1s partition node=3 for=2s', 'at=2s clock-jump node=2 +9s', 'at=1s lag-replica for=3s'; on a cluster 'at=1s kill master=0', 'at=1s failover shard=1', 'at=0s lag-replica shard=0 for=2s'", Commands: map[string]CommandUse{"lock-cost": {Refused: "puts each topology's canonical fault itself; use --with-fault"}, "redlock-cost": {Refused: "kills one master itself"}}, Doc: "See [Faults](#faults)"},
@@ -175,7 +177,7 @@ func lockUsage() string {
 		info := sh.Info()
 		defaults = append(defaults, info.Locks[0]+" on "+info.Example)
 	}
-	return "lock: " + strings.Join(locks, ", ") + "; " + strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Peer }), ", ") + " are peer libraries (default: " + strings.Join(defaults, ", ") + ")"
+	return "lock: " + strings.Join(locks, ", ") + "; " + strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Peer }), ", ") + " are peer libraries; exec:'CMD ARGS' runs your own lock program, a driver (single, redlock:N) (default: " + strings.Join(defaults, ", ") + ")"
 }
 
 // RunFlags returns the run flags in help order.

@@ -385,6 +385,7 @@ func Parse(v Values) (Plan, error) {
 		},
 	}
 	pl.LockOptions.Peer = p.peerOptions(pl.Lock)
+	pl.LockOptions.Driver = p.driverOptions()
 	if r := topo.Shape().Replicas(topo); r >= 0 && pl.LockOptions.Wait.Replicas > r && len(pl.URLs) == 0 {
 		p.fail("wait-replicas", "%d, but %s has %d replica(s) per master; every acquisition would fail", pl.LockOptions.Wait.Replicas, topo, r)
 	}
@@ -499,12 +500,28 @@ func (p *parser) lockFor(topo compose.Spec) string {
 		p.v.Set("lock", lock)
 	}
 	switch {
+	case lockimpl.IsDriver(lock):
+		if _, err := lockimpl.ParseDriverCommand(lock); err != nil {
+			p.fail("lock", "%s", strings.TrimPrefix(err.Error(), "lock "))
+		} else if why := topo.LockMisfit(lock); why != "" {
+			p.fail("lock", "%s", why)
+		}
 	case !slices.Contains(lockimpl.Names(), lock):
 		p.fail("lock", "%q: unknown; %s", lock, suggest.Unknown(lock, lockimpl.Names()))
 	case topo.LockMisfit(lock) != "":
 		p.fail("lock", "%s", topo.LockMisfit(lock))
 	}
 	return lock
+}
+
+// driverOptions reads a driver lock's flags; concurrency is the run's
+// (one process per worker unless shared).
+func (p *parser) driverOptions() lockimpl.DriverOptions {
+	procs := p.v.Get("driver-procs")
+	if procs != lockimpl.DriverAuto && procs != lockimpl.DriverPerWorker && procs != lockimpl.DriverShared {
+		p.fail("driver-procs", "%q: accepted: %s, %s, %s", procs, lockimpl.DriverAuto, lockimpl.DriverPerWorker, lockimpl.DriverShared)
+	}
+	return lockimpl.DriverOptions{Procs: procs, Timeout: p.duration("driver-timeout", time.Millisecond)}
 }
 
 // urls checks the server URLs given, each backend's flag by its own form.

@@ -36,9 +36,19 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if pl.Pipeline == "auto" {
 		lockOpts.Pipe = &lockimpl.PipeOptions{}
 	}
+	lockOpts.Driver.Workers = pl.Bench.Concurrency
 	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
 	if err != nil {
+		if lockimpl.IsDriver(pl.Lock) {
+			// The user's program failed to start or greet: a run-time
+			// failure, named by the driver's own line.
+			return armed{}, nil, err
+		}
 		return armed{}, nil, badInput("lock", "%v", err)
+	}
+	if d, ok := locker.(*lockimpl.Driver); ok && pl.Workload.RenewEvery > 0 && !d.Caps().Renews {
+		_ = d.Close()
+		return armed{}, nil, fmt.Errorf("lock %s: its driver's hello says renews: false, and the run renews (--renew-every %v)", pl.Lock, pl.Workload.RenewEvery)
 	}
 	r := newResult(id, pl, topo, locker, redisVersion(ctx, clients[0]), env)
 	// A small pool of its own per node for INFO and cleanup, apart from the lock's.

@@ -165,6 +165,11 @@ func Scoped(name string) bool {
 }
 
 // positive is a Need.Holds for a number flag above 0.
+// driverNeed is the condition of the driver lock's flags: --lock exec:CMD.
+func driverNeed() *Need {
+	return &Need{Flag: "lock", Text: "--lock exec:'CMD ARGS' (a driver lock)", Holds: func(v Values) bool { return lockimpl.IsDriver(v.Get("lock")) }}
+}
+
 func positive(flag string) func(Values) bool {
 	return func(v Values) bool {
 		n, err := strconv.ParseFloat(v.Get(flag), 64)

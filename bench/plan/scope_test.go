@@ -19,24 +19,29 @@ var scopeSamples = map[string]string{
 	"restart-delay": "1s", "think": "1ms", "pause": "const:1ms", "pipeline": "auto", "pool-size": "4",
 	"postgres": "postgres://127.0.0.1:1/db", "renewer": "goroutine", "burst": "const:1ms",
 	"zookeeper": "127.0.0.1:1", "nats": "nats://127.0.0.1:1", "unfenced-writes": "true",
+	"driver-procs": "shared", "driver-timeout": "1s",
 }
 
 var needsMet = map[string]Values{
-	"wait-timeout":  {"wait-replicas": {"1"}, "lock": {"single"}},
-	"restart-delay": {"fault": {"at=1s restart node=0"}},
-	"think":         {},
-	"pause":         {"pause-prob": {"0.1"}},
-	"renewer":       {"renew-every": {"ttl/3"}},
-	"burst":         {"burst-prob": {"0.1"}},
+	"wait-timeout":   {"wait-replicas": {"1"}, "lock": {"single"}},
+	"restart-delay":  {"fault": {"at=1s restart node=0"}},
+	"think":          {},
+	"pause":          {"pause-prob": {"0.1"}},
+	"renewer":        {"renew-every": {"ttl/3"}},
+	"burst":          {"burst-prob": {"0.1"}},
+	"driver-procs":   {"lock": {"exec:prog"}},
+	"driver-timeout": {"lock": {"exec:prog"}},
 }
 
 var needsUnmet = map[string]Values{
-	"wait-timeout":  {},
-	"restart-delay": {"fault": {"at=1s kill node=0"}},
-	"think":         {"rate": {"100"}},
-	"pause":         {},
-	"renewer":       {"renew-every": {"off"}},
-	"burst":         {},
+	"wait-timeout":   {},
+	"restart-delay":  {"fault": {"at=1s kill node=0"}},
+	"think":          {"rate": {"100"}},
+	"pause":          {},
+	"renewer":        {"renew-every": {"off"}},
+	"burst":          {},
+	"driver-procs":   {},
+	"driver-timeout": {},
 }
 
 // runContext is one run the walk tries a flag on: a lock on a topology from

@@ -34,6 +34,9 @@ type Lock struct {
 	// Absent, when set, says why the lock has no cells yet (it is not on
 	// main); its column is kept so that the matrix shows where it goes.
 	Absent string
+	// NoRenewal, when set, says why no case applies to the lock: a driver
+	// lock whose hello says it does not renew.
+	NoRenewal string
 }
 
 // session says whether l's lease is a session that its client's pings
@@ -184,6 +187,8 @@ func (c Case) Applies(l Lock) (ok bool, why string) {
 	switch {
 	case l.Absent != "":
 		return false, l.Absent
+	case l.NoRenewal != "":
+		return false, l.NoRenewal
 	case c.NotApplicable != "":
 		return false, c.NotApplicable
 	case c.NotMeasured != "":

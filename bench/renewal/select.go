@@ -1,10 +1,13 @@
 package renewal
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lockbench/lockbench/bench/plan"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results/suggest"
 )
 
@@ -16,11 +19,41 @@ func Select(cases, locks string) ([]Case, []Lock, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ls, err := pick("locks", locks, Locks(), func(l Lock) string { return l.Name })
+	all, err := withDrivers(locks)
+	if err != nil {
+		return nil, nil, err
+	}
+	ls, err := pick("locks", locks, all, func(l Lock) string { return l.Name })
 	if err != nil {
 		return nil, nil, err
 	}
 	return cs, ls, nil
+}
+
+// withDrivers is Locks() and, after them, a column for each driver lock
+// (exec:CMD) named in spec: on single, at Redis's TTL, fenced when its
+// hello says it fences (read from one process, started and stopped).
+func withDrivers(spec string) ([]Lock, error) {
+	all := Locks()
+	for _, s := range strings.Split(spec, ",") {
+		s = strings.TrimSpace(s)
+		if !lockimpl.IsDriver(s) {
+			continue
+		}
+		if _, err := lockimpl.ParseDriverCommand(s); err != nil {
+			return nil, &plan.InputError{Flag: "locks", Msg: strings.TrimPrefix(err.Error(), "lock ")}
+		}
+		caps, err := lockimpl.ProbeDriver(context.Background(), s)
+		if err != nil {
+			return nil, err
+		}
+		l := Lock{Name: s, Topology: "single", Nodes: 1, TTL: 300 * time.Millisecond, Fencing: caps.Fences}
+		if !caps.Renews {
+			l.NoRenewal = "its driver's hello says renews: false: there is no renewal to fail"
+		}
+		all = append(all, l)
+	}
+	return all, nil
 }
 
 // pick keeps the items named in spec, in their own order.
