@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -336,6 +337,9 @@ type Fault interface {
 	// effect says in words what f does to the topology, "" for the
 	// generic words.
 	effect(f FaultSpec) string
+	// drawAmount sets f's amount (Info().Amount) drawn from r, for a chaos
+	// schedule; a kind without an amount leaves f as it is.
+	drawAmount(f *FaultSpec, r *rand.Rand)
 }
 
 // FaultInfo is what a Fault declares of itself.
@@ -365,6 +369,9 @@ type FaultInfo struct {
 	// Promotes says which replicas may take over after it, for the
 	// schedule to watch and record (FaultEvent.Promoted).
 	Promotes promotionRule
+	// Lasting says it leaves the topology worse until the run ends (a
+	// node killed stays down): a chaos schedule draws it only when asked.
+	Lasting bool
 }
 
 // forRule says whether a fault kind takes for=.
@@ -427,6 +434,7 @@ func (faultBase) undoAfter(f FaultSpec, _ time.Duration) time.Duration { return 
 func (faultBase) parseAmount(*FaultSpec, string) string                { return "" }
 func (faultBase) formatAmount(FaultSpec) string                        { return "" }
 func (faultBase) effect(FaultSpec) string                              { return "" }
+func (faultBase) drawAmount(*FaultSpec, *rand.Rand)                    {}
 
 // notTaken is the generic reason a kind does not take a fault from a
 // provider, and the one every fault gives for external servers that only
