@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbench/lockbench/bench/chaos"
 	"github.com/lockbench/lockbench/compose/longtest"
@@ -140,4 +144,62 @@ func TestChaosShrinksAPlantedUnsafeLock(t *testing.T) {
 	if code != exitUnsafe || !strings.Contains(stdout, `"unsafe": true`) {
 		t.Errorf("the smallest schedule %s did not reproduce: exit %d: %s %s", o.Shrink.File, code, stdout, errs)
 	}
+}
+
+// TestChaosInterruptHeals: Ctrl-C while a fault is in effect (the server
+// paused) ends the run with its partial result and the schedule stored,
+// exit 130, and no server this process started is left running or stopped.
+func TestChaosInterruptHeals(t *testing.T) {
+	longtest.Skip(t)
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not on PATH")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pause.schedule")
+	if err := os.WriteFile(file, []byte("window 20s\nat=1s pause node=0 for=15s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Long enough for the servers to start and the pause to strike on
+		// a loaded host; the pause lasts until 16 s into the window.
+		time.Sleep(8 * time.Second)
+		cancel()
+	}()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"lockbench", "chaos", "--out", filepath.Join(dir, "runs"), "-q", "--warmup", "0", "--schedule", file}, &out, &errb)
+	if code != exitSIGINT {
+		t.Fatalf("exit %d, want %d: %s %s", code, exitSIGINT, out.String(), errb.String())
+	}
+	stored, _ := filepath.Glob(filepath.Join(dir, "runs", "*.schedule"))
+	if len(stored) != 1 {
+		t.Errorf("schedules stored: %v, want the run's", stored)
+	}
+	if left := childProcesses(t, "redis-server"); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
+
+// childProcesses lists this process's children named name, with their
+// state (T for one still stopped).
+func childProcesses(t *testing.T, name string) []string {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []string
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i, j := strings.Index(s, "("), strings.LastIndex(s, ")")
+		if i < 0 || j < i || s[i+1:j] != name {
+			continue
+		}
+		f := strings.Fields(s[j+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			out = append(out, p+" state "+f[0])
+		}
+	}
+	return out
 }
