@@ -19,7 +19,8 @@ type Draw struct {
 	// MinFor and MaxFor bound a drawn for= (uniform, in steps of Step).
 	MinFor, MaxFor time.Duration
 	// MaxOverlap is how many faults may be in effect at once; faults in
-	// effect together never share a kind or a target.
+	// effect together are never of one kind, and strike servers surely
+	// apart (apart).
 	MaxOverlap int
 	// Lead is the start of the window without faults (the lock's normal
 	// state first); Tail is its end, after the last fault ends, in which a
@@ -62,7 +63,7 @@ func (d Draw) Check() error {
 type occupied struct {
 	start, end time.Duration
 	kind       compose.FaultKind
-	target     string
+	spec       compose.FaultSpec
 }
 
 // Generate draws the schedule of seed from choices (compose.ChaosChoices):
@@ -102,7 +103,7 @@ func Generate(seed uint64, choices []compose.FaultSpec, d Draw) Schedule {
 			break
 		}
 		f.At = at
-		placed = append(placed, occupied{start: at, end: at + hold, kind: f.Kind, target: f.TargetString()})
+		placed = append(placed, occupied{start: at, end: at + hold, kind: f.Kind, spec: f})
 		s.Faults = append(s.Faults, f)
 	}
 	return s
@@ -119,7 +120,7 @@ func free(placed []occupied, at, hold time.Duration, f compose.FaultSpec, max in
 				continue
 			}
 			n++
-			clash = clash || o.kind == f.Kind || o.target == f.TargetString()
+			clash = clash || o.kind == f.Kind || !apart(o.spec, f)
 			if next < 0 || o.end < next {
 				next = o.end
 			}
@@ -129,6 +130,20 @@ func free(placed []occupied, at, hold time.Duration, f compose.FaultSpec, max in
 		}
 		at = next
 	}
+}
+
+// apart reports whether a and b surely strike different servers: two data
+// nodes by index, or two cluster shards. A role (primary, leader, a
+// holder's session, a minority) may be any node when it applies, so it is
+// apart from nothing.
+func apart(a, b compose.FaultSpec) bool {
+	switch {
+	case a.Target == compose.TargetNode && b.Target == compose.TargetNode:
+		return a.Node != b.Node
+	case (a.Target == compose.TargetMaster || a.Target == compose.TargetShard) && (b.Target == compose.TargetMaster || b.Target == compose.TargetShard):
+		return a.Shard != b.Shard
+	}
+	return false
 }
 
 // round is d to the schedule's grain.

@@ -38,7 +38,7 @@ func chaosCommand() *cli.Command {
 			&cli.StringFlag{Name: "kinds", Usage: "fault kinds to draw, comma-separated (default: every kind that fits the topology and heals; kill only when named)", Category: "chaos"},
 			&cli.StringFlag{Name: "fault-rate", Value: "6", Usage: "mean faults a minute (their start times a Poisson process)", Category: "chaos"},
 			&cli.StringFlag{Name: "fault-for", Value: "1s..5s", Usage: "range of a drawn fault's for=, MIN..MAX", Category: "chaos"},
-			&cli.IntFlag{Name: "overlap", Value: 2, Usage: "most faults in effect at once (never two of one kind or on one target)", Category: "chaos"},
+			&cli.IntFlag{Name: "overlap", Value: 2, Usage: "most faults in effect at once (never two of one kind, nor two that may strike one server)", Category: "chaos"},
 			&cli.BoolFlag{Name: "shrink", Usage: "when the run is unsafe, re-run smaller schedules (fewer faults, shorter, later) and store the smallest that reproduces", Category: "chaos"},
 			&cli.IntFlag{Name: "shrink-tries", Value: 20, Usage: "with --shrink: most runs the shrink makes", Category: "chaos"},
 			&cli.StringFlag{Name: "budget", Value: "0", Usage: "with --shrink: wall time the shrink may take, e.g. 10m; 0 bounds it by --shrink-tries only", Category: "chaos"},
