@@ -164,3 +164,26 @@ func TestShrinkFindsTheCulprit(t *testing.T) {
 		t.Errorf("a shrink of 3 tries: minimal %v, %d tries, stopped %q, %v", bounded.Minimal, len(bounded.Tries), bounded.Stopped, err)
 	}
 }
+
+// TestShrinkTriesEachScheduleOnce: a schedule that did not reproduce (no
+// fault at all) is not run again in a later round.
+func TestShrinkTriesEachScheduleOnce(t *testing.T) {
+	s, err := Parse("window 30s\nat=2s pause node=0 for=4s\nat=10s pause node=1 for=4s\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	run := func(_ context.Context, s Schedule) (bool, error) {
+		seen[s.Format("")]++
+		return len(s.Faults) > 0, nil
+	}
+	got, err := Shrink(context.Background(), s, ShrinkOptions{Tries: 100, MinFor: time.Second, Tail: time.Second}, run)
+	if err != nil || !got.Minimal {
+		t.Fatalf("minimal %v, %v", got.Minimal, err)
+	}
+	for text, n := range seen {
+		if n > 1 {
+			t.Errorf("ran %d times:\n%s", n, text)
+		}
+	}
+}

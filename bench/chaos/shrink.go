@@ -47,8 +47,8 @@ type Shrunk struct {
 	// Tries are the runs made, in order.
 	Tries []Try
 	// Minimal says every schedule one move smaller than Smallest was tried
-	// once and none reproduced; false when the tries or the budget ran
-	// out first.
+	// once (in this round or an earlier one) and none reproduced; false
+	// when the tries or the budget ran out first.
 	Minimal bool
 	// Stopped says why the shrink ended before Minimal, "" when it did not.
 	Stopped string
@@ -70,9 +70,16 @@ func Shrink(ctx context.Context, s Schedule, o ShrinkOptions, run Reproduce) (Sh
 	}
 	start := now()
 	out := Shrunk{Smallest: s}
+	// tried holds the schedules run already: one that did not reproduce is
+	// not run again in a later round (no fault at all, say).
+	tried := map[string]bool{}
 	for {
 		progressed := false
 		for _, c := range candidates(out.Smallest, o) {
+			if tried[c.s.Format("")] {
+				continue
+			}
+			tried[c.s.Format("")] = true
 			switch {
 			case len(out.Tries) >= o.Tries:
 				out.Stopped = fmt.Sprintf("the %d tries were spent", o.Tries)
