@@ -53,6 +53,8 @@ func (t *Topology) faultCandidates(f FaultSpec) ([]*Node, string) {
 			return nil, fmt.Sprintf("node=%d is out of range; data nodes are 0..%d", f.Node, len(data)-1)
 		}
 		return data[f.Node : f.Node+1], ""
+	case TargetMinority, TargetRing:
+		return data, ""
 	case TargetPrimary, TargetReplica:
 		if len(data) > 1 && len(t.sentinels) == 0 {
 			return nil, fmt.Sprintf("it has no %s (its masters are peers); use node=N", f.Target)
@@ -122,6 +124,12 @@ func (t *Topology) target(ctx context.Context, f FaultSpec) (*Node, error) {
 		return t.ShardMaster(ctx, f.Shard)
 	case TargetShard:
 		return t.ShardReplica(ctx, f.Shard)
+	case TargetMinority:
+		// The minority cut off is the leader's side: the node named is its
+		// leader when the cut began.
+		return t.Spec.Backend().target(ctx, t, FaultSpec{Kind: f.Kind, Target: TargetLeader})
+	case TargetRing:
+		return t.DataNodes()[0], nil
 	}
 	if _, owned := ownTarget(f.Target); owned {
 		return t.Spec.Backend().target(ctx, t, f)

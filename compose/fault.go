@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,7 +46,7 @@ func FaultHelp() string {
 		forms = append(forms, k.Info().Form)
 	}
 	return "at=DURATION then one of: " + strings.Join(forms, " · ") +
-		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N leader"
+		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N and zookeeper:N leader; isolate also takes minority and ring (zookeeper:N)"
 }
 
 // faultFormHint ends a refusal of a fault spec: FaultHelp, every form, is
@@ -145,7 +146,7 @@ func ParseFault(spec string) (FaultSpec, error) {
 			continue
 		}
 		switch {
-		case tok == string(TargetPrimary) || tok == string(TargetReplica) || tok == string(TargetLeader) || tok == string(TargetHolder):
+		case tok == string(TargetPrimary) || tok == string(TargetReplica) || tok == string(TargetLeader) || tok == string(TargetHolder) || groupTarget(FaultTarget(tok)):
 			if f.Target != "" {
 				return bad("more than one target")
 			}
@@ -209,6 +210,9 @@ func pickTarget(f *FaultSpec, info FaultInfo) string {
 	case TargetShard:
 		return fmt.Sprintf("shard=S names a replica for %s; %s takes master=S or node=N", strings.Join(faultsTaking(TargetShard), " and "), f.Kind)
 	}
+	if groupTarget(f.Target) && !info.Groups {
+		return fmt.Sprintf("%s names several nodes, which only %s cuts apart; %s takes node=N or a role", f.Target, strings.Join(faultsWithGroups(), " and "), f.Kind)
+	}
 	return ""
 }
 
@@ -232,7 +236,21 @@ func (info FaultInfo) takesTarget(t FaultTarget) bool {
 	if len(info.Targets) > 0 {
 		return slices.Contains(info.Targets, t)
 	}
+	if groupTarget(t) {
+		return info.Groups
+	}
 	return t != TargetShard && t != TargetHolder
+}
+
+// faultsWithGroups names the fault kinds that take minority and ring.
+func faultsWithGroups() []string {
+	var out []string
+	for _, k := range faults() {
+		if k.Info().Groups {
+			out = append(out, string(k.Info().Kind))
+		}
+	}
+	return out
 }
 
 // faultKindNames lists the fault kinds, for suggestions.
@@ -336,6 +354,9 @@ type Fault interface {
 	// effect says in words what f does to the topology, "" for the
 	// generic words.
 	effect(f FaultSpec) string
+	// drawAmount sets f's amount (Info().Amount) drawn from r, for a chaos
+	// schedule; a kind without an amount leaves f as it is.
+	drawAmount(f *FaultSpec, r *rand.Rand)
 }
 
 // FaultInfo is what a Fault declares of itself.
@@ -365,6 +386,12 @@ type FaultInfo struct {
 	// Promotes says which replicas may take over after it, for the
 	// schedule to watch and record (FaultEvent.Promoted).
 	Promotes promotionRule
+	// Groups says it takes the targets of several nodes (minority, ring)
+	// besides a data node's.
+	Groups bool
+	// Lasting says it leaves the topology worse until the run ends (a
+	// node killed stays down): a chaos schedule draws it only when asked.
+	Lasting bool
 }
 
 // forRule says whether a fault kind takes for=.
@@ -427,6 +454,7 @@ func (faultBase) undoAfter(f FaultSpec, _ time.Duration) time.Duration { return 
 func (faultBase) parseAmount(*FaultSpec, string) string                { return "" }
 func (faultBase) formatAmount(FaultSpec) string                        { return "" }
 func (faultBase) effect(FaultSpec) string                              { return "" }
+func (faultBase) drawAmount(*FaultSpec, *rand.Rand)                    {}
 
 // notTaken is the generic reason a kind does not take a fault from a
 // provider, and the one every fault gives for external servers that only

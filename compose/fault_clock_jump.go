@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
@@ -40,6 +41,15 @@ func (clockJumpFault) parseAmount(f *FaultSpec, word string) string {
 	}
 	f.Jump = d
 	return ""
+}
+
+// drawAmount: a jump of 1s to 20s, forward three times in four (a lease
+// expiring early on a jump forward is the hazard), in whole seconds.
+func (clockJumpFault) drawAmount(f *FaultSpec, r *rand.Rand) {
+	f.Jump = time.Duration(1+r.IntN(20)) * time.Second
+	if r.IntN(4) == 0 {
+		f.Jump = -f.Jump
+	}
 }
 
 func (clockJumpFault) formatAmount(f FaultSpec) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 )
 
@@ -46,6 +47,13 @@ func (clockSpeedFault) parseAmount(f *FaultSpec, word string) string {
 	}
 	f.Speed = s
 	return ""
+}
+
+// drawAmount: one of the factors that make a lease's clock run fast or
+// slow enough to matter.
+func (clockSpeedFault) drawAmount(f *FaultSpec, r *rand.Rand) {
+	factors := []float64{0.25, 0.5, 2, 4, 10}
+	f.Speed = factors[r.IntN(len(factors))]
 }
 
 func (clockSpeedFault) formatAmount(f FaultSpec) string {

@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -16,8 +17,58 @@ const FaultIsolate FaultKind = "isolate"
 // peer links can run through one (KindInfo.PeerProxy).
 type isolateFault struct{ faultBase }
 
+// TargetMinority and TargetRing are isolate's targets of several nodes: a
+// minority that holds the leader cut off from the majority, and a ring in
+// which each node still reaches a majority (itself and its nearest
+// neighbours) but no two nodes the same one.
+const (
+	TargetMinority FaultTarget = "minority"
+	TargetRing     FaultTarget = "ring"
+)
+
+// groupTarget reports whether t names several nodes, which only isolate
+// takes.
+func groupTarget(t FaultTarget) bool { return t == TargetMinority || t == TargetRing }
+
 func (isolateFault) Info() FaultInfo {
-	return FaultInfo{Kind: FaultIsolate, Form: "isolate TARGET for=DURATION", For: forNeeded}
+	return FaultInfo{Kind: FaultIsolate, Form: "isolate TARGET for=DURATION", For: forNeeded, Groups: true}
+}
+
+// pairCutter is the backend state of a topology whose peer links can be
+// cut pair by pair (minority, ring), not only around one node.
+type pairCutter interface {
+	cutApart(apart func(i, j int) bool) (func() error, error)
+}
+
+// fitSpec: a ring needs members enough that a neighbour's majority is not
+// everyone's.
+func (isolateFault) fitSpec(f FaultSpec, s Spec) string {
+	n := s.Shape().DataNodes(s)
+	if f.Target == TargetRing && n > 0 && n < 4 {
+		return fmt.Sprintf("isolate ring needs at least 4 members, so that each keeps a majority of its own; %s has %d", s, n)
+	}
+	return ""
+}
+
+// ringReach is how many neighbours on each side a member of a ring of n
+// keeps: the fewest that make it and them a majority.
+func ringReach(n int) int { return (n/2)/2 + (n/2)%2 }
+
+// apart says which pairs of the n members a group target cuts: the
+// minority holding member lead (the lead and the members after it, a
+// minority in all) from the rest, or in a ring the members further apart
+// than ringReach.
+func apart(t FaultTarget, n, lead int) func(i, j int) bool {
+	if t == TargetRing {
+		k := ringReach(n)
+		return func(i, j int) bool {
+			d := (i - j + n) % n
+			return min(d, n-d) > k
+		}
+	}
+	size := (n - 1) / 2
+	in := func(i int) bool { return (i-lead+n)%n < size }
+	return func(i, j int) bool { return in(i) != in(j) }
 }
 
 // peerCutter is the backend state of a topology whose servers' peer links
@@ -50,8 +101,16 @@ func (isolateFault) misfit(t *Topology, n *Node) string {
 	return ""
 }
 
-func (isolateFault) apply(ctx context.Context, t *Topology, _ FaultSpec, n *Node) (func() error, error) {
-	return t.backendState.(peerCutter).isolate(ctx, t, n)
+func (isolateFault) apply(ctx context.Context, t *Topology, f FaultSpec, n *Node) (func() error, error) {
+	if !groupTarget(f.Target) {
+		return t.backendState.(peerCutter).isolate(ctx, t, n)
+	}
+	pc, ok := t.backendState.(pairCutter)
+	if !ok {
+		return nil, fmt.Errorf("the peer links of %s are cut around one member only: isolate node=N or leader", t.Spec)
+	}
+	data := t.DataNodes()
+	return pc.cutApart(apart(f.Target, len(data), slices.Index(data, n)))
 }
 
 func (isolateFault) effect(FaultSpec) string {

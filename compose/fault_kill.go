@@ -11,7 +11,7 @@ type killFault struct{ faultBase }
 
 func (killFault) Info() FaultInfo {
 	return FaultInfo{Kind: FaultKill, Form: "kill TARGET", For: forNone, NoFor: "a killed node stays down, restart brings it back",
-		Promotes: promotesReplicas}
+		Promotes: promotesReplicas, Lasting: true}
 }
 
 // fits: a process lockbench runs, which external servers are not.

@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
@@ -44,3 +45,9 @@ func (latencyFault) parseAmount(f *FaultSpec, word string) string {
 }
 
 func (latencyFault) formatAmount(f FaultSpec) string { return f.Latency.String() }
+
+// drawAmount: 50ms to 1s in steps of 50ms, from a slow link to one slower
+// than most lock clients' timeouts.
+func (latencyFault) drawAmount(f *FaultSpec, r *rand.Rand) {
+	f.Latency = time.Duration(1+r.IntN(20)) * 50 * time.Millisecond
+}

@@ -378,7 +378,18 @@ func FitFault(f FaultSpec, s Spec, provider string) error {
 			return fmt.Errorf("%s", msg)
 		}
 	}
+	if sf, ok := kind.(specFitter); ok {
+		if msg := sf.fitSpec(f, s); msg != "" {
+			return fmt.Errorf("%s", msg)
+		}
+	}
 	return nil
+}
+
+// specFitter is a fault kind that refuses some of its specs on a kind by
+// more than the target (isolate's ring, on too few members).
+type specFitter interface {
+	fitSpec(f FaultSpec, s Spec) string
 }
 
 // faultsOn names the fault kinds among takes whose own target is t.

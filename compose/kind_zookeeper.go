@@ -31,7 +31,7 @@ func (zookeeperShape) Info() KindInfo {
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   5 * time.Second,
 		RunFlags:  []string{"zookeeper"},
-		Targets:   []FaultTarget{TargetNode, TargetLeader, TargetHolder},
+		Targets:   []FaultTarget{TargetNode, TargetLeader, TargetHolder, TargetMinority, TargetRing},
 		// The lock's session dials the members' proxies (ClientAddrs); the
 		// quorum's own links stay direct.
 		ClockNote: "the clock shim is for redis-server; a JVM's clock is not moved",

@@ -56,6 +56,24 @@ func (p *linkProxies) isolate(index int) (func() error, error) {
 	return func() error { return runAll(undos) }, nil
 }
 
+// cut cuts every link between two servers that apart says are on two
+// sides (each proxy closes its connections and refuses new ones) until the
+// undo: isolate, minority and ring are each a rule of which pairs.
+func (p *linkProxies) cut(apart func(i, j int) bool) (func() error, error) {
+	var undos []func() error
+	for _, l := range p.links {
+		if !apart(l.from, l.to) {
+			continue
+		}
+		undo, err := l.proxy.partition()
+		if err != nil {
+			return nil, errors.Join(err, runAll(undos))
+		}
+		undos = append(undos, undo)
+	}
+	return func() error { return runAll(undos) }, nil
+}
+
 // close stops every link's proxy.
 func (p *linkProxies) close() {
 	for _, l := range p.links {

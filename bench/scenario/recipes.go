@@ -248,6 +248,35 @@ func etcdLeaderIsolated() Scenario {
 	return s
 }
 
+// zkLeaderIsolated: the ZooKeeper leader is cut off from its followers
+// while its clients still reach it (isolate leader on zookeeper:3), or the
+// leader's side of five members is (isolate minority: the leader and one
+// more), or the five are cut into a ring in which each keeps a majority of
+// its own (isolate ring). The cut side loses its quorum and stops serving;
+// its clients reconnect elsewhere within the session timeout, or their
+// sessions expire and their ephemeral nodes with them. Is a key granted
+// while its holder still works?
+func zkLeaderIsolated() Scenario {
+	return Scenario{
+		Name: "zk-leader-isolated",
+		Description: "the ZooKeeper leader is cut off from its followers for 4 s with holders inside (on three members; " +
+			"or the leader's minority, or a ring of overlapping majorities, on five), its clients still reaching it: is a key granted twice?",
+		Base: vals("topology", "zookeeper:3", "lock", lockimpl.LockZk, "keys", "uniform:16", "concurrency", "32",
+			"hold", "uniform:200ms,800ms", "ttl", "2s", "retry", "fixed:10ms", "acquire-timeout", "10s",
+			"duration", "10s", "warmup", "1s"),
+		Violation: "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:  doubleGrants,
+		exposure:  atFault("isolate"),
+		Per:       "per isolation",
+		Variants: []Variant{
+			{Name: "leader of 3 cut 4s", Mitigated: true, Flags: vals("fault", "at=2s isolate leader for=4s")},
+			{Name: "minority of 5 cut 4s", Mitigated: true, Flags: vals("topology", "zookeeper:5", "fault", "at=2s isolate minority for=4s")},
+			{Name: "ring of 5 cut 4s", Mitigated: true, Flags: vals("topology", "zookeeper:5", "fault", "at=2s isolate ring for=4s")},
+			{Name: "no fault (control)", Mitigated: true},
+		},
+	}
+}
+
 // etcdGCPause is gc-pause on etcd: a holder stalls past its lease, etcd
 // expires it and grants the key to the next, and the stalled holder comes
 // back believing it still holds the lock (an overlap: a lease is still a

@@ -171,6 +171,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			scenarioCommand(),
 			failoverMapCommand(),
 			renewalCheckCommand(),
+			chaosCommand(),
 			lockCostCommand(),
 			checkCommand(),
 			adviseCommand(),
