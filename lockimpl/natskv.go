@@ -83,7 +83,7 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 	if _, err := NatsTTLSeconds(opts.MarkerTTL); err != nil {
 		return nil, fmt.Errorf("lock nats-kv: marker %w", err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := createBucket(ctx, js, jetstream.KeyValueConfig{
 		Bucket: opts.Bucket, Description: "lockbench's lock keys",
 		// Only the latest revision of a key matters to a lock.
 		History: 1, Replicas: opts.Replicas, Storage: jetstream.FileStorage,
@@ -96,6 +96,40 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 		return nil, fmt.Errorf("lock nats-kv: bucket %s: %w", opts.Bucket, err)
 	}
 	return &NatsKV{js: js, kv: kv, subject: "$KV." + opts.Bucket + ".", opts: opts}, nil
+}
+
+// bucketTry bounds one request to create or update the bucket. A
+// replicated bucket's request goes to the meta group's leader; one sent
+// while the group is still settling (a cluster just started, on a busy
+// host) may never be answered, so it is sent again rather than waited on
+// until ctx ends (CI saw one wait out 30 s on nats:3).
+const bucketTry = 5 * time.Second
+
+// createBucket creates or updates the bucket (idempotent, so safe to
+// repeat), trying again while ctx lasts after a try that timed out or that
+// JetStream refused as not ready yet.
+func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	for {
+		tctx, cancel := context.WithTimeout(ctx, bucketTry)
+		kv, err := js.CreateOrUpdateKeyValue(tctx, cfg)
+		cancel()
+		if err == nil || ctx.Err() != nil || !bucketRetryable(err) {
+			return kv, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// bucketRetryable reports whether a failed try may succeed if sent again:
+// no answer in time, or JetStream saying it is not ready. A server
+// without JetStream is not: it fails at once.
+func bucketRetryable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		strings.Contains(err.Error(), "temporarily unavailable")
 }
 
 // NatsJetStream connects to the servers at urls (nats://host:port, tried

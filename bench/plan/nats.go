@@ -41,7 +41,10 @@ func armNats(ctx context.Context, pl Plan, env Env, id, prefix string, topo *com
 		return armed{}, nil, fmt.Errorf("%s: connect to %s: %w", topo.Spec, strings.Join(shown, ","), err)
 	}
 	n := len(topo.DataNodes())
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The bucket's creation is tried again while the meta group settles
+	// (lockimpl's createBucket); a minute covers a cluster just started on
+	// a busy host.
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	locker, err := lockimpl.NewNatsKV(cctx, js, lockimpl.NatsKVOptions{Replicas: n, Nodes: n})
 	if err != nil {
