@@ -55,7 +55,7 @@ func executeOn(got map[string]*results.Result) func(*compose.Topology) sweep.Run
 // On today's main each failover brought up its own topology, and no map
 // said how many it used.
 func TestSuccessiveFailoversAttributed(t *testing.T) {
-	longtest.Skip(t)
+	longtest.Waiting(t)
 	axes := Axes{Topology: "replicated", Lags: []time.Duration{500 * time.Millisecond}, Holds: []time.Duration{3 * time.Second},
 		Mitigations: []Mitigation{None}, Locks: []string{"single"}, WaitTimeout: 100 * time.Millisecond}
 	p, err := NewPlan(axes, 3, time.Hour, t.TempDir(), "7.0.15")
@@ -140,7 +140,7 @@ func deref(x *float64) any {
 // grants per failover than with none: its interval's top is not below the
 // lag-free interval's bottom.
 func TestMoreLagNoFewerDoubleGrants(t *testing.T) {
-	longtest.Skip(t)
+	longtest.Waiting(t)
 	m := runCell(t, None, []time.Duration{0, 500 * time.Millisecond}, 3)
 	none, lagged := m.Cells[0], m.Cells[1]
 	if none.PerFailover == nil || lagged.PerFailover == nil {
@@ -155,7 +155,7 @@ func TestMoreLagNoFewerDoubleGrants(t *testing.T) {
 // replica before it counts, so the promoted replica knows every holder:
 // conclusive failovers (holders inside at the kill) and no double grant.
 func TestWaitAtZeroLagConclusive(t *testing.T) {
-	longtest.Skip(t)
+	longtest.Waiting(t)
 	m := runCell(t, Wait, []time.Duration{0}, 2)
 	c := m.Cells[0]
 	if c.Conclusive == 0 || c.PerFailover == nil || c.PerFailover.K != 0 {

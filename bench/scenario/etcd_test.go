@@ -18,8 +18,7 @@ func etcdChildren() []int {
 // stalled past its etcd lease overlaps with the next, and the create
 // revision fences its write while unfenced Redis accepts it.
 func TestEtcdScenarios(t *testing.T) {
-	longtest.Skip(t)
-	parallelLong(t)
+	longtest.Waiting(t)
 	for _, name := range []string{"etcd-leader-failover", "etcd-gc-pause"} {
 		t.Run(name, func(t *testing.T) {
 			s, err := Lookup(name)

@@ -15,8 +15,7 @@ import (
 // lock never lets a holder whose session died write, and the lease lock
 // never overlaps; nothing of the servers is left.
 func TestPgSessionLoss(t *testing.T) {
-	longtest.Skip(t)
-	parallelLong(t)
+	longtest.Waiting(t)
 	s, err := Lookup("pg-session-loss")
 	if err != nil {
 		t.Fatal(err)

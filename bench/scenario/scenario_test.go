@@ -76,19 +76,6 @@ func children(match func(comm string) bool) []int {
 	return out
 }
 
-// parallelLong lets a long suite's test run beside the package's other
-// long ones. They are mostly waiting (a sentinel's down-after, an
-// election, a session's expiry), and each backend's leftovers check looks
-// only for its own processes, which no other parallel test starts: the
-// Redis recipes in TestScenariosShowTheirDirection, etcd, PostgreSQL,
-// ZooKeeper and NATS each in a test of its own. Serial, the package was
-// CI's longest (847 s, twice the next).
-func parallelLong(t *testing.T) {
-	if longtest.Enabled() {
-		t.Parallel()
-	}
-}
-
 // redisChildren are this test's redis-server and sentinel processes.
 func redisChildren() []int {
 	return children(func(comm string) bool { return strings.HasPrefix(comm, "redis-") })
@@ -106,7 +93,12 @@ func TestScenariosShowTheirDirection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenarios take minutes; run without -short")
 	}
-	parallelLong(t)
+	if longtest.Enabled() {
+		// Beside the package's other waiting tests (longtest.Waiting):
+		// its leftovers check looks for redis processes, which they do
+		// not start.
+		t.Parallel()
+	}
 	for _, s := range All() {
 		if strings.HasPrefix(s.Name, "etcd-") || strings.HasPrefix(s.Name, "zk-") || strings.HasPrefix(s.Name, "nats-") || strings.HasPrefix(s.Name, "pg-") {
 			// TestEtcdScenarios, TestZkNatsScenarios and TestPgSessionLoss

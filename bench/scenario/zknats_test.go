@@ -73,8 +73,7 @@ func TestZkNatsRecipeRefused(t *testing.T) {
 // loss lets no stale write through the revision fence; nothing of the
 // servers is left.
 func TestZkNatsScenarios(t *testing.T) {
-	longtest.Skip(t)
-	parallelLong(t)
+	longtest.Waiting(t)
 	for _, name := range []string{"zk-session-expiry", "nats-leader-loss"} {
 		t.Run(name, func(t *testing.T) {
 			if name == "zk-session-expiry" && !compose.ZkInstalled() {

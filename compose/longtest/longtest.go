@@ -24,3 +24,15 @@ func Skip(t testing.TB) {
 
 // Enabled reports whether the long suites were asked for.
 func Enabled() bool { return os.Getenv(Env) == "1" }
+
+// Waiting is Skip for a long test that mostly waits (a sentinel's
+// down-after, an election, a session's expiry) on servers of its own: it
+// runs beside the package's other waiting tests (t.Parallel), so a
+// package of them takes the longest one's time, not their sum. Such a
+// test checks for leftovers of its own processes only where no other
+// waiting test of its package starts the same kind.
+func Waiting(t *testing.T) {
+	t.Helper()
+	Skip(t)
+	t.Parallel()
+}
