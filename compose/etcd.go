@@ -241,7 +241,14 @@ func (t *Topology) upEtcd(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("start etcd members of %s: %w", t.Spec, err)
 	}
-	return t.etcdSettle(ctx)
+	if err := t.etcdSettle(ctx); err != nil || st.peers == nil {
+		return err
+	}
+	admin, err := t.etcdAdmin()
+	if err != nil {
+		return err
+	}
+	return st.learnPeerIDs(ctx, admin)
 }
 
 // freePorts finds n distinct free loopback ports, holding each open until

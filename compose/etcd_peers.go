@@ -12,30 +12,35 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // etcdPeers are the proxies on an etcd topology's peer links: one in front
 // of each member's peer port, whose address the member advertises, so that
 // every link between two members runs through one of them. A link is
 // dialled by either end (a member dials the peer it streams from, and
-// posts to the peer it sends to), so cutting member i off takes two rules:
-// i's own proxy drops every link, and every other proxy drops the links i
-// dialled, which it knows by the X-Server-From header (i's member id) of
-// their first request. The members' client ports are not touched: their
-// clients still reach them.
+// posts to the peer it sends to), so a link's two ends are its acceptor,
+// the member behind the proxy it came through, and its dialler, which the
+// proxy knows by the X-Server-From header (the dialler's member id) of its
+// first request. A cut is a set of pairs of members: a link is cut when its
+// dialler and acceptor are a pair of it. The members' client ports are not
+// touched: their clients still reach them.
 type etcdPeers struct {
 	mu      sync.Mutex
 	proxies []*etcdPeerProxy
-	// cut is the member cut off from its peers, nil when none.
-	cut *peerCut
-	wg  sync.WaitGroup
-}
-
-// peerCut is a member cut off from its peers: its index among the
-// proxies and its member id as X-Server-From writes it.
-type peerCut struct {
-	index int
-	from  string
+	// ids maps a member id as X-Server-From writes it (hex) to the
+	// member's index among the proxies.
+	ids map[string]int
+	// cut holds the pairs of members cut apart, both ways round; empty
+	// when no cut is on.
+	cut map[[2]int]bool
+	// blind holds the proxies that refuse a link whose dialler they do
+	// not know (its first request did not say, as lease renewals and
+	// probes forwarded between members do not): such a link may carry a
+	// cut pair's traffic later on the same connection.
+	blind map[int]bool
+	wg    sync.WaitGroup
 }
 
 // etcdPeerProxy is one member's peer proxy.
@@ -64,7 +69,7 @@ func (l *peerLink) close() {
 // startEtcdPeers listens for one proxy per member peer port, on free
 // loopback ports, and serves them.
 func startEtcdPeers(peerPorts []int) (*etcdPeers, error) {
-	p := &etcdPeers{}
+	p := &etcdPeers{ids: map[string]int{}}
 	for i, port := range peerPorts {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -150,18 +155,30 @@ func (p *etcdPeers) relay(px *etcdPeerProxy, c net.Conn) {
 
 // cuts reports whether link through px is cut; p.mu held.
 func (p *etcdPeers) cuts(px *etcdPeerProxy, link *peerLink) bool {
-	return p.cut != nil && (p.cut.index == px.index || link.from != "" && link.from == p.cut.from)
+	if len(p.cut) == 0 {
+		return false
+	}
+	from, known := p.ids[link.from]
+	if link.from == "" || !known {
+		return p.blind[px.index]
+	}
+	return p.cut[[2]int{from, px.index}]
 }
 
-// isolate cuts member index (member id id) off from its peers: its links
-// now are closed, new ones refused, until the undo.
-func (p *etcdPeers) isolate(index int, id uint64) (func() error, error) {
+// learn records member index's id, as X-Server-From writes it.
+func (p *etcdPeers) learn(index int, id uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cut != nil {
-		return nil, errors.New("a member is cut off from its peers already")
+	p.ids[strconv.FormatUint(id, 16)] = index
+}
+
+// start puts cut and blind in force, closing the links they cut; p.mu
+// held.
+func (p *etcdPeers) start(cut map[[2]int]bool, blind map[int]bool) error {
+	if len(p.cut) > 0 {
+		return errors.New("members are cut apart already")
 	}
-	p.cut = &peerCut{index: index, from: strconv.FormatUint(id, 16)}
+	p.cut, p.blind = cut, blind
 	for _, px := range p.proxies {
 		for link := range px.links {
 			if p.cuts(px, link) {
@@ -169,10 +186,67 @@ func (p *etcdPeers) isolate(index int, id uint64) (func() error, error) {
 			}
 		}
 	}
+	return nil
+}
+
+// isolate cuts member index (member id id) off from its peers: its links
+// now are closed, new ones refused, until the undo. Only its own proxy
+// refuses a link whose dialler it does not know, so that lease renewals
+// the others forward among themselves still pass.
+func (p *etcdPeers) isolate(index int, id uint64) (func() error, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids[strconv.FormatUint(id, 16)] = index
+	cut := map[[2]int]bool{}
+	for j := range p.proxies {
+		if j != index {
+			cut[[2]int{index, j}], cut[[2]int{j, index}] = true, true
+		}
+	}
+	if err := p.start(cut, map[int]bool{index: true}); err != nil {
+		return nil, err
+	}
 	return func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.cut = nil
+		p.cut, p.blind = nil, nil
+		return nil
+	}, nil
+}
+
+// cutApart cuts every link between two members that apart says are on two
+// sides (the isolate fault's minority and ring) until the undo. A proxy
+// whose member is cut from any other refuses a link whose dialler it does
+// not know: a member on its far side may have dialled it. The undo closes
+// every link through every proxy, so that members re-dial afresh rather
+// than keep connections that lived through the cut.
+func (p *etcdPeers) cutApart(apart func(i, j int) bool) (func() error, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.ids) < len(p.proxies) {
+		return nil, fmt.Errorf("the member ids of %d of %d members are unknown: the peer proxies cannot tell who dialled a link", len(p.proxies)-len(p.ids), len(p.proxies))
+	}
+	cut, blind := map[[2]int]bool{}, map[int]bool{}
+	for i := range p.proxies {
+		for j := range p.proxies {
+			if i != j && apart(i, j) {
+				cut[[2]int{i, j}], cut[[2]int{j, i}] = true, true
+				blind[i], blind[j] = true, true
+			}
+		}
+	}
+	if err := p.start(cut, blind); err != nil {
+		return nil, err
+	}
+	return func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.cut, p.blind = nil, nil
+		for _, px := range p.proxies {
+			for link := range px.links {
+				link.close()
+			}
+		}
 		return nil
 	}, nil
 }
@@ -216,6 +290,35 @@ func (c *etcdCluster) isolate(ctx context.Context, t *Topology, n *Node) (func()
 		n.etcdMemberOf().id.Store(id)
 	}
 	return c.peers.isolate(index, id)
+}
+
+// cutApart cuts the members' peer links between every pair apart names
+// (isolate minority and ring) until the undo; their clients still reach
+// every member.
+func (c *etcdCluster) cutApart(apart func(i, j int) bool) (func() error, error) {
+	if c.peers == nil {
+		return nil, errors.New("the cluster was started without peer proxies (UpOptions.PeerProxy)")
+	}
+	return c.peers.cutApart(apart)
+}
+
+// learnPeerIDs tells the peer proxies every member's id, from the member
+// list (members are named m0, m1, … by index), so that they know who
+// dialled a link.
+func (c *etcdCluster) learnPeerIDs(ctx context.Context, admin *clientv3.Client) error {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	resp, err := admin.MemberList(lctx)
+	if err != nil {
+		return fmt.Errorf("member ids for the peer proxies: %w", err)
+	}
+	for _, m := range resp.Members {
+		var i int
+		if _, err := fmt.Sscanf(m.Name, "m%d", &i); err == nil && i >= 0 && i < len(c.peers.proxies) {
+			c.peers.learn(i, m.ID)
+		}
+	}
+	return nil
 }
 
 // peerCuts reports whether the members' peer links run through proxies.

@@ -46,7 +46,7 @@ func FaultHelp() string {
 		forms = append(forms, k.Info().Form)
 	}
 	return "at=DURATION then one of: " + strings.Join(forms, " · ") +
-		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N and zookeeper:N leader; isolate also takes minority and ring (zookeeper:N)"
+		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N and zookeeper:N leader; isolate also takes minority and ring (etcd:N, zookeeper:N)"
 }
 
 // faultFormHint ends a refusal of a fault spec: FaultHelp, every form, is

@@ -40,10 +40,13 @@ type pairCutter interface {
 	cutApart(apart func(i, j int) bool) (func() error, error)
 }
 
-// fitSpec: a ring needs members enough that a neighbour's majority is not
-// everyone's.
+// fitSpec: a minority needs three members to be one or more of them, and
+// a ring members enough that a neighbour's majority is not everyone's.
 func (isolateFault) fitSpec(f FaultSpec, s Spec) string {
 	n := s.Shape().DataNodes(s)
+	if f.Target == TargetMinority && n > 0 && n < 3 {
+		return fmt.Sprintf("isolate minority needs at least 3 members, so that the leader's side is a minority of one or more; %s has %d", s, n)
+	}
 	if f.Target == TargetRing && n > 0 && n < 4 {
 		return fmt.Sprintf("isolate ring needs at least 4 members, so that each keeps a majority of its own; %s has %d", s, n)
 	}

@@ -51,7 +51,10 @@ func TestIsolateGroupsApart(t *testing.T) {
 	}
 	for _, tc := range []struct{ spec, topo, says string }{
 		{"at=1s isolate ring for=1s", "zookeeper:3", "at least 4 members"},
-		{"at=1s isolate minority for=1s", "etcd:3", "has no minority"},
+		{"at=1s isolate minority for=1s", "nats:3", "has no minority"},
+		{"at=1s isolate ring for=1s", "etcd:3", "at least 4 members"},
+		{"at=1s isolate minority for=1s", "etcd:1", "at least 3 members"},
+		{"at=1s isolate minority for=1s", "zookeeper:1", "at least 3 members"},
 		{"at=1s pause minority for=1s", "zookeeper:5", "only isolate cuts apart"},
 	} {
 		f, err := ParseFault(tc.spec)
@@ -63,14 +66,19 @@ func TestIsolateGroupsApart(t *testing.T) {
 			t.Errorf("%s on %s: %v, want %q", tc.spec, tc.topo, err, tc.says)
 		}
 	}
-	for _, spec := range []string{"at=1s isolate ring for=1s", "at=1s isolate minority for=2s"} {
-		f, _ := ParseFault(spec)
-		s, _ := ParseSpec("zookeeper:5")
-		if err := FitFault(f, s, ProviderLocal); err != nil {
-			t.Errorf("%s on zookeeper:5: %v", spec, err)
-		}
-		if f.String() != spec {
-			t.Errorf("%q reads back as %q", spec, f.String())
+	for _, topo := range []string{"zookeeper:5", "etcd:5", "etcd:3"} {
+		for _, spec := range []string{"at=1s isolate ring for=1s", "at=1s isolate minority for=2s"} {
+			if topo == "etcd:3" && strings.Contains(spec, "ring") {
+				continue
+			}
+			f, _ := ParseFault(spec)
+			s, _ := ParseSpec(topo)
+			if err := FitFault(f, s, ProviderLocal); err != nil {
+				t.Errorf("%s on %s: %v", spec, topo, err)
+			}
+			if f.String() != spec {
+				t.Errorf("%q reads back as %q", spec, f.String())
+			}
 		}
 	}
 }

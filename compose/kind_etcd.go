@@ -24,7 +24,7 @@ func (etcdShape) Info() KindInfo {
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   2500 * time.Millisecond,
 		RunFlags:  []string{"etcd"},
-		Targets:   []FaultTarget{TargetNode, TargetLeader},
+		Targets:   []FaultTarget{TargetNode, TargetLeader, TargetMinority, TargetRing},
 		ClockNote: "the clock shim cannot move an etcd member's clock (Go reads the time without libc)",
 		PeerProxy: true,
 	}
