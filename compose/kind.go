@@ -71,6 +71,9 @@ type KindInfo struct {
 	// Drivers is true when a user's driver lock (exec:CMD) runs on it: its
 	// servers are plain ones a driver's client can reach from their URLs.
 	Drivers bool
+	// ScriptLocks is true when a lock defined by its scripts (--lock-def
+	// FILE) runs on it: one plain master.
+	ScriptLocks bool
 	// LockNotes say, for a lock that does not run on it, why and what to
 	// use instead; a lock without a note gets the generic message.
 	LockNotes map[string]string
@@ -249,8 +252,11 @@ func (s Spec) DefaultLock() string {
 // LockMisfit says why lock cannot run on s, or "" when it can.
 func (s Spec) LockMisfit(lock string) string {
 	info := s.Info()
-	if slices.Contains(info.Locks, lock) || info.Drivers && lockimpl.IsDriver(lock) {
+	if slices.Contains(info.Locks, lock) || info.Drivers && lockimpl.IsDriver(lock) || info.ScriptLocks && lockimpl.IsDef(lock) {
 		return ""
+	}
+	if lockimpl.IsDef(lock) {
+		return fmt.Sprintf("a lock definition cannot run on %s; it runs on single", s)
 	}
 	if lockimpl.IsDriver(lock) {
 		return fmt.Sprintf("a driver lock cannot run on %s; it runs on %s", s, strings.Join(kindsWithDrivers(), ", "))

@@ -19,13 +19,14 @@ type singleShape struct{}
 func (singleShape) Info() KindInfo {
 	return KindInfo{
 		Kind: KindSingle, Syntax: "single", Example: "single", Sample: "single", CanonicalFaultText: "a pause past the ttl", Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
-		Drivers:   true,
-		Locks:     append(singleInstanceLocks(), lockimpl.LockRedlock, lockimpl.LockRedsync, lockimpl.LockRedislock, lockimpl.LockRueidislock, lockimpl.LockValkeylock),
-		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
-		StartUp:   300 * time.Millisecond,
-		RunFlags:  redisFlags(),
-		Targets:   []FaultTarget{TargetNode, TargetPrimary},
-		ClockShim: true,
+		Drivers:     true,
+		ScriptLocks: true,
+		Locks:       append(singleInstanceLocks(), lockimpl.LockRedlock, lockimpl.LockRedsync, lockimpl.LockRedislock, lockimpl.LockRueidislock, lockimpl.LockValkeylock),
+		Providers:   []string{ProviderLocal, ProviderDocker, ProviderExternal},
+		StartUp:     300 * time.Millisecond,
+		RunFlags:    redisFlags(),
+		Targets:     []FaultTarget{TargetNode, TargetPrimary},
+		ClockShim:   true,
 	}
 }
 

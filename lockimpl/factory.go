@@ -82,6 +82,9 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	if d, ok := Describe(name); ok && d.onRedis != nil {
 		return d.onRedis(nodes)
 	}
+	if IsDef(name) {
+		return NewDefLock(name, nodes)
+	}
 	if IsDriver(name) {
 		servers, err := serverURLs(nodes)
 		if err != nil {

@@ -187,6 +187,9 @@ func Describe(name string) (Descriptor, bool) {
 		}
 		return driverDescriptor(name), true
 	}
+	if IsDef(name) {
+		return defDescriptor(name)
+	}
 	for _, d := range descriptors() {
 		if d.Name == name {
 			return d, true

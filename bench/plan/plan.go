@@ -495,6 +495,14 @@ func Parse(v Values) (Plan, error) {
 // the lock runs there.
 func (p *parser) lockFor(topo compose.Spec) string {
 	lock := p.v.Get("lock")
+	if file := p.v.Get("lock-def"); file != "" {
+		if lock != "" {
+			p.fail("lock-def", "%s given with --lock %s; give one", file, lock)
+			return lock
+		}
+		lock = lockimpl.DefPrefix + file
+		p.v.Set("lock", lock)
+	}
 	if lock == "" {
 		lock = topo.DefaultLock()
 		p.v.Set("lock", lock)
@@ -505,6 +513,12 @@ func (p *parser) lockFor(topo compose.Spec) string {
 			p.fail("lock", "%s", strings.TrimPrefix(err.Error(), "lock "))
 		} else if why := topo.LockMisfit(lock); why != "" {
 			p.fail("lock", "%s", why)
+		}
+	case lockimpl.IsDef(lock):
+		if _, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock)); err != nil {
+			p.fail("lock-def", "%v", err)
+		} else if why := topo.LockMisfit(lock); why != "" {
+			p.fail("lock-def", "%s", why)
 		}
 	case !slices.Contains(lockimpl.Names(), lock):
 		p.fail("lock", "%q: unknown; %s", lock, suggest.Unknown(lock, lockimpl.Names()))

@@ -1,0 +1,35 @@
+package lockimpl_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockbench/lockbench/lockimpl"
+)
+
+// FuzzParseLockDef: any input parses or is refused with one line, never a panic.
+func FuzzParseLockDef(f *testing.F) {
+	for _, name := range shippedDefs {
+		b, err := os.ReadFile(filepath.Join("defs", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(okRelease))
+	f.Add([]byte("acquire: {command: [SET, \"{{{key}}}\", \"}}\"], reply: {granted: positive, held: 0, fence: reply}}\n" + okRelease))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := lockimpl.ParseLockDef(b)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of more than one line: %q", err)
+			}
+			return
+		}
+		if d.Name == "" {
+			t.Fatalf("parsed definition without a name")
+		}
+	})
+}
