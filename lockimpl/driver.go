@@ -51,7 +51,7 @@ func IsDriver(lock string) bool { return strings.HasPrefix(lock, DriverPrefix) }
 // it does; a run that renews a driver whose hello says it does not fails).
 func driverDescriptor(name string) Descriptor {
 	return Descriptor{Name: name, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: false,
-		Driver: true, RunFlags: []string{"driver-procs", "driver-timeout"}}
+		Driver: true, OwnClient: true, RunFlags: []string{"driver-procs", "driver-timeout"}}
 }
 
 // DriverOptions configure a driver lock.

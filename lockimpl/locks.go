@@ -111,6 +111,11 @@ type Descriptor struct {
 	// Driver is true for a user's lock run by a driver process
 	// (exec:CMD): its name is its command, and its hello its capabilities.
 	Driver bool
+	// OwnClient is true when it talks to its servers through a client of
+	// its own (a driver process, a library with its own connections), past
+	// the go-redis clients lockbench counts round trips on: its round trips
+	// are not measured.
+	OwnClient bool
 	// RunFlags are the lock-scoped run flags it takes (plan's flag table
 	// then applies each only to the locks listing it).
 	RunFlags []string
@@ -160,8 +165,8 @@ func descriptors() []Descriptor {
 		{Name: LockNaive, Backend: BackendRedis, Lease: true, Renewable: true, Unsafe: true, RunFlags: []string{"naive-gap"}},
 		{Name: LockRedsync, Backend: BackendRedis, Lease: true, Renewable: true, Quorum: true, Peer: true, RunFlags: []string{"peer-option"}},
 		{Name: LockRedislock, Backend: BackendRedis, Lease: true, Renewable: true, Peer: true, RunFlags: []string{"peer-option"}},
-		{Name: LockRueidislock, Backend: BackendRedis, Lease: true, Peer: true, onRedis: func(n []redis.Cmdable) (Locker, error) { return newCtxLock(rueidislockSpec(), n) }},
-		{Name: LockValkeylock, Backend: BackendRedis, Lease: true, Peer: true, onRedis: func(n []redis.Cmdable) (Locker, error) { return newCtxLock(valkeylockSpec(), n) }},
+		{Name: LockRueidislock, Backend: BackendRedis, Lease: true, Peer: true, OwnClient: true, onRedis: func(n []redis.Cmdable) (Locker, error) { return newCtxLock(rueidislockSpec(), n) }},
+		{Name: LockValkeylock, Backend: BackendRedis, Lease: true, Peer: true, OwnClient: true, onRedis: func(n []redis.Cmdable) (Locker, error) { return newCtxLock(valkeylockSpec(), n) }},
 		{Name: LockEtcd, Backend: BackendEtcd, Lease: true, Renewable: true, Fencing: true, RunFlags: []string{"node-timeout", "unfenced-writes"},
 			TTLGrain: time.Second, LocalMinTTL: EtcdLocalMinTTL(3), LoneMinTTL: EtcdLocalMinTTL(1)},
 		{Name: LockPgAdvisory, Backend: BackendPostgres},

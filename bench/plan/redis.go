@@ -30,9 +30,16 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if err != nil {
 		return armed{}, nil, err
 	}
-	sent := countSent(topo, clients, nodes)
+	var sent *sentMeter
+	if d, _ := lockimpl.Describe(pl.Lock); !d.OwnClient {
+		// A lock with a client of its own sends past these clients:
+		// its round trips stay absent rather than read as 0.
+		sent = countSent(topo, clients, nodes)
+	}
 	lockOpts := pl.LockOptions
-	lockOpts.Sent = sent.counter
+	if sent != nil {
+		lockOpts.Sent = sent.counter
+	}
 	if pl.Pipeline == "auto" {
 		lockOpts.Pipe = &lockimpl.PipeOptions{}
 	}
