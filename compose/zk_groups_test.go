@@ -19,16 +19,7 @@ func TestZkIsolateMinority(t *testing.T) {
 		t.Skip(compose.ErrNoZooKeeper)
 	}
 	ctx := ctxFor(t, 5*time.Minute)
-	topo, err := compose.Up(ctx, compose.Spec{Kind: compose.KindZookeeper, Masters: 5}, compose.UpOptions{PeerProxy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = topo.Close() })
-	e := topo.ZkEnsemble()
-	old, err := e.WaitLeader(ctx, 2*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, e, old := upZkLed(t, ctx, 5, 2*time.Minute)
 	members := e.Members()
 	lead := slices.Index(members, old)
 	minority := []*compose.ZkMember{old, members[(lead+1)%5]}
@@ -85,15 +76,7 @@ func TestZkIsolateRing(t *testing.T) {
 		t.Skip(compose.ErrNoZooKeeper)
 	}
 	ctx := ctxFor(t, 5*time.Minute)
-	topo, err := compose.Up(ctx, compose.Spec{Kind: compose.KindZookeeper, Masters: 5}, compose.UpOptions{PeerProxy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = topo.Close() })
-	e := topo.ZkEnsemble()
-	if _, err := e.WaitLeader(ctx, 2*time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	topo, e, _ := upZkLed(t, ctx, 5, 2*time.Minute)
 	undo, err := topo.Apply(ctx, mustFault(t, "at=0s isolate ring for=3m"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package compose_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -19,16 +20,7 @@ func TestZkIsolateLeader(t *testing.T) {
 		t.Skip(compose.ErrNoZooKeeper)
 	}
 	ctx := ctxFor(t, 4*time.Minute)
-	topo, err := compose.Up(ctx, compose.Spec{Kind: compose.KindZookeeper, Masters: 3}, compose.UpOptions{PeerProxy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = topo.Close() })
-	e := topo.ZkEnsemble()
-	old, err := e.WaitLeader(ctx, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	topo, e, old := upZkLed(t, ctx, 3, time.Minute)
 	undo, err := topo.Apply(ctx, mustFault(t, "at=0s isolate leader for=2m"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,4 +70,22 @@ func TestZkIsolateLeader(t *testing.T) {
 	if now, err := e.Leader(ctx); err != nil || now != leader {
 		t.Fatalf("leader after the heal: %v %v, want member %d", now, err, leader.ID)
 	}
+}
+
+// upZkLed starts a zookeeper:members ensemble with proxies on its peer
+// links, stopped when t ends, and waits for its leader: where every
+// isolate test starts.
+func upZkLed(t *testing.T, ctx context.Context, members int, wait time.Duration) (*compose.Topology, *compose.ZkEnsemble, *compose.ZkMember) {
+	t.Helper()
+	topo, err := compose.Up(ctx, compose.Spec{Kind: compose.KindZookeeper, Masters: members}, compose.UpOptions{PeerProxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = topo.Close() })
+	e := topo.ZkEnsemble()
+	leader, err := e.WaitLeader(ctx, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo, e, leader
 }

@@ -27,9 +27,4 @@ func rueidislockSpec() ctxLibrarySpec {
 		}}
 }
 
-// NewRueidislock returns the rueidislock adapter over one server.
-func NewRueidislock(client redis.Cmdable) (Locker, error) {
-	return newCtxLock(rueidislockSpec(), []redis.Cmdable{client})
-}
-
 var _ ctxLibrary = rueidislock.Locker(nil)

@@ -27,9 +27,4 @@ func valkeylockSpec() ctxLibrarySpec {
 		}}
 }
 
-// NewValkeylock returns the valkeylock adapter over one server.
-func NewValkeylock(client redis.Cmdable) (Locker, error) {
-	return newCtxLock(valkeylockSpec(), []redis.Cmdable{client})
-}
-
 var _ ctxLibrary = valkeylock.Locker(nil)
