@@ -18,7 +18,10 @@ func etcdChildren() []int {
 // stalled past its etcd lease overlaps with the next, and the create
 // revision fences its write while unfenced Redis accepts it.
 func TestEtcdScenarios(t *testing.T) {
-	longtest.Waiting(t)
+	// Not longtest.Waiting: etcd-gc-pause has a variant on Redis, and
+	// TestScenariosShowTheirDirection, which waits beside the others,
+	// counts every redis process of this binary as its own leftover.
+	longtest.Skip(t)
 	for _, name := range []string{"etcd-leader-failover", "etcd-gc-pause"} {
 		t.Run(name, func(t *testing.T) {
 			s, err := Lookup(name)
