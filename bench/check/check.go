@@ -27,6 +27,10 @@ type Options struct {
 	// flushEvery overrides how many events are read between two moves of
 	// the watermark (tests move it after every few).
 	flushEvery int
+	// crossCheck has Porcupine search every segment too, to hold the
+	// replay's verdict to its search (Report.mismatch counts the segments
+	// they disagree on).
+	crossCheck bool
 }
 
 // Counts are a history's incidents by cause, over the events of the window
@@ -183,6 +187,9 @@ type Report struct {
 	// reread says the files' events were not in each worker's order, and
 	// the check read the whole history into memory instead of streaming it.
 	reread bool
+	// mismatch counts the segments whose replay verdict Porcupine's search
+	// contradicted (Options.crossCheck).
+	mismatch int
 }
 
 // segment is one Porcupine partition: a stretch of one key's events.

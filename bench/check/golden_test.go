@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/lockbench/lockbench/bench/history"
 	"github.com/lockbench/lockbench/results"
 )
@@ -255,5 +257,31 @@ func TestCheckRereadsAHistoryOutOfOrder(t *testing.T) {
 	counts := func(s string) string { return s[strings.Index(s, "--- json"):strings.Index(s, "--- agree")] }
 	if got := summary(rep); counts(got) != counts(string(want)) {
 		t.Fatalf("reread: the check differs from its golden:\n%s", firstDiff(counts(got), counts(string(want))))
+	}
+}
+
+// TestReplayIsPorcupine holds the checker's own verdict on each segment
+// (its replay of the model, see segment) to Porcupine's search of the same
+// segment, on every stored history: they must agree on every segment, and
+// some segments must be illegal, or the test would prove nothing.
+func TestReplayIsPorcupine(t *testing.T) {
+	illegal := 0
+	for name, files := range storedHistories(t) {
+		for _, every := range []int{1, 0} {
+			rep, err := CheckFiles(files, Options{crossCheck: true, flushEvery: every})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.mismatch != 0 {
+				t.Errorf("%s, watermark every %d: Porcupine's search contradicts the replay on %d segment(s)", name, every, rep.mismatch)
+			}
+			if rep.Porcupine == porcupine.Unknown {
+				t.Errorf("%s: unknown without a budget", name)
+			}
+			illegal += rep.Illegal()
+		}
+	}
+	if illegal == 0 {
+		t.Fatal("no stored history has an illegal segment: the agreement is untested")
 	}
 }

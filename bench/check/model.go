@@ -132,15 +132,22 @@ type stepResult struct {
 	byCalls *history.Event
 }
 
-// step applies one resource event to s.
-func step(s *state, e *history.Event, drift int64) stepResult {
-	n := s.clone()
+// step applies one resource event to s, which it leaves as it was: the
+// model as Porcupine takes it, whose states are values.
+func step(s *state, e *history.Event, drift int64) stepResult { return stepOn(s.clone(), e, drift) }
+
+// stepOn applies one resource event to n in place and returns n as the
+// next state: the checker's own replay, which keeps one state per key and
+// would otherwise make two allocations an event. The holders of an
+// overlapping entry (others) share n's array, so they are read before
+// n's next step.
+func stepOn(n *state, e *history.Event, drift int64) stepResult {
 	r := stepResult{next: n, outcome: history.OutOK}
 	switch e.Op {
 	case history.OpEnter:
-		if len(s.inside) > 0 {
-			r.cause, r.outcome, r.others = CauseOverrun, history.OutOverrun, s.inside
-			for _, h := range s.inside {
+		if len(n.inside) > 0 {
+			r.cause, r.outcome, r.others = CauseOverrun, history.OutOverrun, n.inside
+			for _, h := range n.inside {
 				if e.Granted < h.valid-drift {
 					r.cause, r.outcome = CauseDoubleGrant, history.OutDoubleGrant
 				}
