@@ -51,7 +51,7 @@ func CheckFiles(paths []string, opts Options) (*Report, error) {
 	}
 	defer s.Close()
 	c := newChecker(s.Header(), opts)
-	c.streams, c.workers = map[[2]int]int64{}, s.Workers()
+	c.streams, c.workers = map[[2]int]*int64{}, s.Workers()
 	var e history.Event
 	for n := 1; ; n++ {
 		ord, ok, err := s.Next(&e)
@@ -115,7 +115,15 @@ type checker struct {
 	// streams is how far each worker (generator, worker) has got, when
 	// streaming files; workers is how many each generator has, nil when
 	// the files do not say.
-	streams map[[2]int]int64
+	streams map[[2]int]*int64
+	// lastW and lastFront are the worker of the event read last and its
+	// entry in streams: a worker's events reach the file a buffer at a
+	// time, so most events are the same worker's as the one before.
+	lastW     [2]int
+	lastFront *int64
+	// lastKey and lastKS are the key of the event read last and its state.
+	lastKey Key
+	lastKS  *keyState
 	workers map[int]int
 	// read counts the events read, and lastNew when a worker was first
 	// heard from: for files that do not say how many workers wrote them.
@@ -182,7 +190,7 @@ func (c *checker) watermark() int64 {
 	}
 	w := int64(math.MaxInt64)
 	for _, f := range c.streams {
-		w = min(w, f)
+		w = min(w, *f)
 	}
 	return w
 }
@@ -291,6 +299,9 @@ func (c *checker) key(e *history.Event) *keyState {
 	if c.shared {
 		k.Generator = -1
 	}
+	if c.lastKS != nil && k == c.lastKey {
+		return c.lastKS
+	}
 	ks := c.keys[k]
 	if ks == nil {
 		ks = &keyState{kr: &KeyReport{Key: k, Porcupine: porcupine.Ok}, ledger: history.NewCallLedger(c.drift), leases: map[string]*leaseRec{},
@@ -298,6 +309,7 @@ func (c *checker) key(e *history.Event) *keyState {
 			done: math.MinInt64, state: &state{}, clients: map[[2]int]int{}, porc: porcupine.Ok}
 		c.keys[k] = ks
 	}
+	c.lastKey, c.lastKS = k, ks
 	return ks
 }
 
@@ -306,13 +318,17 @@ func (c *checker) add(e *history.Event, ord history.Ord) {
 	if c.streams != nil {
 		c.read++
 		w := [2]int{e.Generator, e.Worker}
-		f, ok := c.streams[w]
-		if !ok {
-			c.lastNew = c.read
+		f := c.lastFront
+		if f == nil || w != c.lastW {
+			if f = c.streams[w]; f == nil {
+				c.lastNew = c.read
+				f = new(int64)
+				*f = e.Added()
+				c.streams[w] = f
+			}
+			c.lastW, c.lastFront = w, f
 		}
-		if !ok || e.Added() > f {
-			c.streams[w] = e.Added()
-		}
+		*f = max(*f, e.Added())
 	}
 	if e.Op.Resource() && e.Seq == 0 {
 		return
@@ -447,13 +463,23 @@ func (ks *keyState) flush(c *checker, w int64) {
 
 // stepBefore orders lock calls as a whole-history check takes them: by
 // time, then the history's order, then a release's call before its return.
+// (Written out: cmp.Or would compare every field of every pair.)
 func stepBefore(a, b callStep) bool {
-	return cmp.Or(cmp.Compare(a.at, b.at), a.ord.Compare(b.ord), cmp.Compare(a.kind, b.kind)) < 0
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if c := a.ord.Compare(b.ord); c != 0 {
+		return c < 0
+	}
+	return a.kind < b.kind
 }
 
 // seqBefore orders resource events by the resource's sequence number.
 func seqBefore(a, b pending) bool {
-	return cmp.Or(cmp.Compare(a.e.Seq, b.e.Seq), a.ord.Compare(b.ord)) < 0
+	if a.e.Seq != b.e.Seq {
+		return a.e.Seq < b.e.Seq
+	}
+	return a.ord.Compare(b.ord) < 0
 }
 
 // minHeap is a binary heap: a key's waiting events, least first.

@@ -51,3 +51,33 @@ func isPlain(s string) bool {
 	}
 	return true
 }
+
+// FuzzParseEventLine: on any line, the fast parser either leaves it to
+// the slow path or reads exactly what encoding/json reads (its integers
+// are parsed by hand: a leading zero, "-0", 19 digits and overflow are
+// the edges).
+func FuzzParseEventLine(f *testing.F) {
+	e := Event{Generator: 1, Worker: 2, Key: 3, Op: OpWrite, Out: OutOK, Window: true, Call: 10, Return: 12, Token: "t1", Fence: 4, Valid: 99, Seq: 5}
+	f.Add(string(AppendEvent(nil, &e)))
+	for _, n := range []string{"0", "-0", "01", "-01", "-", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		"999999999999999999", "1000000000000000000", "-1000000000000000000", "00"} {
+		f.Add(`{"g":0,"w":0,"key":` + n + `,"op":"enter","out":"ok","win":true,"call":` + n + `,"ret":1,"seq":` + n + `}`)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		var fast Event
+		if !parseEvent([]byte(line), &fast, &tokenCache{}) {
+			return
+		}
+		var l rawLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("the fast parser took what json refuses: %s: %v", line, err)
+		}
+		slow, err := l.event()
+		if err != nil {
+			t.Fatalf("the fast parser took what json refuses: %s: %v", line, err)
+		}
+		if fast != slow {
+			t.Fatalf("fast %+v, json %+v: %s", fast, slow, line)
+		}
+	})
+}
