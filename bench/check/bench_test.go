@@ -3,11 +3,13 @@ package check
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
 // BenchmarkCheckFiles is the streaming check's speed: events per second
-// over a history read from disk, gzip'd, as `lockbench check` reads it.
+// over a history read from disk, gzip'd, as `lockbench check` reads it,
+// and its allocations per event.
 // LOCKBENCH_BENCH_HISTORY names a history to check instead of a synthetic
 // one (e.g. one of `run --keys 64 -c 64 -d 30s --history DIR/`).
 func BenchmarkCheckFiles(b *testing.B) {
@@ -21,6 +23,8 @@ func BenchmarkCheckFiles(b *testing.B) {
 	}
 	b.ReportAllocs()
 	var events int64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	for b.Loop() {
 		rep, err := CheckFiles([]string{path}, Options{})
 		if err != nil {
@@ -31,5 +35,7 @@ func BenchmarkCheckFiles(b *testing.B) {
 		}
 		events = rep.Trailer.Events
 	}
+	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(events*int64(b.N)), "allocs/event")
 }
