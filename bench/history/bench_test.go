@@ -26,3 +26,28 @@ func BenchmarkAdd(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkParseEvent is the line parser's cost per event, on lines as
+// AppendEvent writes them (ns/op is per line).
+func BenchmarkParseEvent(b *testing.B) {
+	events := []Event{
+		{Worker: 3, Key: 17, Op: OpAcquire, Out: OutOK, Window: true, Call: 31002174068, Return: 31002374068, Token: "0123456789abcdef", Valid: 41002374068},
+		{Worker: 3, Key: 17, Op: OpEnter, Out: OutOK, Window: true, Call: 31002474068, Return: 31002474068, Token: "0123456789abcdef", Valid: 41002374068,
+			Granted: 31002374068, Seq: 123456},
+		{Worker: 3, Key: 17, Op: OpWrite, Out: OutOK, Window: true, Call: 31002574068, Return: 31002574068, Token: "0123456789abcdef", Valid: 41002374068, Seq: 123457},
+		{Worker: 3, Key: 17, Op: OpRelease, Out: OutOK, Window: true, Call: 31002674068, Return: 31002774068, Token: "0123456789abcdef"},
+	}
+	var lines [][]byte
+	for i := range events {
+		l := AppendEvent(nil, &events[i])
+		lines = append(lines, l[:len(l)-1])
+	}
+	toks := &tokenCache{}
+	var e Event
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if !parseEvent(lines[i%len(lines)], &e, toks) {
+			b.Fatal("refused")
+		}
+	}
+}

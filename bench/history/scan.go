@@ -471,8 +471,10 @@ type eventParser struct {
 	i int
 }
 
+// lit reads s. (A string comparison with a constant, once inlined, is a
+// few word compares, where bytes.HasPrefix was a call.)
 func (p *eventParser) lit(s string) bool {
-	if !bytes.HasPrefix(p.b[p.i:], []byte(s)) {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
 		return false
 	}
 	p.i += len(s)
@@ -481,7 +483,7 @@ func (p *eventParser) lit(s string) bool {
 
 // opt reads a field if the line has it here.
 func (p *eventParser) opt(name string, value func() bool) bool {
-	if !bytes.HasPrefix(p.b[p.i:], []byte(name)) {
+	if len(p.b)-p.i < len(name) || string(p.b[p.i:p.i+len(name)]) != name {
 		return true
 	}
 	p.i += len(name)
@@ -551,21 +553,33 @@ func (p *eventParser) str(v *[]byte) bool {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
 		return false
 	}
-	end := bytes.IndexByte(p.b[p.i+1:], '"')
-	if end < 0 {
-		return false
-	}
-	s := p.b[p.i+1 : p.i+1+end]
-	for _, c := range s {
-		if c < 0x20 || c >= 0x7f || c == '\\' {
+	// One pass finds the closing quote and refuses what needs unescaping.
+	for j := p.i + 1; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			*v, p.i = p.b[p.i+1:j], j+1
+			return true
+		case c < 0x20 || c >= 0x7f || c == '\\':
 			return false
 		}
 	}
-	*v, p.i = s, p.i+2+end
-	return true
+	return false
 }
 
 func parseOpBytes(b []byte) (Op, error) {
+	// The commonest first: each event's op is looked up.
+	switch string(b) {
+	case "enter":
+		return OpEnter, nil
+	case "write":
+		return OpWrite, nil
+	case "exit":
+		return OpExit, nil
+	case "acquire":
+		return OpAcquire, nil
+	case "release":
+		return OpRelease, nil
+	}
 	for i, n := range opNames {
 		if n != "" && string(b) == n {
 			return Op(i), nil
@@ -575,6 +589,9 @@ func parseOpBytes(b []byte) (Op, error) {
 }
 
 func parseOutcomeBytes(b []byte) (Outcome, error) {
+	if string(b) == "ok" {
+		return OutOK, nil
+	}
 	for i, n := range outcomeNames {
 		if n != "" && string(b) == n {
 			return Outcome(i), nil
