@@ -47,13 +47,13 @@ func (r *Report) Render(w io.Writer) {
 	row("writes after the lease", r.Counts.LateWrites, 0, false)
 	fmt.Fprintf(w, "\nverdict   %s\n", r.verdict())
 	if r.Unsafe() && len(r.Unknown) > 0 {
-		fmt.Fprintf(w, "unknown   Porcupine's search ran out of its budget (%v per key) on %d key(s): %s\n", r.Timeout, len(r.Unknown), keyList(r.Unknown))
+		fmt.Fprintf(w, "unknown   the linearizability search ran out of its budget (%v per key) on %d key(s): %s\n", r.Timeout, len(r.Unknown), keyList(r.Unknown))
 	}
 	r.renderKeys(w)
 }
 
 // Word is the check's verdict in one word: unsafe, unknown (not unsafe,
-// but a key's Porcupine search ran out of its budget) or safe.
+// but a key's linearizability search ran out of its budget) or safe.
 func (r *Report) Word() string {
 	switch {
 	case r.Unsafe():
@@ -68,7 +68,7 @@ func (r *Report) Word() string {
 func (r *Report) verdict() string {
 	c := r.Counts
 	if r.Undecided() {
-		return fmt.Sprintf("UNKNOWN: the replay found nothing unsafe, but Porcupine's search ran out of its budget (%v per key) on %d key(s): %s; "+
+		return fmt.Sprintf("UNKNOWN: the replay found nothing unsafe, but the linearizability search ran out of its budget (%v per key) on %d key(s): %s; "+
 			"a longer --timeout decides them", r.Timeout, len(r.Unknown), keyList(r.Unknown))
 	}
 	if !r.Unsafe() {

@@ -17,7 +17,7 @@ import (
 const exitUnsafe = 4
 
 // exitUnknown is check's exit code for a history that is not unsafe but
-// has a key whose Porcupine search ran out of its --timeout: neither safe
+// has a key whose linearizability search ran out of its --timeout: neither safe
 // nor unsafe, so neither 0 nor 4.
 const exitUnknown = 5
 
@@ -40,7 +40,7 @@ func checkCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "visualize", Usage: "write Porcupine's visualization of every violating key, with the run's faults, to FILE (HTML)"},
 			&cli.StringFlag{Name: "drift", Usage: "clock-drift allowance instead of the run's (1% of the TTL + 2 ms): a grant less than this before the earlier lease's end counts as an overrun, not a double grant"},
-			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on Porcupine's search per key, all its segments together (0: none); " +
+			&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "bound on the linearizability search per key (the model's replay of its segments), all its segments together (0: none); " +
 				"a key whose search runs out of it is unknown, and check exits 5 unless the history is unsafe"},
 			checkFormatFlag(),
 		},
@@ -87,7 +87,7 @@ func checkCommand() *cli.Command {
 			case rep.Unsafe():
 				return unsafeError{msg: "check: the history is unsafe (see above)"}
 			case rep.Undecided():
-				return unknownError{msg: fmt.Sprintf("check: unknown: Porcupine's search ran out of --timeout %v on %d key(s) (see above)", rep.Timeout, len(rep.Unknown))}
+				return unknownError{msg: fmt.Sprintf("check: unknown: the linearizability search ran out of --timeout %v on %d key(s) (see above)", rep.Timeout, len(rep.Unknown))}
 			}
 			return nil
 		},
