@@ -52,7 +52,7 @@ func updateReadme() bool { return resultstest.Updating() }
 // to its --help: each block between <!-- flags:COMMAND --> and
 // <!-- /flags:COMMAND --> is generated from the command's flags (run flags
 // from plan's flag table, with their scope). After changing a flag, run
-// go test ./cmd/lockbench -run TestReadmeFlagTables -update.
+// go test ./bench/cli -run TestReadmeFlagTables -update.
 func TestReadmeFlagTables(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -75,7 +75,7 @@ func TestReadmeFlagTables(t *testing.T) {
 			readme = readme[:i+len(open)] + blocks[name] + readme[j:]
 			continue
 		}
-		t.Errorf("README's flag table for %s differs from its help; run go test ./cmd/lockbench -run TestReadmeFlagTables -update\n--- README\n%s--- help\n%s", name, got, blocks[name])
+		t.Errorf("README's flag table for %s differs from its help; run go test ./bench/cli -run TestReadmeFlagTables -update\n--- README\n%s--- help\n%s", name, got, blocks[name])
 	}
 	if updateReadme() {
 		if err := os.WriteFile("../../README.md", []byte(readme), 0o644); err != nil {
@@ -87,7 +87,7 @@ func TestReadmeFlagTables(t *testing.T) {
 // TestReadmeRules holds the README's statement of the rulebook equal to the
 // rulebook: the block between <!-- rules:verdict --> and
 // <!-- /rules:verdict --> is verdict.Markdown. After changing a rule, run
-// go test ./cmd/lockbench -run TestReadmeRules -update.
+// go test ./bench/cli -run TestReadmeRules -update.
 func TestReadmeRules(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -103,7 +103,7 @@ func TestReadmeRules(t *testing.T) {
 	if got := readme[i+len(open) : j]; got == want {
 		return
 	} else if !updateReadme() {
-		t.Fatalf("README's rulebook differs from bench/verdict; run go test ./cmd/lockbench -run TestReadmeRules -update\n--- README\n%s--- rulebook\n%s", got, want)
+		t.Fatalf("README's rulebook differs from bench/verdict; run go test ./bench/cli -run TestReadmeRules -update\n--- README\n%s--- rulebook\n%s", got, want)
 	}
 	readme = readme[:i+len(open)] + want + readme[j:]
 	if err := os.WriteFile("../../README.md", []byte(readme), 0o644); err != nil {
