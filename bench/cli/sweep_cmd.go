@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/sweep"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -364,8 +365,8 @@ func tuneTTLCommand() *cli.Command {
 			if err != nil {
 				return tuneAxisError(err)
 			}
-			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: workload %s, %d cells of %s each, crash-prob %s, retry %s\n",
-				base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")),
+			fmt.Fprintf(c.App.ErrWriter, "tune-ttl: %sworkload %s, %d cells of %s each, crash-prob %s, retry %s\n",
+				tunedLock(given), base.Get("workload"), len(cells), base.Get("duration"), orDefault(base.Get("crash-prob"), resolved.Get("crash-prob")),
 				orDefault(base.Get("retry"), resolved.Get("retry")))
 			crs, err := sweep.Run(c.Context, g, cells, storeRunner(c), progressFor(c))
 			if err != nil && c.Context.Err() == nil {
@@ -434,6 +435,20 @@ func orDefault(v, d string) string {
 }
 
 var reportFlag = &cli.StringFlag{Name: "report", Usage: "also write the HTML report (with this command's chart) to FILE", Category: "output"}
+
+// tunedLock names the lock tune-ttl was given ("lock X, "), so that a
+// user's own lock (exec:, def:, go:) is named beside the table; "" when
+// the topology's default lock runs.
+func tunedLock(given plan.Values) string {
+	lock := given.Get("lock")
+	if f := given.Get("lock-def"); f != "" {
+		lock = lockimpl.DefPrefix + f
+	}
+	if lock == "" {
+		return ""
+	}
+	return "lock " + lock + ", "
+}
 
 // ttlsOf is tune-ttl's --ttls, or its default for the topologies.
 func ttlsOf(c *cli.Context, topologies []string) string {
