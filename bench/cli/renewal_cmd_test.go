@@ -91,3 +91,43 @@ func shortEmptyDir(t *testing.T) string {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
+
+// TestRenewalCheckSelfExtending: rueidislock's and valkeylock's columns
+// are measured where a case has a self-extending form (restart-empty, on
+// a real redis-server restarted empty) and n/a with why elsewhere; never
+// absent.
+func TestRenewalCheckSelfExtending(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Redis for a few seconds; run without -short")
+	}
+	code, out, errs := lockbench(t, "renewal-check", "--cases", "restart-empty,process-paused", "--locks", "rueidislock,valkeylock",
+		"--trials", "3", "--budget", "0", "--out", t.TempDir(), "--format", "json", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Cells [][]struct{ Case, Lock, Verdict, Why string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	seen := 0
+	for _, row := range doc.Cells {
+		for _, c := range row {
+			seen++
+			switch c.Case {
+			case "restart-empty":
+				if c.Verdict == "absent" || c.Verdict == "n/a" || c.Verdict == "not measured" {
+					t.Errorf("restart-empty on %s: %s; want a measured word", c.Lock, c.Verdict)
+				}
+			default:
+				if c.Verdict != "n/a" {
+					t.Errorf("%s on %s: %s; want n/a", c.Case, c.Lock, c.Verdict)
+				}
+			}
+		}
+	}
+	if seen != 4 {
+		t.Errorf("%d cells, want 4:\n%s", seen, out)
+	}
+}
