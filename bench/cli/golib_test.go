@@ -85,6 +85,22 @@ func TestGoLibraryExample(t *testing.T) {
 	if !strings.Contains(string(b), "| go:stamped |") || !strings.Contains(string(b), "|     single |") {
 		t.Errorf("lock-cost has no row for go:stamped beside single:\n%s", b)
 	}
+	// Its row in the renewal matrix: a measured word, not n/a.
+	rc := exec.Command(bin, "renewal-check", "--locks", "go:stamped", "--cases", "process-paused", "--trials", "1", "--budget", "0",
+		"--format", "json", "-q", "--out", out)
+	b, err = rc.Output()
+	if err != nil {
+		t.Fatalf("renewal-check: %v\n%s", err, b)
+	}
+	var matrix struct {
+		Cells [][]struct{ Case, Lock, Verdict string }
+	}
+	if err := json.Unmarshal(b, &matrix); err != nil || len(matrix.Cells) != 1 || len(matrix.Cells[0]) != 1 {
+		t.Fatalf("renewal-check's output: %v\n%s", err, b)
+	}
+	if c := matrix.Cells[0][0]; c.Lock != "go:stamped" || c.Verdict == "n/a" || c.Verdict == "not measured" {
+		t.Errorf("process-paused on go:stamped: %+v; want a measured word", c)
+	}
 	// A name the program did not register is bad input, named.
 	bad := exec.Command(bin, "run", "--topology", "single", "--lock", "go:nope", "-d", "1s", "-q", "--out", out)
 	b, err = bad.CombinedOutput()

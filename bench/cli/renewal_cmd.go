@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/renewal"
 	"github.com/lockbench/lockbench/bench/verdict"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -45,7 +46,7 @@ func renewalCheckCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cases, locks, err := renewal.Select(c.String("cases"), c.String("locks"))
+			cases, locks, err := renewal.Select(c.String("cases"), c.String("locks"), lockimpl.GoLocksIn(c.Context))
 			if err != nil {
 				return usageError{msg: err.Error()}
 			}
