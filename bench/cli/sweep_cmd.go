@@ -264,6 +264,10 @@ func capacityCommand() *cli.Command {
 			if err := plan.CheckCommandRefusals("capacity", givenValues(c, table)); err != nil {
 				return err
 			}
+			if lock := tunedLock(given); lock != "" {
+				// The table names topologies; a user's own lock is named here.
+				fmt.Fprintf(c.App.ErrWriter, "capacity: %s\n", strings.TrimSuffix(lock, ", "))
+			}
 			search := sweep.CapacitySearch{Given: given, Ramp: ramp, LoadFlag: loadFlag, SLO: slo, Run: storeRunner(c)}
 			if !c.Bool("quiet") {
 				search.OnStep = func(topo, load string) { fmt.Fprintf(c.App.ErrWriter, "capacity %s: %s %s\n", topo, loadFlag, load) }
@@ -436,7 +440,7 @@ func orDefault(v, d string) string {
 
 var reportFlag = &cli.StringFlag{Name: "report", Usage: "also write the HTML report (with this command's chart) to FILE", Category: "output"}
 
-// tunedLock names the lock tune-ttl was given ("lock X, "), so that a
+// tunedLock names the lock tune-ttl or capacity was given ("lock X, "), so that a
 // user's own lock (exec:, def:, go:) is named beside the table; "" when
 // the topology's default lock runs.
 func tunedLock(given plan.Values) string {
