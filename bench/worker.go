@@ -407,6 +407,12 @@ func (s *section) enter(keyIdx int) Entry {
 //go:noinline
 func (s *section) crash(entry Entry) {
 	s.holdings[s.id].left()
+	if c, ok := s.locker.(lockimpl.Crasher); ok {
+		// The holder lives in another process (a driver): that process is
+		// killed, a real crash of the real client, and a new one started.
+		// A successor that cannot start fails the lock, which ends the run.
+		_ = c.Crash(s.lease)
+	}
 	s.protected(func(ctx context.Context) error {
 		st, err := s.resource.Abandon(ctx, entry, clock.Stamp())
 		if s.hist != nil {

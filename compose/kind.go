@@ -68,7 +68,8 @@ type KindInfo struct {
 	// Locks are the locks that run on it (plan's --lock names), the default
 	// first.
 	Locks []string
-	// Drivers is true when a user's driver lock (exec:CMD) runs on it: its
+	// Drivers is true when a user's driver lock (exec:CMD) or Go lock
+	// (go:NAME, over the same masters) runs on it: its
 	// servers are plain ones a driver's client can reach from their URLs.
 	Drivers bool
 	// ScriptLocks is true when a lock defined by its scripts (--lock-def
@@ -252,11 +253,14 @@ func (s Spec) DefaultLock() string {
 // LockMisfit says why lock cannot run on s, or "" when it can.
 func (s Spec) LockMisfit(lock string) string {
 	info := s.Info()
-	if slices.Contains(info.Locks, lock) || info.Drivers && lockimpl.IsDriver(lock) || info.ScriptLocks && lockimpl.IsDef(lock) {
+	if slices.Contains(info.Locks, lock) || info.Drivers && (lockimpl.IsDriver(lock) || lockimpl.IsGo(lock)) || info.ScriptLocks && lockimpl.IsDef(lock) {
 		return ""
 	}
 	if lockimpl.IsDef(lock) {
 		return fmt.Sprintf("a lock definition cannot run on %s; it runs on single", s)
+	}
+	if lockimpl.IsGo(lock) {
+		return fmt.Sprintf("a Go lock cannot run on %s; it runs on %s", s, strings.Join(kindsWithDrivers(), ", "))
 	}
 	if lockimpl.IsDriver(lock) {
 		return fmt.Sprintf("a driver lock cannot run on %s; it runs on %s", s, strings.Join(kindsWithDrivers(), ", "))

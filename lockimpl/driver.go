@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,9 +120,17 @@ type Driver struct {
 	opts    DriverOptions
 	servers []string
 	caps    DriverCaps
+	// procs are the processes by slot; a crash (Crash) replaces one, so
+	// they are read under procsMu.
+	procsMu sync.RWMutex
 	procs   []*driverProc
+	// crashedCPU is the CPU time of the processes a crash ended.
+	crashedCPU time.Duration
 	// next spreads a call without a worker over the processes.
 	next atomic.Uint64
+
+	// crashes counts the processes Crash replaced.
+	crashes atomic.Int64
 
 	failOnce sync.Once
 	failed   chan struct{}
@@ -244,7 +253,7 @@ func (d *Driver) fail(err error) {
 	d.failOnce.Do(func() {
 		d.err = d.named(err)
 		close(d.failed)
-		for _, p := range d.procs {
+		for _, p := range d.procList() {
 			if p != nil {
 				p.kill()
 			}
@@ -274,18 +283,25 @@ func (d *Driver) Close() error {
 	d.failOnce.Do(func() {
 		d.err = d.named(errors.New("closed"))
 		close(d.failed)
-		for _, p := range d.procs {
+		for _, p := range d.procList() {
 			if p != nil {
 				p.stop()
 			}
 		}
 	})
-	for _, p := range d.procs {
+	for _, p := range d.procList() {
 		if p != nil {
 			p.kill()
 		}
 	}
 	return nil
+}
+
+// procList is a copy of the processes by slot.
+func (d *Driver) procList() []*driverProc {
+	d.procsMu.RLock()
+	defer d.procsMu.RUnlock()
+	return slices.Clone(d.procs)
 }
 
 // Info describes the driver lock: its command as the name, the hello's
@@ -298,6 +314,8 @@ func (d *Driver) Info() Info {
 // procFor is the process an acquisition goes to: the worker's own with
 // per-worker processes, else the one shared.
 func (d *Driver) procFor(ctx context.Context) *driverProc {
+	d.procsMu.RLock()
+	defer d.procsMu.RUnlock()
 	if w, ok := WorkerOf(ctx); ok {
 		return d.procs[w%len(d.procs)]
 	}
@@ -380,6 +398,79 @@ func (d *Driver) Stall(lease Lease, pause time.Duration) {
 	p.signal(syscall.SIGCONT)
 }
 
+// Crasher is a Locker whose holder's client can die for real: a holder
+// that crashes (--crash-prob) ends the client that holds its lease, and a
+// new one takes the client's place, as a restarted service would.
+type Crasher interface {
+	// Crash kills the client holding lease and starts its successor; an
+	// error is a successor that could not start, which fails the lock.
+	Crash(lease Lease) error
+}
+
+// ErrDriverCrashed is the error of a call on a driver process that a
+// crash killed (a lease it granted, renewed or released after it).
+var ErrDriverCrashed = errors.New("its driver process was killed by a crash (--crash-prob)")
+
+// Crash kills the process holding lease (SIGKILL to its group: the user's
+// runtime dies without releasing, as a crashed client does) and starts a
+// new process in its slot, with a hello of its own, for the worker's next
+// acquisitions. With a shared process every holder's client dies with it:
+// their later calls on it fail with ErrDriverCrashed.
+func (d *Driver) Crash(lease Lease) error {
+	p, ok := lease.handle.(*driverProc)
+	if !ok {
+		return nil
+	}
+	d.procsMu.Lock()
+	defer d.procsMu.Unlock()
+	if p.index >= len(d.procs) || d.procs[p.index] != p || d.Err() != nil {
+		// Another holder's crash already replaced it, or the lock is done.
+		return nil
+	}
+	if p.cmd.Process != nil {
+		if cpu, err := procCPU(p.cmd.Process.Pid); err == nil {
+			d.crashedCPU += cpu
+		}
+	}
+	p.crash()
+	next, caps, err := d.start(context.Background(), p.index)
+	if err == nil && caps != d.caps {
+		next.kill()
+		err = d.named(fmt.Errorf("restarted after a crash, said hello %+v, before %+v: one driver, one hello", caps, d.caps))
+	}
+	if err != nil {
+		go d.fail(fmt.Errorf("restarting after a crash: %w", err))
+		return err
+	}
+	d.procs[p.index] = next
+	d.crashes.Add(1)
+	go next.readAnswers()
+	return nil
+}
+
+// Crashes is how many driver processes a crash killed and replaced.
+func (d *Driver) Crashes() int64 { return d.crashes.Load() }
+
+// crash SIGKILLs the process group at once and answers the calls still
+// waiting on it with ErrDriverCrashed.
+func (p *driverProc) crash() {
+	p.crashed.Store(true)
+	p.killed.Store(true)
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-p.exited:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, pc := range p.wait {
+		delete(p.wait, id)
+		pc.answer <- DriverAnswer{ID: id, Result: ResultError, Message: ErrDriverCrashed.Error()}
+	}
+}
+
 // ownedOutcome maps a renew's or release's answer to its outcome.
 func ownedOutcome(a DriverAnswer) (Outcome, error) {
 	switch a.Result {
@@ -429,6 +520,9 @@ type driverProc struct {
 	exited  chan struct{}
 	waitErr error
 	killed  atomic.Bool
+	// crashed is set when a crash killed it (Crash): calls on it fail
+	// with ErrDriverCrashed and do not fail the lock.
+	crashed atomic.Bool
 	// stalls counts the pauses (Stall) in progress, and resumed is when
 	// the last one ended (unix nanoseconds): an answer late by a pause is
 	// not a hang.
@@ -591,6 +685,9 @@ func (p *driverProc) call(ctx context.Context, req DriverRequest) (DriverAnswer,
 	if err := d.Err(); err != nil {
 		return DriverAnswer{}, err
 	}
+	if p.crashed.Load() {
+		return DriverAnswer{}, d.named(ErrDriverCrashed)
+	}
 	req.ID = p.ids.Add(1)
 	pc := &pendingCall{op: req.Op, answer: make(chan DriverAnswer, 1)}
 	p.mu.Lock()
@@ -598,6 +695,9 @@ func (p *driverProc) call(ctx context.Context, req DriverRequest) (DriverAnswer,
 	p.mu.Unlock()
 	line, _ := json.Marshal(req)
 	if err := p.write(line); err != nil {
+		if p.crashed.Load() {
+			return DriverAnswer{}, d.named(ErrDriverCrashed)
+		}
 		d.fail(fmt.Errorf("writing request %d: %w%s", req.ID, err, p.stderrTail()))
 		return DriverAnswer{}, d.err
 	}
@@ -606,10 +706,16 @@ func (p *driverProc) call(ctx context.Context, req DriverRequest) (DriverAnswer,
 	for {
 		select {
 		case a := <-pc.answer:
+			if a.Result == ResultError && p.crashed.Load() && a.Message == ErrDriverCrashed.Error() {
+				return DriverAnswer{}, d.named(ErrDriverCrashed)
+			}
 			return a, nil
 		case <-d.failed:
 			return DriverAnswer{}, d.err
 		case <-t.C:
+			if p.crashed.Load() {
+				return DriverAnswer{}, d.named(ErrDriverCrashed)
+			}
 			if left := p.hangLeft(d.opts.Timeout); left > 0 {
 				// Paused on purpose (Stall): the wait is the pause's, not a hang.
 				t.Reset(left)
@@ -691,8 +797,10 @@ func (p *driverProc) kill() {
 // the children they waited for) have used so far, from /proc: the
 // client's CPU of a driver lock is lockbench's and its driver's.
 func (d *Driver) ProcessCPU() (time.Duration, error) {
-	var total time.Duration
-	for _, p := range d.procs {
+	d.procsMu.RLock()
+	total := d.crashedCPU
+	d.procsMu.RUnlock()
+	for _, p := range d.procList() {
 		if p == nil || p.cmd.Process == nil {
 			continue
 		}

@@ -2,6 +2,7 @@ package lockimpl_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -311,5 +312,69 @@ func TestDriverProcessCPU(t *testing.T) {
 			t.Fatal("a busy driver used no CPU in 10s")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDriverCrashKillsItsProcess: a crash of a holder (--crash-prob)
+// SIGKILLs the driver process holding the lease — the key stays held on
+// the server until its TTL, as a dead client leaves it — and a new process
+// takes the slot, so the worker's next acquisition goes on. With a shared
+// process, a call on the dead one by another holder fails as crashed, and
+// does not break the lock.
+func TestDriverCrashKillsItsProcess(t *testing.T) {
+	bin := goDriver(t)
+	srv := startServer(t)
+	for _, procs := range []string{lockimpl.DriverPerWorker, lockimpl.DriverShared} {
+		t.Run(procs, func(t *testing.T) {
+			d, err := lockimpl.NewDriver(context.Background(), "exec:"+bin+" single", []string{"redis://" + srv + "/0"},
+				lockimpl.DriverOptions{Procs: procs, Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			w0, w1 := lockimpl.WithWorker(context.Background(), 0), lockimpl.WithWorker(context.Background(), 1)
+			key := "lockbench:test:crash:" + lockimpl.NewToken()
+			lease, out, err := d.Acquire(w0, key, 2*time.Second)
+			if out != lockimpl.OK {
+				t.Fatal(out, err)
+			}
+			other, out, err := d.Acquire(w1, key+":other", 2*time.Second)
+			if out != lockimpl.OK {
+				t.Fatal(out, err)
+			}
+			pid := d.Pid(lease)
+			if err := d.Crash(lease); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, 0); err == nil {
+				t.Errorf("driver process %d still there after the crash", pid)
+			}
+			if d.Crashes() != 1 {
+				t.Errorf("crashes = %d, want 1", d.Crashes())
+			}
+			// The dead client never released: the key is still held.
+			if _, out, _ := d.Acquire(w0, key, time.Second); out != lockimpl.Contended {
+				t.Errorf("acquire of the crashed holder's key = %v, want contended until its TTL", out)
+			}
+			next, out, err := d.Acquire(w0, key+":next", time.Second)
+			if out != lockimpl.OK || d.Pid(next) == pid || d.Pid(next) == 0 {
+				t.Fatalf("acquire after the crash = %v, %v on pid %d (crashed %d); want a new process", out, err, d.Pid(next), pid)
+			}
+			out, err = d.Release(w1, other)
+			switch procs {
+			case lockimpl.DriverShared:
+				// The other holder's client died with the shared process.
+				if !errors.Is(err, lockimpl.ErrDriverCrashed) || lockimpl.ErrorKind(err) != "driver_crashed" {
+					t.Errorf("release on the dead shared process = %v, %v; want ErrDriverCrashed", out, err)
+				}
+			default:
+				if out != lockimpl.OK {
+					t.Errorf("release on the other worker's process = %v, %v", out, err)
+				}
+			}
+			if d.Err() != nil {
+				t.Fatalf("a crash broke the driver: %v", d.Err())
+			}
+		})
 	}
 }

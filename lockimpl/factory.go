@@ -30,6 +30,8 @@ type Options struct {
 	Pipe *PipeOptions
 	// Driver configures a driver lock (exec:CMD).
 	Driver DriverOptions
+	// Go are the program's own Go locks, which New builds for go:NAME.
+	Go GoLocks
 }
 
 // New builds the named lock over the given masters. Single-instance locks
@@ -84,6 +86,9 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	}
 	if IsDef(name) {
 		return NewDefLock(name, nodes)
+	}
+	if IsGo(name) {
+		return opts.Go.build(name, nodes)
 	}
 	if IsDriver(name) {
 		servers, err := serverURLs(nodes)

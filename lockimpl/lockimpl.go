@@ -189,6 +189,8 @@ func ErrorKind(err error) string {
 		return "unreplicated"
 	case errors.Is(err, ErrForeignLease):
 		return "foreign_lease"
+	case errors.Is(err, ErrDriverCrashed):
+		return "driver_crashed"
 	case errors.As(err, new(*DriverError)):
 		return "driver"
 	case cause != nil:

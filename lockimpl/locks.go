@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -194,6 +195,9 @@ func Describe(name string) (Descriptor, bool) {
 	}
 	if IsDef(name) {
 		return defDescriptor(name)
+	}
+	if IsGo(name) {
+		return genericGoDescriptor(name), goName.MatchString(strings.TrimPrefix(name, GoPrefix))
 	}
 	for _, d := range descriptors() {
 		if d.Name == name {

@@ -61,12 +61,12 @@ var registryFiles = []string{"bench/plan/backends.go", "compose/backends.go", "l
 // pendingShared are shared files that still name backends, each with why;
 // the test fails when one stops naming any, so the list only shrinks.
 var pendingShared = map[string]string{
-	"bench/renewal/cases.go":      "renewal-check's columns: a catalogue a backend may join, never must",
-	"bench/scenario/recipes.go":   "scenario recipes: a catalogue a backend may join, never must",
-	"bench/scenario/scenario.go":  "the list of scenario recipes: a catalogue a backend may join, never must",
-	"bench/advise/plan.go":        "ttlFor bounds zk's TTL by its session bounds (compose.ZkSessionBounds), not a descriptor field yet",
-	"bench/advise/input.go":       "advise's default candidates add postgres when its binaries are installed (pgInstalled), not from a backend's Installed",
-	"cmd/lockbench/advise_cmd.go": "passes compose.PgInstalled to advise's default candidates",
+	"bench/renewal/cases.go":     "renewal-check's columns: a catalogue a backend may join, never must",
+	"bench/scenario/recipes.go":  "scenario recipes: a catalogue a backend may join, never must",
+	"bench/scenario/scenario.go": "the list of scenario recipes: a catalogue a backend may join, never must",
+	"bench/advise/plan.go":       "ttlFor bounds zk's TTL by its session bounds (compose.ZkSessionBounds), not a descriptor field yet",
+	"bench/advise/input.go":      "advise's default candidates add postgres when its binaries are installed (pgInstalled), not from a backend's Installed",
+	"bench/cli/advise_cmd.go":    "passes compose.PgInstalled to advise's default candidates",
 }
 
 // TestNoSharedFileNamesABackend: apart from the default backend (Redis,

@@ -514,6 +514,14 @@ func (p *parser) lockFor(topo compose.Spec) string {
 		} else if why := topo.LockMisfit(lock); why != "" {
 			p.fail("lock", "%s", why)
 		}
+	case lockimpl.IsGo(lock):
+		// Which Go locks the program registered is known where the run
+		// builds its lock (lockimpl.GoLocksIn); here, its name and topology.
+		if _, ok := lockimpl.Describe(lock); !ok {
+			p.fail("lock", "%q: a Go lock's name is letters, digits, '.', '-', '_' after %s", lock, lockimpl.GoPrefix)
+		} else if why := topo.LockMisfit(lock); why != "" {
+			p.fail("lock", "%s", why)
+		}
 	case lockimpl.IsDef(lock):
 		if _, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock)); err != nil {
 			p.fail("lock-def", "%v", err)

@@ -30,8 +30,18 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 	if err != nil {
 		return armed{}, nil, err
 	}
+	desc, _ := lockimpl.Describe(pl.Lock)
+	goLocks := lockimpl.GoLocksIn(ctx)
+	if g, ok := goLocks.Find(pl.Lock); ok {
+		// A Go lock's descriptor is the program's, which plan's checks
+		// (run before the program's locks are at hand) could not read.
+		desc = g.Descriptor
+		if !desc.Renewable && pl.Workload.RenewEvery > 0 {
+			return armed{}, nil, badInput("renew-every", "%v: lock %s is registered not renewable", pl.Workload.RenewEvery, pl.Lock)
+		}
+	}
 	var sent *sentMeter
-	if d, _ := lockimpl.Describe(pl.Lock); !d.OwnClient {
+	if !desc.OwnClient {
 		// A lock with a client of its own sends past these clients:
 		// its round trips stay absent rather than read as 0.
 		sent = countSent(topo, clients, nodes)
@@ -44,6 +54,7 @@ func armRedis(ctx context.Context, pl Plan, env Env, id, prefix string, topo *co
 		lockOpts.Pipe = &lockimpl.PipeOptions{}
 	}
 	lockOpts.Driver.Workers = pl.Bench.Concurrency
+	lockOpts.Go = goLocks
 	locker, err := lockimpl.New(pl.Lock, nodes, lockOpts)
 	if err != nil {
 		if lockimpl.IsDriver(pl.Lock) {

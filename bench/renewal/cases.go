@@ -37,6 +37,11 @@ type Lock struct {
 	// NoRenewal, when set, says why no case applies to the lock: a driver
 	// lock whose hello says it does not renew.
 	NoRenewal string
+	// SelfExtending is true for a lock whose library extends its keys
+	// itself and cancels the lock's context when an extension fails
+	// (rueidislock, valkeylock): its holders renew nothing, and each case
+	// runs its self-extending form, or is n/a with why.
+	SelfExtending bool
 }
 
 // session says whether l's lease is a session that its client's pings
@@ -69,8 +74,8 @@ func Locks() []Lock {
 		{Name: lockimpl.LockRedlock, Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
 		{Name: lockimpl.LockRedsync, Topology: "redlock:3", Nodes: 3, TTL: redisTTL},
 		{Name: lockimpl.LockRedislock, Topology: "single", Nodes: 1, TTL: redisTTL},
-		{Name: lockimpl.LockRueidislock, Topology: "single", Nodes: 1, TTL: redisTTL, Absent: selfExtendingAbsent},
-		{Name: lockimpl.LockValkeylock, Topology: "single", Nodes: 1, TTL: redisTTL, Absent: selfExtendingAbsent},
+		{Name: lockimpl.LockRueidislock, Topology: "single", Nodes: 1, TTL: redisTTL, SelfExtending: true},
+		{Name: lockimpl.LockValkeylock, Topology: "single", Nodes: 1, TTL: redisTTL, SelfExtending: true},
 		{Name: lockimpl.LockEtcd, Topology: "etcd:1", Nodes: 1, TTL: etcdTTL, RestartTTL: 2 * etcdTTL, Fencing: true},
 		{Name: lockimpl.LockPgLease, Topology: "postgres", Nodes: 1, TTL: pgTTL, Fencing: true},
 		{Name: lockimpl.LockZk, Topology: "zookeeper:1", Nodes: 1, TTL: zkTTL, Fencing: true},
@@ -78,13 +83,16 @@ func Locks() []Lock {
 	}
 }
 
-// selfExtendingAbsent is why rueidislock's and valkeylock's columns have
-// no cells yet: their holders renew nothing (the library extends its keys
-// in the background and cancels the lock's context when an extension
-// fails), so their cases are a session's, and the session forms here are
-// written for ZooKeeper's (expire holder), which a Redis topology has not.
-const selfExtendingAbsent = "the library extends its keys itself and cancels the lock's context when an extension fails: " +
-	"its cases are a session's, and the session forms here are ZooKeeper's (expire holder); its own are not written yet"
+// selfExtendingUnseen is why a self-extending lock's lease cannot be
+// judged past its first TTL: the library's extensions go over its own
+// connections, which the history does not see, so the lease model bounds
+// each lease by the TTL from its acquisition (as zk's session), and its
+// cases keep the work under one TTL.
+const selfExtendingUnseen = "the library extends its keys on its own goroutines and connections, which the history does not see: " +
+	"a lease is judged by one TTL from its acquisition, so the work stays under it"
+
+// noRenewCall is why a probe that calls Renew has no self-extending form.
+const noRenewCall = "the holder has no renewal to call: the library extends its keys itself, out of the holder's reach"
 
 // Loss says when a lease is lost in a case, which decides what its holder
 // had to notice.
@@ -145,6 +153,12 @@ type Case struct {
 	// session is the case as a session shows the hazard (zk), when it
 	// has an analogue.
 	session *sessionForm
+	// SelfExtendingNA, when set, says why the case has no form on a
+	// self-extending lock (Lock.SelfExtending); otherwise selfExtending is
+	// its form there.
+	SelfExtendingNA string
+	// selfExtending is the case on a self-extending lock, when it has one.
+	selfExtending *sessionForm
 }
 
 // sessionForm is a case's run on a lock whose lease is a session: its own
@@ -159,7 +173,13 @@ type sessionForm struct {
 // on is c as it runs on l: on a session lock, its session analogue, or
 // n/a with SessionNA's reason (a case n/a everywhere stays so).
 func (c Case) on(l Lock) Case {
-	if !l.session() || c.NotApplicable != "" {
+	if c.NotApplicable != "" {
+		return c
+	}
+	if l.SelfExtending {
+		return c.onSelfExtending()
+	}
+	if !l.session() {
 		return c
 	}
 	if c.session == nil {
@@ -169,6 +189,23 @@ func (c Case) on(l Lock) Case {
 	c.Loss, c.Faults, c.recipe, c.probe = c.session.loss, c.session.faults, c.session.recipe, nil
 	if c.session.advice != "" {
 		c.Advice = c.session.advice
+	}
+	return c
+}
+
+// onSelfExtending is c on a self-extending lock: its form there, or n/a
+// with SelfExtendingNA's reason.
+func (c Case) onSelfExtending() Case {
+	if c.selfExtending == nil {
+		c.NotApplicable, c.probe = c.SelfExtendingNA, nil
+		if c.NotApplicable == "" {
+			c.NotApplicable = selfExtendingUnseen
+		}
+		return c
+	}
+	c.Loss, c.Faults, c.recipe, c.probe = c.selfExtending.loss, c.selfExtending.faults, c.selfExtending.recipe, nil
+	if c.selfExtending.advice != "" {
+		c.Advice = c.selfExtending.advice
 	}
 	return c
 }
@@ -274,6 +311,8 @@ func All() []Case {
 				"renewer, and a TTL well above the longest burst",
 			SessionNA: "zk has no renewer to starve: the session's pings are the client library's, and a burst " +
 				"that starves them past the timeout ends the session as renewal-failing's expire does",
+			SelfExtendingNA: "the burst starves the library's extender with the holder, but " + selfExtendingUnseen +
+				", and no burst inside one TTL outlasts it",
 			Loss: LossAtExpiry,
 			recipe: func(l Lock) plan.Values {
 				// A renewer goroutine per lease; half the holders' work
@@ -298,6 +337,8 @@ func All() []Case {
 				"checks the token, or a TTL above the longest pause",
 			SessionNA: "the run's pause stalls the holder's goroutine, not the process: the zk client's pings go on " +
 				"and keep the session (a real pause past the timeout ends it: renewal-failing's expire)",
+			SelfExtendingNA: "the run's pause stalls the holder's goroutine, not the process: the library's extender goes on " +
+				"and keeps the lease, as it would for a holder stuck in its own work",
 			Loss: LossAtExpiry,
 			recipe: func(l Lock) plan.Values {
 				v := base(l)
@@ -314,10 +355,11 @@ func All() []Case {
 		},
 		{
 			Name: "release-race", Title: "a renewal in flight while the holder releases",
-			Reproduces: "redis-semaphore PR #206 (refresh racing release)",
-			Advice:     "stop the renewer and wait for it before releasing; release and renew by the same token, atomically",
-			SessionNA:  "zk renews nothing: no renewal can race the release, which deletes the holder's own node",
-			probe:      releaseRace, Words: map[Outcome]string{Caught: "deleted", Overran: "resurrected"},
+			Reproduces:      "redis-semaphore PR #206 (refresh racing release)",
+			Advice:          "stop the renewer and wait for it before releasing; release and renew by the same token, atomically",
+			SessionNA:       "zk renews nothing: no renewal can race the release, which deletes the holder's own node",
+			SelfExtendingNA: noRenewCall + "; its release (the context's cancel) stops the extender and waits for it",
+			probe:           releaseRace, Words: map[Outcome]string{Caught: "deleted", Overran: "resurrected"},
 		},
 		{
 			Name: "restart-empty", Title: "extension after a master restarted empty (no persistence)",
@@ -325,7 +367,10 @@ func All() []Case {
 			Advice: "persistence (AOF fsync always) or a restart delay of a TTL, a quorum (redlock) or a store that keeps " +
 				"leases (etcd, PostgreSQL); fencing for the writes between the restart and the next renewal",
 			SessionNA: "zk extends nothing, and ZooKeeper restores sessions and nodes from its fsync'd log",
-			Loss:      LossAtFault, Faults: faultsPerRun,
+			selfExtending: &sessionForm{loss: LossAtFault, faults: faultsPerRun, recipe: restartUnderOneTTL,
+				advice: "the library learns of the restart at its next extension (every half validity): check the lock's " +
+					"context right before each write, and fence the writes; persistence or a restart delay of a TTL"},
+			Loss: LossAtFault, Faults: faultsPerRun,
 			recipe: func(l Lock) plan.Values {
 				if l.RestartTTL > 0 {
 					l.TTL = l.RestartTTL
@@ -347,24 +392,28 @@ func All() []Case {
 			Advice: "a lock whose extend resurrects an expired key must not be renewed late: renew well inside the TTL, " +
 				"and treat a late extension as lost",
 			SessionNA: "zk has no extension: ZooKeeper never revives an expired session; its client must open another",
-			Loss:      LossResurrect, Faults: faultsPerRun,
+			SelfExtendingNA: "the extensions are the library's, on its own connections: none is the holder's to time late, " +
+				"and " + selfExtendingUnseen,
+			Loss: LossResurrect, Faults: faultsPerRun,
 			// The path is cut for one TTL: every lease expires on the server
 			// meanwhile, and the holder's next renewal arrives after.
 			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), l.TTL) },
 		},
 		{
 			Name: "adds-or-resets", Title: "whether extend adds to the remaining time or resets it to the TTL",
-			Reproduces: "redis-py #629 (extend adds instead of resetting)",
-			Advice:     "where extend adds, a crashed holder blocks the key for every extension it made: reset instead",
-			SessionNA:  "zk has no TTL to extend: the session timeout is fixed when the session is established",
-			probe:      addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
+			Reproduces:      "redis-py #629 (extend adds instead of resetting)",
+			Advice:          "where extend adds, a crashed holder blocks the key for every extension it made: reset instead",
+			SessionNA:       "zk has no TTL to extend: the session timeout is fixed when the session is established",
+			SelfExtendingNA: noRenewCall,
+			probe:           addsOrResets, Words: map[Outcome]string{Caught: "resets", Overran: "adds"},
 		},
 		{
 			Name: "renew-after-unlock", Title: "a renewal after unlock must not recreate the key",
-			Reproduces: "redisson #7272 (renewal going on after unlock)",
-			Advice:     "cancel the renewer before unlock; a renew script must check the token, never SET",
-			SessionNA:  "zk renews nothing: no renewal runs after unlock, and nothing recreates the deleted node",
-			probe:      renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
+			Reproduces:      "redisson #7272 (renewal going on after unlock)",
+			Advice:          "cancel the renewer before unlock; a renew script must check the token, never SET",
+			SessionNA:       "zk renews nothing: no renewal runs after unlock, and nothing recreates the deleted node",
+			SelfExtendingNA: noRenewCall,
+			probe:           renewAfterUnlock, Words: map[Outcome]string{Caught: "refused", Overran: "recreated"},
 		},
 		{
 			Name: "waiter-expired", Title: "a waiter whose own session or lease expired while it waited",
@@ -378,6 +427,8 @@ func All() []Case {
 			Reproduces: "redisson #4698, PR #7254 (tell me when renewal fails)",
 			Advice: "stop work when the lease's validity passes without a renewal, check it right before each write, " +
 				"and fence the writes; a renewal interval of TTL/3 leaves two tries",
+			SelfExtendingNA: "a cut fails the library's extensions, but " + selfExtendingUnseen +
+				", which no cut can shorten: nothing would be exposed",
 			Loss: LossAtExpiry, Faults: faultsPerRun,
 			recipe: func(l Lock) plan.Values { return everyNode(l, faultsPerRun, l.cut(), 2*l.TTL) },
 			session: &sessionForm{loss: LossSessionEnded, faults: faultsPerRun, recipe: expireHolders,
@@ -385,6 +436,23 @@ func All() []Case {
 					"lock is gone) and check it right before each write, and fence the writes by the node's czxid"},
 		},
 	}
+}
+
+// restartUnderOneTTL is restart-empty on a self-extending lock: master 0
+// restarts empty three times a run while holders work, each for under one
+// TTL (the history sees no extension, so a lease is judged by one TTL from
+// its acquisition). The library extends every half validity; the question
+// is whether it ends the lease (cancels its context) before another holder
+// is granted the key on the empty server and the first holder writes.
+func restartUnderOneTTL(l Lock) plan.Values {
+	v := base(l)
+	at, window := faultTimes(l, faultsPerRun)
+	for _, t := range at {
+		v["fault"] = append(v["fault"], fmt.Sprintf("at=%dms restart node=0", t.Milliseconds()))
+	}
+	v.Set("hold", "uniform:"+ms(l.TTL, 1, 4)+","+ms(l.TTL, 9, 10))
+	v.Set("duration", fmt.Sprintf("%dms", window.Milliseconds()))
+	return v
 }
 
 // expireHolders is renewal-failing on a session lock (zk): the ensemble

@@ -208,7 +208,7 @@ func FuzzSelect(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, cases, locks string) {
-		cs, ls, err := Select(cases, locks)
+		cs, ls, err := Select(cases, locks, nil)
 		if err != nil {
 			return
 		}

@@ -12,14 +12,15 @@ import (
 )
 
 // Select picks the cases and locks named in comma lists ("" or "all":
-// every one), in matrix order. A name not known is bad input naming the
+// every one), in matrix order; own are the program's Go locks, which
+// --locks may name as go:NAME. A name not known is bad input naming the
 // flag and the accepted names.
-func Select(cases, locks string) ([]Case, []Lock, error) {
+func Select(cases, locks string, own lockimpl.GoLocks) ([]Case, []Lock, error) {
 	cs, err := pick("cases", cases, All(), func(c Case) string { return c.Name })
 	if err != nil {
 		return nil, nil, err
 	}
-	all, err := withDrivers(locks)
+	all, err := withDrivers(locks, own)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -33,10 +34,18 @@ func Select(cases, locks string) ([]Case, []Lock, error) {
 // withDrivers is Locks() and, after them, a column for each driver lock
 // (exec:CMD) named in spec: on single, at Redis's TTL, fenced when its
 // hello says it fences (read from one process, started and stopped).
-func withDrivers(spec string) ([]Lock, error) {
+func withDrivers(spec string, own lockimpl.GoLocks) ([]Lock, error) {
 	all := Locks()
 	for _, s := range strings.Split(spec, ",") {
 		s = strings.TrimSpace(s)
+		if lockimpl.IsGo(s) {
+			l, err := goColumn(s, own)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, l)
+			continue
+		}
 		if !lockimpl.IsDriver(s) {
 			continue
 		}
@@ -54,6 +63,24 @@ func withDrivers(spec string) ([]Lock, error) {
 		all = append(all, l)
 	}
 	return all, nil
+}
+
+// goColumn is the column of a Go lock the program registered: on single,
+// at Redis's TTL, fenced and renewing as its descriptor says.
+func goColumn(name string, own lockimpl.GoLocks) (Lock, error) {
+	g, ok := own.Find(name)
+	if !ok {
+		registered := "none is registered in this program"
+		if len(own) > 0 {
+			registered = "this program registers " + strings.Join(own.Names(), ", ")
+		}
+		return Lock{}, &plan.InputError{Flag: "locks", Msg: fmt.Sprintf("%s: not a registered Go lock; %s", name, registered)}
+	}
+	l := Lock{Name: name, Topology: "single", Nodes: 1, TTL: 300 * time.Millisecond, Fencing: g.Descriptor.Fencing}
+	if !g.Descriptor.Renewable {
+		l.NoRenewal = "it is registered not renewable: there is no renewal to fail"
+	}
+	return l, nil
 }
 
 // pick keeps the items named in spec, in their own order.

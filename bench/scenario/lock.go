@@ -81,12 +81,31 @@ func useLock(v plan.Values, lock string, peerOptions []string) error {
 			return err
 		}
 	}
+	if userLock(lock) {
+		// A user's own lock talks to the masters by its own timings: the
+		// recipe's settings of lockbench's Redlock client are not its.
+		for _, f := range redlockClientFlags {
+			delete(v, f)
+		}
+	}
 	if len(peerOptions) > 0 {
 		v.Set("peer-option", append(v["peer-option"], peerOptions...)...)
 	}
 	return nil
 }
 
+// redlockClientFlags are the recipe settings of lockbench's own Redlock
+// client, which a peer library takes as its options and a user's lock not
+// at all.
+var redlockClientFlags = []string{"node-timeout", "fail-fast", "drift-factor"}
+
+// userLock reports whether lock is a user's own: a driver (exec:), a
+// definition (def:) or a Go program's (go:).
+func userLock(lock string) bool {
+	return lockimpl.IsDriver(lock) || lockimpl.IsDef(lock) || lockimpl.IsGo(lock)
+}
+
+// toRedsync moves the recipe's Redlock client settings to redsync's options.
 func toRedsync(v plan.Values) error {
 	resolved, err := plan.Resolve(v)
 	if err != nil {
@@ -107,7 +126,7 @@ func toRedsync(v plan.Values) error {
 	if df := resolved.Get("drift-factor"); df != flagDefault("drift-factor") {
 		opts = append(opts, "drift-factor="+df)
 	}
-	for _, f := range []string{"node-timeout", "fail-fast", "drift-factor"} {
+	for _, f := range redlockClientFlags {
 		delete(v, f)
 	}
 	if len(opts) > 0 {

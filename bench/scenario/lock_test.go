@@ -51,6 +51,18 @@ func TestWithLock(t *testing.T) {
 		t.Fatalf("restart flags %v", v)
 	}
 
+	// A user's own lock has its own timings: the recipe's settings of
+	// lockbench's Redlock client are dropped, not handed to it.
+	for _, lock := range []string{"exec:./mydriver", "go:mine"} {
+		user, err := mustLookup(t, "redlock-restart").WithLock(lock, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := user.Variants[0].Flags; v.Has("node-timeout") || v.Has("fail-fast") || v.Has("drift-factor") || v.Get("lock") != lock {
+			t.Fatalf("restart flags on %s: %v", lock, v)
+		}
+	}
+
 	failover, err := mustLookup(t, "failover").WithLock("redislock", nil)
 	if err != nil {
 		t.Fatal(err)
