@@ -29,6 +29,7 @@ func renewalCheckCommand() *cli.Command {
 			&cli.StringFlag{Name: "locks", Value: "all", Usage: "the locks to run them on, a comma list"},
 			&cli.IntFlag{Name: "trials", Value: 3, Usage: "planned trials per cell (fault firings, three per run; or calls of a probe), 1 to 30"},
 			parallelFlag("runs"),
+			engineFlag(),
 			&cli.StringFlag{Name: "budget", Value: "8m", Usage: "wall time for the matrix: the planned trials, then more runs of undecided cells until decided or it ends; 0 runs the planned trials only"},
 			&cli.StringFlag{Name: "safety-level", Value: "0.1", Usage: "a word of safety (caught, kept) needs the 95% upper bound on trials that wrote after losing the lease within this share, in (0,1)"},
 			&cli.BoolFlag{Name: "resume", Usage: "reuse stored runs (in --out) of the same cells instead of running them again"},
@@ -40,6 +41,9 @@ func renewalCheckCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("renewal-check takes no arguments, got %q", c.Args().First())}
+			}
+			if _, err := engineOf(c, "renewal-check", engineLocal); err != nil {
+				return err
 			}
 			format, err := checkFormat(c, renewalOutput())
 			if err != nil {
