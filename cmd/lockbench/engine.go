@@ -115,10 +115,10 @@ func swarmTrialRunner(c *cli.Context, out string) (scenario.Runner, func() error
 	}
 	run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
 		v = v.Clone()
-		for _, name := range []string{"out", "history", "provider", "image"} {
+		// The task's own: where it stores, and quiet (swarm.TrialArgs).
+		for _, name := range []string{"out", "history", "provider", "image", "quiet", "format"} {
 			delete(v, name)
 		}
-		v.Set("quiet", "true")
 		r, err := trials.Run(ctx, v.Args())
 		if err != nil {
 			return nil, err
