@@ -25,18 +25,20 @@ const (
 	engineK8s   = "k8s"
 )
 
-// engineFlag is --engine of the commands of trials (a new one each call:
-// urfave/cli keeps what a parse set on the flag).
+// engineFlag is --engine of a command whose trials run on this machine
+// only so far (a new flag each call: urfave/cli keeps what a parse set on
+// the flag).
 func engineFlag() cli.Flag {
-	return &cli.StringFlag{Name: "engine", Value: engineLocal, Usage: "where the trials run: local (this machine, --parallel at once), " +
-		"swarm (each trial a Swarm task with its servers inside, on this machine's Docker engine; --parallel tasks at once) " +
-		"or k8s (print the Indexed Job of the trials, one per index, --parallel pods at once)"}
+	return &cli.StringFlag{Name: "engine", Value: engineLocal, Usage: "where the trials run: local only so far (swarm and k8s are scenario's)"}
 }
 
 // engineFlags are --engine and --engine-image, of the commands that run
 // trials on an engine.
 func engineFlags() []cli.Flag {
-	return []cli.Flag{engineFlag(),
+	return []cli.Flag{
+		&cli.StringFlag{Name: "engine", Value: engineLocal, Usage: "where the trials run: local (this machine, --parallel at once), " +
+			"swarm (each trial a Swarm task with its servers inside, on this machine's Docker engine; --parallel tasks at once) " +
+			"or k8s (print the Indexed Job of the trials, one per index, --parallel pods at once)"},
 		&cli.StringFlag{Name: "engine-image", Value: compose.TrialImage, Usage: "with --engine swarm or k8s: the image of lockbench and the trials' servers (lockbench image build trial makes it)"},
 	}
 }
