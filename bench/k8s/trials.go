@@ -3,6 +3,7 @@ package k8s
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,10 +13,16 @@ import (
 	"github.com/lockbench/lockbench/bench/job"
 )
 
-// TrialIndexEnv is the variable a trial's pod gets its completion index
-// in: the command's hidden --trial-index reads it, and runs that one trial
-// of its plan.
-const TrialIndexEnv = "LOCKBENCH_TRIAL_INDEX"
+// CompletionIndexArg is a pod's completion index in its command line:
+// Kubernetes expands $(JOB_COMPLETION_INDEX) in the container's args, the
+// Job controller having set that variable in every pod of an Indexed Job.
+// The index is passed as an argument, never read from the environment by
+// lockbench, so a variable left in a user's shell changes nothing.
+const CompletionIndexArg = "$(JOB_COMPLETION_INDEX)"
+
+// TrialIndexFlag is the hidden flag of the command that runs one planned
+// trial, the pod's index.
+const TrialIndexFlag = "--trial-index"
 
 // TrialJobSpec is a command's trials as an Indexed Job: one index per
 // planned trial, each pod bringing up its own servers inside it.
@@ -26,7 +33,7 @@ type TrialJobSpec struct {
 	// pushed where the cluster pulls from).
 	Image string
 	// Args is every pod's command line after the entrypoint (lockbench):
-	// the command with --trial-index left to TrialIndexEnv.
+	// the command; TrialJob appends --trial-index and the pod's index.
 	Args []string
 	// Trials is how many trials (indexes) the job has.
 	Trials int
@@ -36,8 +43,8 @@ type TrialJobSpec struct {
 
 // TrialJob builds the Indexed Job of spec: completions one per trial,
 // parallelism spec.Parallel, no retries (a trial that fails is a failed
-// trial, not one to run again behind the verdict's back), each pod told
-// its index through TrialIndexEnv and printing its result between the
+// trial, not one to run again behind the verdict's back), each pod given
+// its index as --trial-index $(JOB_COMPLETION_INDEX) and printing its result between the
 // markers for `results collect`.
 func TrialJob(s TrialJobSpec) (*batchv1.Job, error) {
 	switch {
@@ -67,9 +74,7 @@ func TrialJob(s TrialJobSpec) (*batchv1.Job, error) {
 					Containers: []corev1.Container{{
 						Name:  "trial",
 						Image: s.Image,
-						Args:  s.Args,
-						Env: []corev1.EnvVar{{Name: TrialIndexEnv, ValueFrom: &corev1.EnvVarSource{
-							FieldRef: &corev1.ObjectFieldSelector{FieldPath: completionIndex}}}},
+						Args:  append(slices.Clip(s.Args), TrialIndexFlag, CompletionIndexArg),
 					}},
 				},
 			},

@@ -16,7 +16,7 @@ func trialSpec() TrialJobSpec {
 
 // The trials' manifest decodes strictly into Kubernetes' own types: an
 // Indexed Job of one completion per trial, --parallel pods at once, no
-// retries, every pod told its index.
+// retries, every pod given its index as an argument.
 func TestTrialJobManifestDecodesStrictly(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteTrialJob(&buf, trialSpec()); err != nil {
@@ -31,11 +31,14 @@ func TestTrialJobManifestDecodesStrictly(t *testing.T) {
 		t.Fatalf("job %+v: want an Indexed Job of 4 completions, 2 at once, no retries", s)
 	}
 	c := s.Template.Spec.Containers[0]
-	if got, want := strings.Join(c.Args, " "), strings.Join(trialSpec().Args, " "); got != want || c.Image != trialSpec().Image {
-		t.Errorf("args %q image %s, want the spec's %q", got, c.Image, want)
+	want := strings.Join(trialSpec().Args, " ") + " --trial-index $(JOB_COMPLETION_INDEX)"
+	if got := strings.Join(c.Args, " "); got != want || c.Image != trialSpec().Image {
+		t.Errorf("args %q image %s, want the spec's then the index, %q", got, c.Image, want)
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != TrialIndexEnv || c.Env[0].ValueFrom.FieldRef.FieldPath != completionIndex {
-		t.Errorf("env %+v: want %s from the completion index", c.Env, TrialIndexEnv)
+	// The index is an argument only: nothing in the pod's environment is
+	// lockbench's to read.
+	if len(c.Env) != 0 {
+		t.Errorf("env %+v: want none (the index is passed as an argument)", c.Env)
 	}
 	if j.Labels["lockbench/run-id"] != "r1" {
 		t.Errorf("labels %v: want the run id", j.Labels)

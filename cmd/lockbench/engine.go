@@ -135,7 +135,7 @@ func swarmTrialRunner(c *cli.Context, out string) (scenario.Runner, func() error
 
 // scenarioK8sJob prints the Indexed Job of the scenario's planned trials:
 // index k runs the trial Run would run k-th (lockbench scenario NAME
-// --trial-index k), stores it in the pod and prints it between the markers.
+// --trial-index k, k the pod's completion index), stores it in the pod and prints it between the markers.
 func scenarioK8sJob(c *cli.Context, s scenario.Scenario, trials int) error {
 	parallel := c.Int("parallel")
 	if parallel < 1 {
@@ -159,7 +159,10 @@ func scenarioK8sJob(c *cli.Context, s scenario.Scenario, trials int) error {
 
 // trialIndexFlag is the hidden --trial-index of a pod of the k8s engine.
 func trialIndexFlag() cli.Flag {
-	return &cli.IntFlag{Name: "trial-index", Hidden: true, EnvVars: []string{k8s.TrialIndexEnv},
+	// No environment variable: a variable left in a user's shell must not
+	// turn a scenario into one trial (the pod passes its index as an
+	// argument, k8s.CompletionIndexArg).
+	return &cli.IntFlag{Name: "trial-index", Hidden: true,
 		Usage: "run only planned trial K (from 0) and print its result between the markers (a pod of --engine k8s)"}
 }
 
@@ -173,7 +176,7 @@ func scenarioOneTrial(c *cli.Context, s scenario.Scenario, trials int, run scena
 	}
 	variant, n, err := s.PlannedTrial(trials, c.Int("trial-index"))
 	if err != nil {
-		return usageError{msg: fmt.Sprintf("--trial-index (%s): %v", k8s.TrialIndexEnv, err)}
+		return usageError{msg: fmt.Sprintf("--trial-index: %v", err)}
 	}
 	r, err := run(c.Context, s.TrialFlags(variant, n))
 	if err != nil {

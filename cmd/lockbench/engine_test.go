@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,7 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lockbench/lockbench/bench/job"
-	"github.com/lockbench/lockbench/bench/k8s"
 	"github.com/lockbench/lockbench/bench/scenario"
 )
 
@@ -83,12 +83,12 @@ func TestScenarioK8sJob(t *testing.T) {
 		t.Fatalf("job %+v: want 12 indexes (4 variants × 3 trials), 4 at once, no retries", s)
 	}
 	c := s.Template.Spec.Containers[0]
-	want := "scenario gc-pause --trials 3 --lock redislock --out " + job.ResultsDir + " -q"
+	want := "scenario gc-pause --trials 3 --lock redislock --out " + job.ResultsDir + " -q --trial-index $(JOB_COMPLETION_INDEX)"
 	if got := strings.Join(c.Args, " "); got != want || c.Image != "registry.example/lockbench/trial:1" {
 		t.Errorf("pod args %q, image %s: want %q", got, c.Image, want)
 	}
-	if len(c.Env) != 1 || c.Env[0].Name != k8s.TrialIndexEnv {
-		t.Errorf("pod env %+v: want %s from the completion index", c.Env, k8s.TrialIndexEnv)
+	if len(c.Env) != 0 {
+		t.Errorf("pod env %+v: want none (the index is an argument)", c.Env)
 	}
 }
 
@@ -107,14 +107,12 @@ func TestScenarioTrialIndexMergesAsLocal(t *testing.T) {
 	var logs strings.Builder
 	for k := range s.PlannedTrials(1) {
 		// A pod's own store; its result reaches the host through its log.
-		t.Setenv(k8s.TrialIndexEnv, string(rune('0'+k)))
-		code, out, errs := lockbench(t, "scenario", "naive-release", "--trials", "1", "--out", t.TempDir(), "-q")
+		code, out, errs := lockbench(t, "scenario", "naive-release", "--trials", "1", "--out", t.TempDir(), "-q", "--trial-index", strconv.Itoa(k))
 		if code != 0 {
 			t.Fatalf("index %d: exit %d, stderr %q", k, code, errs)
 		}
 		logs.WriteString(out)
 	}
-	os.Unsetenv(k8s.TrialIndexEnv)
 	dir := t.TempDir()
 	logFile := filepath.Join(dir, "pods.log")
 	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
@@ -137,5 +135,20 @@ func TestScenarioTrialIndexMergesAsLocal(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A variable named like the old index variable, left in a user's shell,
+// changes nothing: the index reaches a pod as an argument only, so the
+// scenario here still prints its whole job rather than running one trial.
+func TestScenarioIgnoresTrialIndexEnvironment(t *testing.T) {
+	t.Setenv("LOCKBENCH_TRIAL_INDEX", "0")
+	code, out, errs := lockbench(t, "scenario", "naive-release", "--trials", "2", "--engine", "k8s")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q: want the job printed", code, errs)
+	}
+	var j batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(out), &j); err != nil || *j.Spec.Completions != 4 {
+		t.Fatalf("decode %v: want the job of 4 trials\n%s", err, out)
 	}
 }
