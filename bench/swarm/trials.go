@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/swarm"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -87,17 +89,39 @@ func (t *Trials) Close(ctx context.Context) error {
 	return nil
 }
 
+// TrialMount is a directory of this machine a trial's task sees at Target:
+// where the task leaves a file the host reads once the task is done (a
+// run's history). A single-node Swarm runs the task on this machine, so
+// Source is a path of its file system.
+type TrialMount struct {
+	Source, Target string
+}
+
+// Validate refuses a mount the engine would refuse less clearly: both
+// paths absolute.
+func (m TrialMount) Validate() error {
+	if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Target) {
+		return fmt.Errorf("mount %s at %s: want two absolute paths", m.Source, m.Target)
+	}
+	return nil
+}
+
 // TrialService is the service of one trial: a replicated job of one task,
 // never restarted, running lockbench with args (the image's entrypoint is
-// lockbench), with the stop grace a run needs to stop its servers.
-func TrialService(name, image string, args []string, labels map[string]string) swarm.ServiceSpec {
+// lockbench), with the stop grace a run needs to stop its servers, and
+// mounts bound into the task read-write.
+func TrialService(name, image string, args []string, labels map[string]string, mounts ...TrialMount) swarm.ServiceSpec {
 	one := uint64(1)
 	none := swarm.RestartPolicyConditionNone
 	grace := stopGrace
+	var binds []mount.Mount
+	for _, m := range mounts {
+		binds = append(binds, mount.Mount{Type: mount.TypeBind, Source: m.Source, Target: m.Target})
+	}
 	return swarm.ServiceSpec{
 		Annotations: swarm.Annotations{Name: name, Labels: labels},
 		TaskTemplate: swarm.TaskSpec{
-			ContainerSpec: &swarm.ContainerSpec{Image: image, Args: args, Labels: labels, StopGracePeriod: &grace},
+			ContainerSpec: &swarm.ContainerSpec{Image: image, Args: args, Labels: labels, StopGracePeriod: &grace, Mounts: binds},
 			RestartPolicy: &swarm.RestartPolicy{Condition: none},
 		},
 		Mode: swarm.ServiceMode{ReplicatedJob: &swarm.ReplicatedJob{MaxConcurrent: &one, TotalCompletions: &one}},
@@ -116,11 +140,17 @@ func TrialArgs(runFlags []string) []string {
 // from the task's log. The service and its container are removed before it
 // returns, on success, error and cancellation; cancelled, the trial is
 // stopped and its result dropped (a trial cut short decides nothing), and
-// the error is the context's.
-func (t *Trials) Run(ctx context.Context, runFlags []string) (r *results.Result, err error) {
+// the error is the context's. mounts are bound into the task; what it
+// writes there stays on this machine after the task is removed.
+func (t *Trials) Run(ctx context.Context, runFlags []string, mounts ...TrialMount) (r *results.Result, err error) {
+	for _, m := range mounts {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	cli := t.dc.Client
 	name := fmt.Sprintf("trial-%s-%d", strings.ToLower(t.opts.RunID), t.seq.Add(1))
-	svc, err := cli.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: TrialService(name, t.opts.Image, TrialArgs(runFlags), t.label)})
+	svc, err := cli.ServiceCreate(ctx, client.ServiceCreateOptions{Spec: TrialService(name, t.opts.Image, TrialArgs(runFlags), t.label, mounts...)})
 	if err != nil {
 		return nil, fmt.Errorf("create service %s: %w", name, err)
 	}

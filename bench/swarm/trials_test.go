@@ -115,3 +115,25 @@ func TestTrialsFoldAsLocal(t *testing.T) {
 		t.Errorf("verdict lacks the trials: %s", verdicts["tasks"])
 	}
 }
+
+// A trial's mounts are bind mounts of this machine's directories into the
+// task (where it leaves its history), read-write; a relative path on
+// either side is refused before any service is made.
+func TestTrialServiceMounts(t *testing.T) {
+	spec := TrialService("trial-r1-2", "lockbench/trial:test", TrialArgs(nil), nil, TrialMount{Source: "/tmp/lockbench-history-1", Target: "/history"})
+	ms := spec.TaskTemplate.ContainerSpec.Mounts
+	if len(ms) != 1 || ms[0].Type != "bind" || ms[0].Source != "/tmp/lockbench-history-1" || ms[0].Target != "/history" || ms[0].ReadOnly {
+		t.Fatalf("mounts %+v: want one read-write bind of /tmp/lockbench-history-1 at /history", ms)
+	}
+	if ms := TrialService("t", "i", nil, nil).TaskTemplate.ContainerSpec.Mounts; len(ms) != 0 {
+		t.Errorf("mounts %+v: want none unless asked", ms)
+	}
+	for _, m := range []TrialMount{{"rel", "/history"}, {"/tmp/x", "history"}, {"", "/history"}} {
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "absolute") {
+			t.Errorf("%+v: %v, want a refusal asking for absolute paths", m, err)
+		}
+	}
+	if err := (TrialMount{"/tmp/x", "/history"}).Validate(); err != nil {
+		t.Errorf("absolute paths: %v", err)
+	}
+}

@@ -47,8 +47,10 @@ func failoverMapCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := engineOf(c, "failover-map", engineLocal); err != nil {
+			if e, err := engineOf(c); err != nil {
 				return err
+			} else if e != engineLocal {
+				return usageError{msg: fmt.Sprintf("--engine %s: %s", e, failoverMapOnEngine)}
 			}
 			p, err := failoverMapPlan(c)
 			if err != nil {

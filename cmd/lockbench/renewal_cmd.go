@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,14 +23,13 @@ func renewalCheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "renewal-check",
 		Usage: "which lock tells its holder the lease is gone before the next write: renewal cases × every lock that renews",
-		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
+		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--engine local|swarm] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
 			"      [--out DIR] [--html FILE] [--format table|json]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Value: "all", Usage: "the cases to run, a comma list (see the README's Renewal check)"},
 			&cli.StringFlag{Name: "locks", Value: "all", Usage: "the locks to run them on, a comma list"},
 			&cli.IntFlag{Name: "trials", Value: 3, Usage: "planned trials per cell (fault firings, three per run; or calls of a probe), 1 to 30"},
 			parallelFlag("runs"),
-			engineFlag(),
 			&cli.StringFlag{Name: "budget", Value: "8m", Usage: "wall time for the matrix: the planned trials, then more runs of undecided cells until decided or it ends; 0 runs the planned trials only"},
 			&cli.StringFlag{Name: "safety-level", Value: "0.1", Usage: "a word of safety (caught, kept) needs the 95% upper bound on trials that wrote after losing the lease within this share, in (0,1)"},
 			&cli.BoolFlag{Name: "resume", Usage: "reuse stored runs (in --out) of the same cells instead of running them again"},
@@ -37,13 +37,17 @@ func renewalCheckCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "also write the matrix as an HTML page to FILE, its cells linking to their runs"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
 			formatFlag(renewalOutput()),
-		},
-		Action: func(c *cli.Context) error {
+		}, engineFlags(false)...),
+		Action: func(c *cli.Context) (err error) {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("renewal-check takes no arguments, got %q", c.Args().First())}
 			}
-			if _, err := engineOf(c, "renewal-check", engineLocal); err != nil {
+			engine, err := engineOf(c)
+			if err != nil {
 				return err
+			}
+			if engine == engineK8s {
+				return usageError{msg: "--engine k8s: " + renewalOnK8s}
 			}
 			format, err := checkFormat(c, renewalOutput())
 			if err != nil {
@@ -56,6 +60,11 @@ func renewalCheckCommand() *cli.Command {
 			trials := c.Int("trials")
 			if trials < 1 || trials > 30 {
 				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 30", trials)}
+			}
+			if engine == engineSwarm {
+				if err := renewalFitsImage(cases, locks, engine); err != nil {
+					return err
+				}
 			}
 			opts, err := renewalOptions(c, cases, locks, trials)
 			if err != nil {
@@ -83,6 +92,13 @@ func renewalCheckCommand() *cli.Command {
 				v.Set("out", out)
 				v.Set("history", filepath.Clean(out)+"/")
 				return store(ctx, v, "", 0)
+			}
+			if engine == engineSwarm {
+				var leave func() error
+				if run, leave, err = swarmTrialRunner(c, out, true); err != nil {
+					return err
+				}
+				defer func() { err = errors.Join(err, leave()) }()
 			}
 			m, err := renewal.Run(c.Context, cases, locks, opts, run)
 			if err != nil {

@@ -59,7 +59,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
 			formatFlag(verdictOutput()),
 			trialIndexFlag(),
-		}, engineFlags()...),
+		}, engineFlags(true)...),
 		Action: func(c *cli.Context) (err error) {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}
@@ -79,7 +79,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			if trials < 1 || trials > 100 {
 				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 100", trials)}
 			}
-			engine, err := engineOf(c, "scenario")
+			engine, err := engineOf(c)
 			if err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			}
 			if engine == engineSwarm {
 				var leave func() error
-				if run, leave, err = swarmTrialRunner(c, c.String("out")); err != nil {
+				if run, leave, err = swarmTrialRunner(c, c.String("out"), false); err != nil {
 					return err
 				}
 				defer func() { err = errors.Join(err, leave()) }()
