@@ -34,8 +34,13 @@ func TestEngineRefusals(t *testing.T) {
 		"no pods at once":         {[]string{"scenario", "naive-release", "--engine", "k8s", "--parallel", "0"}, "--parallel 0"},
 		"index out of the plan":   {[]string{"scenario", "naive-release", "--trials", "1", "--trial-index", "2"}, "--trial-index"},
 		"index with an engine":    {[]string{"scenario", "naive-release", "--trial-index", "0", "--engine", "local"}, "--engine does not apply"},
-		"renewal-check on swarm":  {[]string{"renewal-check", "--engine", "swarm"}, "--engine swarm: renewal-check runs its trials on [local] only"},
-		"failover-map on k8s":     {[]string{"failover-map", "--engine", "k8s"}, "--engine k8s: failover-map runs its trials on [local] only"},
+		"renewal-check on k8s":    {[]string{"renewal-check", "--engine", "k8s"}, "--engine k8s: renewal-check reads each run's history"},
+		"renewal etcd on swarm":   {[]string{"renewal-check", "--engine", "swarm", "--locks", "etcd"}, "on etcd: its servers (etcd, topology etcd:1) are not in the trial image"},
+		"renewal all on swarm":    {[]string{"renewal-check", "--engine", "swarm"}, "choose --locks among single,fenced,"},
+		"renewal image no engine": {[]string{"renewal-check", "--engine-image", "x"}, "--engine-image"},
+		"renewal bad engine":      {[]string{"renewal-check", "--engine", "nomad"}, "want local, swarm or k8s"},
+		"failover-map on k8s":     {[]string{"failover-map", "--engine", "k8s"}, "--engine k8s: a cell's failovers run one after another on one topology"},
+		"failover-map on swarm":   {[]string{"failover-map", "--engine", "swarm"}, "--engine swarm: a cell's failovers"},
 		"failover-map bad engine": {[]string{"failover-map", "--engine", "x"}, "want local, swarm or k8s"},
 	} {
 		t.Run(name, func(t *testing.T) {
