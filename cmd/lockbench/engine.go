@@ -32,7 +32,7 @@ const (
 // only (a new flag each call: urfave/cli keeps what a parse set on the
 // flag).
 func engineFlag() cli.Flag {
-	return &cli.StringFlag{Name: "engine", Value: engineLocal, Usage: "where the cells run: local only (a cell's failovers share one topology; swarm and k8s are scenario's and renewal-check's)"}
+	return &cli.StringFlag{Name: "engine", Value: engineLocal, Usage: "where the cells run: local only (a cell's failovers share one topology kept up between them, so a cell does not split into tasks)"}
 }
 
 // failoverMapOnEngine is why failover-map refuses swarm and k8s.
