@@ -215,15 +215,26 @@ func runKeepingHistory(ctx context.Context, trials *swarm.Trials, v plan.Values,
 	if err != nil {
 		return nil, err
 	}
+	if err := fetchTaskHistory(r, dir, out); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// fetchTaskHistory copies the history r names in the task (a file in
+// taskHistoryDir) from dir, where that directory is on this machine, into
+// out, and makes r name the copy. A result naming no history, or one
+// elsewhere in the task, is an error: the matrix needs the file.
+func fetchTaskHistory(r *results.Result, dir, out string) error {
 	if r.History == "" || filepath.Dir(r.History) != taskHistoryDir {
-		return nil, fmt.Errorf("run %s: its history is %q, want a file in %s", r.ID, r.History, taskHistoryDir)
+		return fmt.Errorf("run %s: its history is %q, want a file in %s", r.ID, r.History, taskHistoryDir)
 	}
 	dst := filepath.Join(out, filepath.Base(r.History))
 	if err := copyFile(filepath.Join(dir, filepath.Base(r.History)), dst); err != nil {
-		return nil, fmt.Errorf("run %s: the task's history: %w", r.ID, err)
+		return fmt.Errorf("run %s: the task's history: %w", r.ID, err)
 	}
 	r.History = dst
-	return r, nil
+	return nil
 }
 
 // copyFile copies src to a new file dst, owned by this process's user

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/bench/scenario"
+	"github.com/lockbench/lockbench/results"
 )
 
 // Bad input to --engine is one line naming the flag and what is accepted,
@@ -155,5 +156,57 @@ func TestScenarioIgnoresTrialIndexEnvironment(t *testing.T) {
 	var j batchv1.Job
 	if err := yaml.UnmarshalStrict([]byte(out), &j); err != nil || *j.Spec.Completions != 4 {
 		t.Fatalf("decode %v: want the job of 4 trials\n%s", err, out)
+	}
+}
+
+// A task's history is copied from the directory bound into it to --out,
+// where a local run writes it, and the result then names the copy; a
+// result naming no history, one outside the bound directory, a file the
+// task did not leave, or one already in --out (never overwritten) is an
+// error naming the run.
+func TestFetchTaskHistory(t *testing.T) {
+	const id = "20261207-000000-abcdef"
+	name := id + ".history.jsonl.gz"
+	setup := func(t *testing.T) (dir, out string) {
+		dir, out = t.TempDir(), t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("history bytes"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir, out
+	}
+	t.Run("copied", func(t *testing.T) {
+		dir, out := setup(t)
+		r := &results.Result{ID: id, History: taskHistoryDir + "/" + name}
+		if err := fetchTaskHistory(r, dir, out); err != nil {
+			t.Fatal(err)
+		}
+		if r.History != filepath.Join(out, name) {
+			t.Errorf("history %s: want %s", r.History, filepath.Join(out, name))
+		}
+		if b, err := os.ReadFile(r.History); err != nil || string(b) != "history bytes" {
+			t.Errorf("copy: %q, %v", b, err)
+		}
+	})
+	for label, tc := range map[string]struct {
+		history string
+		prepare func(out string)
+		want    string
+	}{
+		"no history":       {"", nil, "want a file in /history"},
+		"elsewhere":        {"/tmp/runs/" + name, nil, "want a file in /history"},
+		"not left":         {taskHistoryDir + "/other.history.jsonl.gz", nil, "the task's history"},
+		"already in --out": {taskHistoryDir + "/" + name, func(out string) { _ = os.WriteFile(filepath.Join(out, name), nil, 0o644) }, "exists"},
+	} {
+		t.Run(label, func(t *testing.T) {
+			dir, out := setup(t)
+			if tc.prepare != nil {
+				tc.prepare(out)
+			}
+			r := &results.Result{ID: id, History: tc.history}
+			err := fetchTaskHistory(r, dir, out)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), id) {
+				t.Errorf("%v: want an error naming run %s and %q", err, id, tc.want)
+			}
+		})
 	}
 }
