@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,9 @@ import (
 // paused past its TTL and writes after it: overran), its runs and their
 // histories are in --out on the host, read by the matrix as local ones
 // are, and nothing is left: no service, task container, network, Swarm
-// state, nor the temporary directories of the histories.
+// state, nor the temporary directories of the histories. Then Ctrl-C in
+// the second run keeps the first, with its history, and leaves nothing
+// either.
 func TestRenewalCheckOnSwarm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: needs a Docker engine with Swarm mode and an image build")
@@ -92,5 +95,40 @@ func TestRenewalCheckOnSwarm(t *testing.T) {
 	}
 	if strings.Contains(errs, "panic") {
 		t.Errorf("stderr: %s", errs)
+	}
+
+	// Ctrl-C once the first run is stored: it is kept with its history,
+	// the second is stopped in its task, and the task and its temporary
+	// directory go.
+	out = t.TempDir()
+	ictx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	go func() {
+		for ictx.Err() == nil {
+			if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) > 0 {
+				time.Sleep(2 * time.Second) // the second run's task is up
+				interrupt()
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	var so, se bytes.Buffer
+	code = run(ictx, []string{"lockbench", "renewal-check", "--cases", "process-paused", "--locks", "single", "--trials", "6", "--budget", "0",
+		"--engine", "swarm", "--engine-image", image, "--out", out, "-q"}, &so, &se)
+	t.Logf("interrupted renewal-check on swarm: exit %d\n%s%s", code, se.String(), so.String())
+	if code != exitSIGINT {
+		t.Errorf("exit %d: want %d", code, exitSIGINT)
+	}
+	kept, _ := filepath.Glob(filepath.Join(out, "*.json"))
+	histories, _ := filepath.Glob(filepath.Join(out, "*.history.jsonl.gz"))
+	if len(kept) != 1 || len(histories) != 1 {
+		t.Errorf("%d results and %d histories kept: want the first run's, one each", len(kept), len(histories))
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("%d temporary entries left after Ctrl-C (%s...): want none", len(left), left[0].Name())
+	}
+	if after := snapshot(t, ctx, cli); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the interrupted run left the engine changed:\nbefore %+v\nafter  %+v", before, after)
 	}
 }
