@@ -30,6 +30,7 @@ func failoverMapCommand() *cli.Command {
 			&cli.DurationFlag{Name: "wait-timeout", Value: 100 * time.Millisecond, Usage: "bound on the WAIT of the wait mitigation"},
 			&cli.IntFlag{Name: "failovers", Value: 10, Usage: "conclusive failovers per cell (fewer when the budget is short); on replicated without WAIT they follow one another on one topology, restored and verified clean between them"},
 			parallelFlag("failovers"),
+			engineFlag(),
 			&cli.StringFlag{Name: "budget", Value: "30m", Usage: "wall time for the whole command, servers' start-up included; it ends within 1.2 × it"},
 			&cli.BoolFlag{Name: "plan-only", Usage: "print the plan (cells, failovers per cell, estimate against the budget) and stop"},
 			&cli.BoolFlag{Name: "resume", Usage: "reuse stored results (in --out) of the same failovers instead of running them again"},
@@ -45,6 +46,11 @@ func failoverMapCommand() *cli.Command {
 			format, err := checkFormat(c, failoverMapOutput())
 			if err != nil {
 				return err
+			}
+			if e, err := engineOf(c); err != nil {
+				return err
+			} else if e != engineLocal {
+				return usageError{msg: fmt.Sprintf("--engine %s: %s", e, failoverMapOnEngine)}
 			}
 			p, err := failoverMapPlan(c)
 			if err != nil {

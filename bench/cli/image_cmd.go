@@ -39,6 +39,17 @@ func imageCommand() *cli.Command {
 					quietFlag,
 				},
 				Action: imageBuildLockbench,
+			}, {
+				Name: "trial",
+				Usage: "assemble a FROM scratch image of a static lockbench and this machine's redis-server with its libraries, " +
+					"the image of scenario --engine swarm (each trial a task with its servers inside)",
+				UsageText: "lockbench image build trial [--tag " + compose.TrialImage + "] [--binary PATH]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "tag", Value: compose.TrialImage, Usage: "the image's name"},
+					&cli.StringFlag{Name: "binary", Usage: "the static lockbench binary to copy (default: this one, if it is static)"},
+					quietFlag,
+				},
+				Action: imageBuildTrial,
 			}},
 		}},
 	}
@@ -110,4 +121,25 @@ func shortImageID(id string) string {
 		return id[:19]
 	}
 	return id
+}
+
+func imageBuildTrial(c *cli.Context) error {
+	if set := c.Lineage()[1].LocalFlagNames(); len(set) > 0 {
+		return usageError{msg: fmt.Sprintf("image build trial: --%s came before trial, where it is the redis image's; give it after (image build trial --tag … --binary …)", set[0])}
+	}
+	if err := checkExecutable("binary", c.String("binary")); err != nil {
+		return err
+	}
+	opts := compose.TrialImageOptions{Tag: c.String("tag"), Binary: c.String("binary")}
+	if !c.Bool("quiet") {
+		opts.Log = c.App.ErrWriter
+	}
+	info, err := compose.BuildTrialImage(c.Context, opts)
+	if err != nil {
+		if errors.Is(err, compose.ErrNotStatic) && c.IsSet("binary") {
+			return usageError{msg: "--binary " + err.Error()}
+		}
+		return err
+	}
+	return printBuilt(c, info, fmt.Sprintf("lockbench scenario naive-release --engine swarm --engine-image %s", info.Tag))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,9 +24,9 @@ func renewalCheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "renewal-check",
 		Usage: "which lock tells its holder the lease is gone before the next write: renewal cases × every lock that renews",
-		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
+		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--engine local|swarm] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
 			"      [--out DIR] [--html FILE] [--format table|json]",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Value: "all", Usage: "the cases to run, a comma list (see the README's Renewal check)"},
 			&cli.StringFlag{Name: "locks", Value: "all", Usage: "the locks to run them on, a comma list"},
 			&cli.IntFlag{Name: "trials", Value: 3, Usage: "planned trials per cell (fault firings, three per run; or calls of a probe), 1 to 30"},
@@ -37,10 +38,17 @@ func renewalCheckCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "also write the matrix as an HTML page to FILE, its cells linking to their runs"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
 			formatFlag(renewalOutput()),
-		},
-		Action: func(c *cli.Context) error {
+		}, engineFlags(false)...),
+		Action: func(c *cli.Context) (err error) {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("renewal-check takes no arguments, got %q", c.Args().First())}
+			}
+			engine, err := engineOf(c)
+			if err != nil {
+				return err
+			}
+			if engine == engineK8s {
+				return usageError{msg: "--engine k8s: " + renewalOnK8s}
 			}
 			format, err := checkFormat(c, renewalOutput())
 			if err != nil {
@@ -53,6 +61,11 @@ func renewalCheckCommand() *cli.Command {
 			trials := c.Int("trials")
 			if trials < 1 || trials > 30 {
 				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 30", trials)}
+			}
+			if engine == engineSwarm {
+				if err := renewalFitsImage(cases, locks, engine); err != nil {
+					return err
+				}
 			}
 			opts, err := renewalOptions(c, cases, locks, trials)
 			if err != nil {
@@ -80,6 +93,13 @@ func renewalCheckCommand() *cli.Command {
 				v.Set("out", out)
 				v.Set("history", filepath.Clean(out)+"/")
 				return store(ctx, v, "", 0)
+			}
+			if engine == engineSwarm {
+				var leave func() error
+				if run, leave, err = swarmTrialRunner(c, out, true); err != nil {
+					return err
+				}
+				defer func() { err = errors.Join(err, leave()) }()
 			}
 			m, err := renewal.Run(c.Context, cases, locks, opts, run)
 			if err != nil {

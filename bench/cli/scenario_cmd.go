@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -34,7 +35,7 @@ func scenarioCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "scenario",
 		Usage:       "reproduce a known failure mode and count how often it breaks mutual exclusion, with and without its mitigation",
-		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--parallel N] [--out DIR] [--lock LOCK [--peer-option KEY=VALUE]...]",
+		UsageText:   "lockbench scenario list\n   lockbench scenario NAME [--trials N] [--parallel N] [--engine local|swarm|k8s] [--out DIR] [--lock LOCK [--peer-option KEY=VALUE]...]",
 		Subcommands: subs,
 	}
 }
@@ -43,7 +44,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 	return &cli.Command{
 		Name:  s.Name,
 		Usage: s.Description,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "trials", Value: 5, Usage: "planned runs per variant"},
 			parallelFlag("trials"),
 			&cli.StringFlag{Name: "budget", Value: "0", Usage: "wall time for the planned trials and then more trials of undecided variants until decided or it ends, e.g. 10m; 0 runs the planned trials only"},
@@ -57,8 +58,9 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "history", Usage: "keep each trial's history: a DIR/ or a FILE with {id} in it (see lockbench check)"},
 			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
 			formatFlag(verdictOutput()),
-		},
-		Action: func(c *cli.Context) error {
+			trialIndexFlag(),
+		}, engineFlags(true)...),
+		Action: func(c *cli.Context) (err error) {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}
 			}
@@ -77,9 +79,20 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			if trials < 1 || trials > 100 {
 				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 100", trials)}
 			}
-			opts, err := scenarioOptions(c, s, trials)
+			engine, err := engineOf(c)
 			if err != nil {
 				return err
+			}
+			if err := engineRefusals(c, engine); err != nil {
+				return err
+			}
+			if engine != engineLocal {
+				if err := scenarioFitsImage(s, engine); err != nil {
+					return err
+				}
+			}
+			if engine == engineK8s {
+				return scenarioK8sJob(c, s, trials)
 			}
 			store := storeRunner(c)
 			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
@@ -90,6 +103,20 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 					}
 				}
 				return store(ctx, v, "", 0)
+			}
+			if c.IsSet("trial-index") {
+				return scenarioOneTrial(c, s, trials, run)
+			}
+			opts, err := scenarioOptions(c, s, trials)
+			if err != nil {
+				return err
+			}
+			if engine == engineSwarm {
+				var leave func() error
+				if run, leave, err = swarmTrialRunner(c, c.String("out"), false); err != nil {
+					return err
+				}
+				defer func() { err = errors.Join(err, leave()) }()
 			}
 			v, err := scenario.Run(c.Context, s, opts, run)
 			if !c.Bool("quiet") && isTerminal(c.App.ErrWriter) {

@@ -234,8 +234,15 @@ func (c Case) Applies(l Lock) (ok bool, why string) {
 	return true, ""
 }
 
-// Flags are the run flags of one run of c on l.
-func (c Case) Flags(l Lock) plan.Values { return c.on(l).recipe(l) }
+// Flags are the run flags of one run of c on l; nil for a probe, which
+// runs no workload (its calls go to the lock from this process).
+func (c Case) Flags(l Lock) plan.Values {
+	c = c.on(l)
+	if c.recipe == nil {
+		return nil
+	}
+	return c.recipe(l)
+}
 
 // ms renders a multiple of the TTL as a duration flag value.
 func ms(ttl time.Duration, num, den int) string {

@@ -296,11 +296,7 @@ type trialJob struct {
 // error where Ctrl-C cut it short.
 func (s Scenario) trialResult(ctx context.Context, j trialJob, o Options, run Runner) (*results.Result, error) {
 	variant := s.Variants[j.variant]
-	flags := s.Base.Clone()
-	for k, val := range variant.Flags {
-		flags[k] = append([]string(nil), val...)
-	}
-	flags.Set("label", TrialLabel(s, variant.Name, j.n))
+	flags := s.TrialFlags(j.variant, j.n)
 	if r := o.Reusable(flags); r != nil {
 		return r, nil
 	}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/compose/composetest"
+	"github.com/lockbench/lockbench/compose/longtest"
+	"github.com/lockbench/lockbench/results"
+)
+
+// TestScenarioOnSwarm runs a two-trial scenario (naive-release, one trial
+// of each variant) with --engine swarm on this machine's engine: each trial
+// a Swarm task with its redis-server inside the trial image. The verdict
+// has the words the recipe earns from first principles (the naive release
+// violated, the atomic script not), both trials are stored on the host in
+// trial order, and nothing is left: no service, task container, network,
+// secret, nor the Swarm where it was inactive. Then Ctrl-C in the second
+// trial keeps the first and leaves nothing either.
+func TestScenarioOnSwarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: needs a Docker engine with Swarm mode and an image build")
+	}
+	longtest.Skip(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := compose.CheckDockerEngine(ctx); err != nil {
+		t.Skipf("needs a Docker engine: %v", err)
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("needs redis-server on PATH for the trial image")
+	}
+	composetest.SwarmLock(t)
+	dc, err := compose.DockerClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	cli := dc.Client
+	before := snapshot(t, ctx, cli)
+	t.Cleanup(func() {
+		if after := snapshot(t, context.Background(), cli); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the engine was left changed:\nbefore %+v\nafter  %+v", before, after)
+		}
+	})
+	image := trialTestImage(t, ctx, cli)
+
+	out := t.TempDir()
+	code, verdict, errs := lockbench(t, "scenario", "naive-release", "--trials", "1", "--engine", "swarm", "--engine-image", image, "--out", out, "-q")
+	t.Logf("scenario on swarm:\n%s%s", errs, verdict)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"naive GET+DEL: violated", "single (atomic script): undecided"} {
+		if !strings.Contains(verdict, want) {
+			t.Errorf("verdict lacks %q", want)
+		}
+	}
+	if got := storedLabels(t, out); fmt.Sprint(got) != "[naive-release / naive GET+DEL / trial 1 naive-release / single (atomic script) / trial 1]" {
+		t.Errorf("stored trials %q: want one of each variant", got)
+	}
+	if after := snapshot(t, ctx, cli); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the run left the engine changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+
+	// Ctrl-C once the first trial is stored: it is kept, the second is
+	// stopped in its task, and the task goes.
+	out = t.TempDir()
+	ictx, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	go func() {
+		for ictx.Err() == nil {
+			if files, _ := filepath.Glob(filepath.Join(out, "*.json")); len(files) > 0 {
+				time.Sleep(2 * time.Second) // the second trial's task is up
+				interrupt()
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code = run(ictx, []string{"lockbench", "scenario", "naive-release", "--trials", "1", "--engine", "swarm", "--engine-image", image, "--out", out, "-q"}, &stdout, &stderr)
+	t.Logf("interrupted scenario on swarm: exit %d\n%s%s", code, stderr.String(), stdout.String())
+	if code != 130 || !strings.Contains(stdout.String(), "naive GET+DEL: violated") || !strings.Contains(stdout.String(), "0/0 of 0") {
+		t.Errorf("exit %d: want 130 and a verdict of the first trial only (the second variant begun, with none)", code)
+	}
+	if got := storedLabels(t, out); len(got) != 1 {
+		t.Errorf("stored trials %q: want the first one kept", got)
+	}
+}
+
+// trialTestImage builds the trial image from a static build of this
+// lockbench under a tag of the test's own, removed when the test ends.
+func trialTestImage(t *testing.T, ctx context.Context, cli *client.Client) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lockbench")
+	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("static build: %v: %s", err, out)
+	}
+	tag := "lockbench/trial:e2e-" + filepath.Base(t.TempDir())
+	info, err := compose.BuildTrialImage(ctx, compose.TrialImageOptions{Tag: strings.ToLower(tag), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := cli.ImageRemove(context.Background(), info.Tag, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Errorf("remove image %s: %v", info.Tag, err)
+		}
+	})
+	return info.Tag
+}
+
+// storedLabels are the labels of the results stored in dir, in label order.
+func storedLabels(t *testing.T, dir string) []string {
+	t.Helper()
+	rs, _, err := results.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range rs {
+		labels = append(labels, r.Label)
+	}
+	sort.Strings(labels)
+	return labels
+}
