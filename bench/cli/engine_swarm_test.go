@@ -106,7 +106,7 @@ func TestScenarioOnSwarm(t *testing.T) {
 func trialTestImage(t *testing.T, ctx context.Context, cli *client.Client) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lockbench")
-	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, ".")
+	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v: %s", err, out)

@@ -42,7 +42,7 @@ const swarmJobLinger = "6s"
 func testImages(t *testing.T, ctx context.Context, cli *client.Client, id string) (lockbenchImage, redisImage, promImage string) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lockbench")
-	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, ".")
+	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v: %s", err, out)

@@ -123,7 +123,7 @@ func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
 		t.Skip("needs redis-server on PATH for the Redis image")
 	}
 	bin := filepath.Join(t.TempDir(), "lockbench")
-	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, ".")
+	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("static build: %v: %s", err, out)
