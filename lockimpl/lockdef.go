@@ -158,19 +158,20 @@ func parseMatcher(s string) (matcher, error) {
 	return matcher{kind: matchInt, n: n}, nil
 }
 
-// match reports whether a reply (val, as go-redis gives it, nil for a nil
-// reply) is of the matcher's kind.
-func (m matcher) match(val any) bool {
-	n, isInt := val.(int64)
+// match reports whether a reply is of the matcher's kind. A reply read
+// through go-redis is first made a rawReply (replyOf), so both paths are
+// read by these rules alone.
+func (m matcher) match(rep rawReply) bool {
+	isInt := rep.kind == ':'
 	switch m.kind {
 	case matchOK:
-		return val == "OK"
+		return rep.ok
 	case matchNil:
-		return val == nil
+		return rep.isNil
 	case matchInt:
-		return isInt && n == m.n
+		return isInt && rep.n == m.n
 	case matchPositive:
-		return isInt && n > 0
+		return isInt && rep.n > 0
 	case matchInteger:
 		return isInt
 	}
@@ -191,6 +192,10 @@ type defOp struct {
 	// fence and validity read the successful reply as the fencing token
 	// and as the remaining validity in ms.
 	fence, validity bool
+	// wire is the command encoded once for the raw path.
+	wire *defWire
+	// secs is true when a template holds {ttl_s}, which a call then formats.
+	secs bool
 }
 
 // LockDef is a parsed lock definition.
@@ -346,7 +351,26 @@ func compileOp(name string, f *opFile) (defOp, error) {
 	if f.Lua != "" {
 		op.script = redis.NewScript(f.Lua)
 	}
-	return op, compileReply(name, f.Reply, &op)
+	if err := compileReply(name, f.Reply, &op); err != nil {
+		return op, err
+	}
+	op.wire = newDefWire(&op, f.Lua)
+	op.secs = usesVar(tmplTTLs, op.command, op.keys, op.args)
+	return op, nil
+}
+
+// usesVar reports whether any template of lists holds variable v.
+func usesVar(v int, lists ...[]template) bool {
+	for _, l := range lists {
+		for _, t := range l {
+			for _, p := range t {
+				if p.v == v {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // compileTemplates compiles a list, naming the item that failed.
