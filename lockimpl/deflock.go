@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockbench/lockbench/lockimpl/clock"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -23,7 +24,10 @@ type DefLock struct {
 	// do sends a single command (go-redis's clients have Do, Cmdable not).
 	do func(ctx context.Context, args ...any) *redis.Cmd
 	// raw is the raw path; nil sends everything through client.
-	raw    *rawOne
+	raw *rawOne
+	// pipe, when set (--pipeline auto), batches the commands with other
+	// workers' on a few connections instead, as Pipelined does single's.
+	pipe   *Pipe
 	tokens tokenSource
 	ttls   msTexts
 }
@@ -41,7 +45,7 @@ func defDescriptor(name string) (Descriptor, bool) {
 	if err != nil {
 		return Descriptor{}, false
 	}
-	return Descriptor{Name: name, Backend: BackendRedis, Lease: true, Renewable: d.Renews(), Fencing: d.Fences()}, true
+	return Descriptor{Name: name, Backend: BackendRedis, Lease: true, Renewable: d.Renews(), Fencing: d.Fences(), Pipelinable: true}, true
 }
 
 // NewDefLock builds the lock of definition file name (def:FILE) over one
@@ -58,12 +62,29 @@ func NewDefLock(name string, nodes []redis.Cmdable, opts Options) (*DefLock, err
 	if !ok {
 		return nil, fmt.Errorf("lock definition %s needs a go-redis client, not %T", d.File, nodes[0])
 	}
-	return &DefLock{name: name, def: d, client: nodes[0], do: c.Do, raw: newRawOne(nodes[0], opts.Sent)}, nil
+	l := &DefLock{name: name, def: d, client: nodes[0], do: c.Do}
+	if opts.Pipe == nil {
+		l.raw = newRawOne(nodes[0], opts.Sent)
+		return l, nil
+	}
+	client, ok := nodes[0].(*redis.Client)
+	if !ok {
+		return nil, fmt.Errorf("lock definition %s pipelined needs a plain client to one server, not %T", d.File, nodes[0])
+	}
+	po := *opts.Pipe
+	if po.Sent == nil {
+		po.Sent = opts.Sent
+	}
+	l.pipe = NewPipe(client, po)
+	return l, nil
 }
 
 // Close closes the raw path's connections; the client stays open.
 func (l *DefLock) Close() error {
 	l.raw.close()
+	if l.pipe != nil {
+		return l.pipe.Close()
+	}
 	return nil
 }
 
@@ -84,13 +105,18 @@ func (l *DefLock) vals(op *defOp, key, token string, ttl time.Duration) wireVals
 	return v
 }
 
-// run sends op with vals and returns its reply: on the raw path when it has
-// an idle connection, through the client otherwise.
-func (l *DefLock) run(ctx context.Context, op *defOp, vals *wireVals) (rawReply, error) {
-	if rep, err, sent := l.raw.doWire(ctx, op.wire, vals); sent {
-		return rep, err
+// run sends op with vals and returns its reply: through the pipe when the
+// lock has one (sent is then when its batch was written, clock.Now), else
+// on the raw path when it has an idle connection, else through the client.
+func (l *DefLock) run(ctx context.Context, op *defOp, vals *wireVals) (rep rawReply, sent int64, err error) {
+	if l.pipe != nil {
+		return l.pipe.doSent(ctx, pipeCommand{wire: op.wire, vals: *vals})
 	}
-	return l.clientRun(ctx, op, vals)
+	if rep, err, ok := l.raw.doWire(ctx, op.wire, vals); ok {
+		return rep, 0, err
+	}
+	rep, err = l.clientRun(ctx, op, vals)
+	return rep, 0, err
 }
 
 // clientRun sends op through the go-redis client (a script by
@@ -133,11 +159,15 @@ func (l *DefLock) Acquire(ctx context.Context, key string, ttl time.Duration) (L
 	lease := Lease{Key: key, Token: l.tokens.token(), Start: time.Now(), Validity: ttl}
 	op := &l.def.acquire
 	vals := l.vals(op, key, lease.Token, ttl)
-	rep, err := l.run(ctx, op, &vals)
+	rep, sent, err := l.run(ctx, op, &vals)
 	switch {
 	case err != nil:
 		return Lease{}, Failed, wrapAcquireErr(key, err)
 	case op.ok.match(rep):
+		if sent != 0 {
+			// Pipelined: the lease starts when its batch was written.
+			lease.Start = clock.Time(sent)
+		}
 		if op.fence {
 			lease.Fence = rep.n
 		}
@@ -176,20 +206,22 @@ func (r rawReply) String() string {
 }
 
 // owned runs a release or renew and reads its reply.
-func (l *DefLock) owned(ctx context.Context, what string, op *defOp, lease Lease, ttl time.Duration) (Outcome, int64, error) {
+// On success it returns the reply's integer and when the command went out
+// (sent, from the pipe; the zero time otherwise).
+func (l *DefLock) owned(ctx context.Context, what string, op *defOp, lease Lease, ttl time.Duration) (Outcome, int64, int64, error) {
 	vals := l.vals(op, lease.Key, lease.Token, ttl)
-	rep, err := l.run(ctx, op, &vals)
+	rep, sent, err := l.run(ctx, op, &vals)
 	switch {
 	case err != nil:
-		return Failed, 0, fmt.Errorf("%s %s: %w", what, lease.Key, err)
+		return Failed, 0, 0, fmt.Errorf("%s %s: %w", what, lease.Key, err)
 	case op.ok.match(rep):
-		return OK, rep.n, nil
+		return OK, rep.n, sent, nil
 	case op.lost.match(rep):
-		return Lost, 0, nil
+		return Lost, 0, 0, nil
 	case op.taken.kind != matchNone && op.taken.match(rep):
-		return Taken, 0, nil
+		return Taken, 0, 0, nil
 	}
-	return Failed, 0, unexpectedReply(what, lease.Key, rep)
+	return Failed, 0, 0, unexpectedReply(what, lease.Key, rep)
 }
 
 // Renew extends the lease by the definition's renew.
@@ -198,8 +230,11 @@ func (l *DefLock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 		return Failed, fmt.Errorf("renew %s: definition %s has no renew", lease.Key, l.def.File)
 	}
 	start := time.Now()
-	out, n, err := l.owned(ctx, "renew", l.def.renew, *lease, ttl)
+	out, n, sent, err := l.owned(ctx, "renew", l.def.renew, *lease, ttl)
 	if out == OK {
+		if sent != 0 {
+			start = clock.Time(sent)
+		}
 		lease.Start, lease.Validity = start, ttl
 		if l.def.renew.validity {
 			lease.Validity = time.Duration(n) * time.Millisecond
@@ -210,6 +245,6 @@ func (l *DefLock) Renew(ctx context.Context, lease *Lease, ttl time.Duration) (O
 
 // Release gives the key up by the definition's release.
 func (l *DefLock) Release(ctx context.Context, lease Lease) (Outcome, error) {
-	out, _, err := l.owned(ctx, "release", &l.def.release, lease, lease.Validity)
+	out, _, _, err := l.owned(ctx, "release", &l.def.release, lease, lease.Validity)
 	return out, err
 }

@@ -421,7 +421,7 @@ func Parse(v Values) (Plan, error) {
 	if pl.Pipeline == "auto" && p.err == nil {
 		switch {
 		case !lockimpl.IsPipelinable(pl.Lock):
-			p.fail("pipeline", "auto works with --lock %s; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Pipelinable }), " or "), pl.Lock)
+			p.fail("pipeline", "auto works with --lock %s or a --lock-def; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Pipelinable }), " or "), pl.Lock)
 		case pl.LockOptions.Wait.Replicas > 0:
 			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
 		case len(pl.Faults) > 0:
