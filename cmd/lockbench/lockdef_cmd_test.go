@@ -36,14 +36,19 @@ func TestLockDefBadInput(t *testing.T) {
 }
 
 // TestLockDefRun: lockbench run --lock-def with each shipped definition on
-// a local redis-server acquires, renews and releases with no incident.
+// a local redis-server, on its own connections and with --pipeline auto,
+// acquires, renews and releases with no incident.
 func TestLockDefRun(t *testing.T) {
-	for _, f := range []string{"single.yaml", "redis-py.yaml", "reentrant-hash.yaml"} {
-		path, err := filepath.Abs(filepath.Join("../../lockimpl/defs", f))
+	for _, run := range []struct {
+		f        string
+		pipeline string
+	}{{"single.yaml", "off"}, {"redis-py.yaml", "off"}, {"reentrant-hash.yaml", "off"}, {"single.yaml", "auto"}, {"reentrant-hash.yaml", "auto"}} {
+		f := run.f + " --pipeline " + run.pipeline
+		path, err := filepath.Abs(filepath.Join("../../lockimpl/defs", run.f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, out, errs := lockbench(t, "run", "--lock-def", path, "-c", "4", "-d", "1s", "--warmup", "0",
+		code, out, errs := lockbench(t, "run", "--lock-def", path, "-c", "4", "-d", "1s", "--warmup", "0", "--pipeline", run.pipeline,
 			"--hold", "20ms", "--ttl", "200ms", "--renew-every", "5ms", "--format", "csv", "-q", "--out", t.TempDir())
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, errs)
