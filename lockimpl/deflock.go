@@ -45,6 +45,10 @@ func defDescriptor(name string) (Descriptor, bool) {
 	if err != nil {
 		return Descriptor{}, false
 	}
+	if d.Quorum() {
+		return Descriptor{Name: name, Backend: BackendRedis, Lease: true, Renewable: d.Renews(), Fencing: d.Fences(), Quorum: true,
+			RunFlags: []string{"node-timeout", "drift-factor"}}, true
+	}
 	return Descriptor{Name: name, Backend: BackendRedis, Lease: true, Renewable: d.Renews(), Fencing: d.Fences(), Pipelinable: true}, true
 }
 
@@ -55,6 +59,11 @@ func NewDefLock(name string, nodes []redis.Cmdable, opts Options) (*DefLock, err
 	if err != nil {
 		return nil, err
 	}
+	return newDefLock(name, d, nodes, opts)
+}
+
+// newDefLock builds the lock of the parsed definition d over one server.
+func newDefLock(name string, d *LockDef, nodes []redis.Cmdable, opts Options) (*DefLock, error) {
 	if len(nodes) != 1 {
 		return nil, fmt.Errorf("lock definition %s works on one master, the topology has %d", d.File, len(nodes))
 	}
@@ -156,7 +165,13 @@ func (l *DefLock) clientRun(ctx context.Context, op *defOp, wv *wireVals) (rawRe
 
 // Acquire makes one attempt at key by the definition's acquire.
 func (l *DefLock) Acquire(ctx context.Context, key string, ttl time.Duration) (Lease, Outcome, error) {
-	lease := Lease{Key: key, Token: l.tokens.token(), Start: time.Now(), Validity: ttl}
+	return l.acquireToken(ctx, key, l.tokens.token(), ttl)
+}
+
+// acquireToken is Acquire with the token given (a quorum lock sends one
+// token to every master).
+func (l *DefLock) acquireToken(ctx context.Context, key, token string, ttl time.Duration) (Lease, Outcome, error) {
+	lease := Lease{Key: key, Token: token, Start: time.Now(), Validity: ttl}
 	op := &l.def.acquire
 	vals := l.vals(op, key, lease.Token, ttl)
 	rep, sent, err := l.run(ctx, op, &vals)

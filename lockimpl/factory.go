@@ -83,7 +83,7 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return d.onRedis(nodes)
 	}
 	if IsDef(name) {
-		return NewDefLock(name, nodes, opts)
+		return newDefLocker(name, nodes, opts)
 	}
 	if IsDriver(name) {
 		servers, err := serverURLs(nodes)

@@ -207,7 +207,16 @@ type LockDef struct {
 
 	acquire, release defOp
 	renew            *defOp
+	// quorum is true when the file asks for a majority of N masters
+	// (quorum: majority): the lock then runs on redlock:N only.
+	quorum bool
 }
+
+// Quorum reports whether the definition acquires on a majority of masters.
+func (d *LockDef) Quorum() bool { return d.quorum }
+
+// quorumMajority is the one value the quorum field accepts.
+const quorumMajority = "majority"
 
 // Renews reports whether the definition has a renew operation.
 func (d *LockDef) Renews() bool { return d.renew != nil }
@@ -218,6 +227,7 @@ func (d *LockDef) Fences() bool { return d.acquire.fence }
 // The YAML shapes, decoded with unknown fields refused.
 type defFile struct {
 	Name    string  `yaml:"name"`
+	Quorum  string  `yaml:"quorum"`
 	Acquire *opFile `yaml:"acquire"`
 	Release *opFile `yaml:"release"`
 	Renew   *opFile `yaml:"renew"`
@@ -245,7 +255,7 @@ type replyFile struct {
 func acceptedFields(typ string) string {
 	switch typ {
 	case "defFile":
-		return "name, acquire, release, renew"
+		return "name, quorum, acquire, release, renew"
 	case "opFile":
 		return "lua, command, keys, args, reply"
 	}
@@ -278,6 +288,13 @@ func ParseLockDef(b []byte) (*LockDef, error) {
 	d := &LockDef{Name: f.Name}
 	if d.Name == "" {
 		d.Name = "unnamed"
+	}
+	switch f.Quorum {
+	case "":
+	case quorumMajority:
+		d.quorum = true
+	default:
+		return nil, fmt.Errorf("quorum: %q: accepted: %s (acquire on a majority of redlock:N's masters), or no quorum field for one master", f.Quorum, quorumMajority)
 	}
 	var err error
 	if f.Acquire == nil {
