@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,15 +17,22 @@ import (
 // shippedDefs are the definitions in lockimpl/defs.
 var shippedDefs = []string{"single.yaml", "redis-py.yaml", "reentrant-hash.yaml"}
 
-// TestShippedDefsParse: every shipped definition parses, renews, and none fences.
+// quorumDefs are the shipped definitions that ask for a quorum (redlock:N).
+var quorumDefs = []string{"redlock.yaml"}
+
+// TestShippedDefsParse: every shipped definition parses, renews, and none
+// fences; only the quorum ones ask for a quorum.
 func TestShippedDefsParse(t *testing.T) {
-	for _, f := range shippedDefs {
+	for _, f := range append(slices.Clone(shippedDefs), quorumDefs...) {
 		d, err := lockimpl.LoadLockDef(filepath.Join("defs", f))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		if !d.Renews() || d.Fences() {
 			t.Errorf("%s: renews %v fences %v; want true, false", f, d.Renews(), d.Fences())
+		}
+		if want := slices.Contains(quorumDefs, f); d.Quorum() != want {
+			t.Errorf("%s: quorum %v; want %v", f, d.Quorum(), want)
 		}
 	}
 }
@@ -41,7 +49,9 @@ func TestParseLockDefRefuses(t *testing.T) {
 		{"unknown template", "acquire: {command: [SET, \"{kee}\", x], reply: {granted: OK, held: nil}}\n" + okRelease, "acquire.command[1]: unknown template {kee}; accepted: {key}, {token}"},
 		{"unclosed", "acquire: {lua: x, keys: [\"{key\"], reply: {granted: OK, held: nil}}\n" + okRelease, "acquire.keys[0]: \"{key\": unclosed {"},
 		{"unknown field", "acquire: {command: [GET], replies: {}}\n" + okRelease, "field replies: unknown; accepted: lua, command, keys, args, reply"},
-		{"unknown top field", "quorum: 3\n", "field quorum: unknown; accepted: name, acquire, release, renew"},
+		{"unknown top field", "quorums: majority\n", "field quorums: unknown; accepted: name, quorum, acquire, release, renew"},
+		{"quorum a count", "quorum: 3\nacquire: {command: [SET, \"{key}\", x, NX], reply: {granted: OK, held: nil}}\n" + okRelease, "quorum: \"3\": accepted: majority"},
+		{"quorum empty list", "quorum: []\n", "cannot unmarshal"},
 		{"unknown reply field", "acquire: {command: [GET], reply: {granted: OK, busy: 1}}\n" + okRelease, "field busy: unknown; accepted: granted, held"},
 		{"reply rule of another op", "acquire: {command: [GET], reply: {granted: OK, held: nil, lost: 0}}\n" + okRelease, "acquire.reply.lost: not read on acquire; accepted: granted, held, fence, validity"},
 		{"missing held", "acquire: {command: [GET], reply: {granted: OK}}\n" + okRelease, "acquire.reply: needs granted and held"},

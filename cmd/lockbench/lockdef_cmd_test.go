@@ -19,6 +19,10 @@ func TestLockDefBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	quorum, err := filepath.Abs("../../lockimpl/defs/redlock.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -26,7 +30,9 @@ func TestLockDefBadInput(t *testing.T) {
 		{[]string{"--lock-def", bad}, "--lock-def: lock definition " + bad + ": acquire.command[1]: unknown template {kee}"},
 		{[]string{"--lock-def", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
 		{[]string{"--lock-def", good, "--lock", "single"}, "give one"},
-		{[]string{"--lock-def", good, "--topology", "redlock:3"}, "a lock definition cannot run on redlock:3; it runs on single"},
+		{[]string{"--lock-def", good, "--topology", "redlock:3"}, "lock definition " + good + " runs on one master, not on redlock:3; add quorum: majority"},
+		{[]string{"--lock-def", quorum}, "lock definition " + quorum + " asks for a quorum (quorum: majority), which runs on redlock:N, not on single"},
+		{[]string{"--lock-def", good, "--topology", "etcd:1"}, "a lock definition cannot run on etcd:1; it runs on single (with quorum: majority, on redlock:N)"},
 	} {
 		code, _, errs := lockbench(t, append([]string{"run", "-d", "1s", "-q", "--out", t.TempDir()}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
@@ -42,14 +48,20 @@ func TestLockDefRun(t *testing.T) {
 	for _, run := range []struct {
 		f        string
 		pipeline string
-	}{{"single.yaml", "off"}, {"redis-py.yaml", "off"}, {"reentrant-hash.yaml", "off"}, {"single.yaml", "auto"}, {"reentrant-hash.yaml", "auto"}} {
-		f := run.f + " --pipeline " + run.pipeline
+		topology string
+		ttl      string
+	}{{"single.yaml", "off", "single", "200ms"}, {"redis-py.yaml", "off", "single", "200ms"}, {"reentrant-hash.yaml", "off", "single", "200ms"},
+		{"single.yaml", "auto", "single", "200ms"}, {"reentrant-hash.yaml", "auto", "single", "200ms"},
+		// The quorum definition on three masters: a TTL long enough that the
+		// default node timeout (TTL/100) and the drift leave a loaded host room.
+		{"redlock.yaml", "off", "redlock:3", "5s"}} {
+		f := run.f + " --pipeline " + run.pipeline + " --topology " + run.topology
 		path, err := filepath.Abs(filepath.Join("../../lockimpl/defs", run.f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, out, errs := lockbench(t, "run", "--lock-def", path, "-c", "4", "-d", "1s", "--warmup", "0", "--pipeline", run.pipeline,
-			"--hold", "20ms", "--ttl", "200ms", "--renew-every", "5ms", "--format", "csv", "-q", "--out", t.TempDir())
+		code, out, errs := lockbench(t, "run", "--lock-def", path, "-c", "4", "-d", "1s", "--warmup", "0", "--pipeline", run.pipeline, "--topology", run.topology,
+			"--hold", "20ms", "--ttl", run.ttl, "--renew-every", "5ms", "--format", "csv", "-q", "--out", t.TempDir())
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", f, code, errs)
 		}
