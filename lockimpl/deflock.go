@@ -45,6 +45,10 @@ func defDescriptor(name string) (Descriptor, bool) {
 	if err != nil {
 		return Descriptor{}, false
 	}
+	if d.Driver() != "" {
+		// Before its hello, what a driver lock is (plan runs the driver).
+		return driverDescriptor(d.Driver()), true
+	}
 	if d.Quorum() {
 		return Descriptor{Name: name, Backend: BackendRedis, Lease: true, Renewable: d.Renews(), Fencing: d.Fences(), Quorum: true,
 			RunFlags: []string{"node-timeout", "drift-factor"}}, true

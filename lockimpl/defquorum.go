@@ -25,13 +25,9 @@ type DefQuorum struct {
 	tokens  tokenSource
 }
 
-// newDefLocker builds a definition lock over nodes: a DefQuorum when the
+// newDefLocker builds the lock of definition d over nodes: a DefQuorum when the
 // file asks for a quorum, a single-master DefLock otherwise.
-func newDefLocker(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
-	d, err := LoadLockDef(DefFile(name))
-	if err != nil {
-		return nil, err
-	}
+func newDefLocker(name string, d *LockDef, nodes []redis.Cmdable, opts Options) (Locker, error) {
 	if !d.Quorum() {
 		return newDefLock(name, d, nodes, opts)
 	}

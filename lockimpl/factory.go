@@ -83,7 +83,15 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return d.onRedis(nodes)
 	}
 	if IsDef(name) {
-		return newDefLocker(name, nodes, opts)
+		d, err := LoadLockDef(DefFile(name))
+		if err != nil {
+			return nil, err
+		}
+		if d.Driver() == "" {
+			return newDefLocker(name, d, nodes, opts)
+		}
+		// A file naming a driver is that driver lock (exec:CMD).
+		name = d.Driver()
 	}
 	if IsDriver(name) {
 		servers, err := serverURLs(nodes)

@@ -210,7 +210,14 @@ type LockDef struct {
 	// quorum is true when the file asks for a majority of N masters
 	// (quorum: majority): the lock then runs on redlock:N only.
 	quorum bool
+	// driver, when set, is the --lock name (exec:CMD) of the driver the
+	// file names instead of scripts: plan runs that driver lock.
+	driver string
 }
+
+// Driver is the driver lock (exec:CMD) a file with driver: stands for, ""
+// for a file of scripts.
+func (d *LockDef) Driver() string { return d.driver }
 
 // Quorum reports whether the definition acquires on a majority of masters.
 func (d *LockDef) Quorum() bool { return d.quorum }
@@ -228,6 +235,7 @@ func (d *LockDef) Fences() bool { return d.acquire.fence }
 type defFile struct {
 	Name    string  `yaml:"name"`
 	Quorum  string  `yaml:"quorum"`
+	Driver  string  `yaml:"driver"`
 	Acquire *opFile `yaml:"acquire"`
 	Release *opFile `yaml:"release"`
 	Renew   *opFile `yaml:"renew"`
@@ -255,7 +263,7 @@ type replyFile struct {
 func acceptedFields(typ string) string {
 	switch typ {
 	case "defFile":
-		return "name, quorum, acquire, release, renew"
+		return "name, quorum, driver, acquire, release, renew"
 	case "opFile":
 		return "lua, command, keys, args, reply"
 	}
@@ -289,6 +297,9 @@ func ParseLockDef(b []byte) (*LockDef, error) {
 	if d.Name == "" {
 		d.Name = "unnamed"
 	}
+	if f.Driver != "" {
+		return parseDriverDef(d, &f)
+	}
 	switch f.Quorum {
 	case "":
 	case quorumMajority:
@@ -316,6 +327,19 @@ func ParseLockDef(b []byte) (*LockDef, error) {
 		}
 		d.renew = &op
 	}
+	return d, nil
+}
+
+// parseDriverDef reads a file naming a driver (driver: CMD ARGS): it holds
+// no scripts and no quorum, and its command parses as --lock exec:'CMD'.
+func parseDriverDef(d *LockDef, f *defFile) (*LockDef, error) {
+	if f.Acquire != nil || f.Release != nil || f.Renew != nil || f.Quorum != "" {
+		return nil, errors.New("driver: a definition naming a driver has no acquire, release, renew or quorum (its hello says what it does); give a driver or scripts")
+	}
+	if _, err := ParseDriverCommand(DriverPrefix + f.Driver); err != nil {
+		return nil, fmt.Errorf("driver: %w", err)
+	}
+	d.driver = DriverPrefix + f.Driver
 	return d, nil
 }
 

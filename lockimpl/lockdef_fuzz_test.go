@@ -22,6 +22,7 @@ func FuzzParseLockDef(f *testing.F) {
 	f.Add([]byte(okRelease))
 	f.Add([]byte("quorum: majority\nacquire: {command: [SET, \"{key}\", x, NX], reply: {granted: OK, held: nil}}\n" + okRelease))
 	f.Add([]byte("quorum: minority\n" + okRelease))
+	f.Add([]byte("name: d\ndriver: \"python3 'my driver.py' --x\"\n"))
 	f.Add([]byte("acquire: {command: [SET, \"{{{key}}}\", \"}}\"], reply: {granted: positive, held: 0, fence: reply}}\n" + okRelease))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d, err := lockimpl.ParseLockDef(b)

@@ -515,10 +515,22 @@ func (p *parser) lockFor(topo compose.Spec) string {
 			p.fail("lock", "%s", why)
 		}
 	case lockimpl.IsDef(lock):
-		if _, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock)); err != nil {
+		d, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock))
+		switch {
+		case err != nil:
 			p.fail("lock-def", "%v", err)
-		} else if why := topo.LockMisfit(lock); why != "" {
-			p.fail("lock-def", "%s", why)
+		case d.Driver() != "":
+			// A file naming a driver is that driver lock: every later step
+			// (its options, faults on its processes) sees exec:CMD.
+			lock = d.Driver()
+			p.v.Set("lock", lock)
+			if why := topo.LockMisfit(lock); why != "" {
+				p.fail("lock-def", "%s: %s", d.File, why)
+			}
+		default:
+			if why := topo.LockMisfit(lock); why != "" {
+				p.fail("lock-def", "%s", why)
+			}
 		}
 	case !slices.Contains(lockimpl.Names(), lock):
 		p.fail("lock", "%q: unknown; %s", lock, suggest.Unknown(lock, lockimpl.Names()))

@@ -79,3 +79,39 @@ func TestLockDefRun(t *testing.T) {
 		}
 	}
 }
+
+// TestLockDefDriver: a definition file naming a driver (driver: CMD) runs
+// that driver lock, the reference redis-py driver here, on a real
+// redis-server; a driver file with scripts, or on a topology drivers do not
+// run on, is one line naming the file, exit 2.
+func TestLockDefDriver(t *testing.T) {
+	cmd := strings.TrimPrefix(pythonDriver(t), "exec:")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "py.yaml")
+	if err := os.WriteFile(file, []byte("name: redis-py-by-driver\ndriver: "+cmd+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := runJSON(t, "--topology", "single", "--lock-def", file, "--ttl", "300ms", "--hold", "const:20ms")
+	if got := field(t, doc, "lock.library"); got != "redis-py Lock" {
+		t.Errorf("lock.library = %v; want the driver's redis-py Lock", got)
+	}
+	if num(t, doc, "throughput.acquired_per_s") == 0 {
+		t.Error("nothing acquired through the driver a definition names")
+	}
+	mixed := filepath.Join(dir, "mixed.yaml")
+	if err := os.WriteFile(mixed, []byte("driver: "+cmd+"\nrelease: {command: [DEL, \"{key}\"], reply: {ok: 1, lost: 0}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lock-def", mixed}, "lock definition " + mixed + ": driver: a definition naming a driver has no acquire, release, renew or quorum"},
+		{[]string{"--lock-def", file, "--topology", "etcd:1"}, file + ": a driver lock cannot run on etcd:1; it runs on single, redlock:N"},
+	} {
+		code, _, errs := lockbench(t, append([]string{"run", "-d", "1s", "-q", "--out", t.TempDir()}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
