@@ -75,6 +75,9 @@ type KindInfo struct {
 	// ScriptLocks is true when a lock defined by its scripts (--lock-def
 	// FILE) runs on it: one plain master.
 	ScriptLocks bool
+	// QuorumScriptLocks is true when a lock definition that asks for a
+	// quorum (quorum: majority) runs on it: its independent masters.
+	QuorumScriptLocks bool
 	// LockNotes say, for a lock that does not run on it, why and what to
 	// use instead; a lock without a note gets the generic message.
 	LockNotes map[string]string
@@ -253,11 +256,11 @@ func (s Spec) DefaultLock() string {
 // LockMisfit says why lock cannot run on s, or "" when it can.
 func (s Spec) LockMisfit(lock string) string {
 	info := s.Info()
-	if slices.Contains(info.Locks, lock) || info.Drivers && (lockimpl.IsDriver(lock) || lockimpl.IsGo(lock)) || info.ScriptLocks && lockimpl.IsDef(lock) {
-		return ""
-	}
 	if lockimpl.IsDef(lock) {
-		return fmt.Sprintf("a lock definition cannot run on %s; it runs on single", s)
+		return s.defMisfit(info, lock)
+	}
+	if slices.Contains(info.Locks, lock) || info.Drivers && (lockimpl.IsDriver(lock) || lockimpl.IsGo(lock)) {
+		return ""
 	}
 	if lockimpl.IsGo(lock) {
 		return fmt.Sprintf("a Go lock cannot run on %s; it runs on %s", s, strings.Join(kindsWithDrivers(), ", "))
@@ -273,6 +276,39 @@ func (s Spec) LockMisfit(lock string) string {
 		msg += fmt.Sprintf("; %s runs on %s", lock, strings.Join(on, ", "))
 	}
 	return msg
+}
+
+// defMisfit says why the lock definition lock cannot run on s, or "": a
+// file asking for a quorum runs on the kinds of independent masters, one
+// without on the kinds of one master.
+func (s Spec) defMisfit(info KindInfo, lock string) string {
+	d, _ := lockimpl.Describe(lock)
+	file := lockimpl.DefFile(lock)
+	switch {
+	case d.Quorum && info.QuorumScriptLocks, !d.Quorum && info.ScriptLocks:
+		return ""
+	case d.Quorum:
+		return fmt.Sprintf("lock definition %s asks for a quorum (quorum: majority), which runs on %s, not on %s; without the quorum field it runs on %s",
+			file, strings.Join(kindsWith(func(i KindInfo) bool { return i.QuorumScriptLocks }), ", "), s,
+			strings.Join(kindsWith(func(i KindInfo) bool { return i.ScriptLocks }), ", "))
+	case info.QuorumScriptLocks:
+		return fmt.Sprintf("lock definition %s runs on one master, not on %s; add quorum: majority to run it on %s's masters, or use %s",
+			file, s, s, strings.Join(kindsWith(func(i KindInfo) bool { return i.ScriptLocks }), ", "))
+	}
+	return fmt.Sprintf("a lock definition cannot run on %s; it runs on %s (with quorum: majority, on %s)", s,
+		strings.Join(kindsWith(func(i KindInfo) bool { return i.ScriptLocks }), ", "),
+		strings.Join(kindsWith(func(i KindInfo) bool { return i.QuorumScriptLocks }), ", "))
+}
+
+// kindsWith lists the examples of the kinds whose info has.
+func kindsWith(has func(KindInfo) bool) []string {
+	var out []string
+	for _, sh := range shapes() {
+		if info := sh.Info(); has(info) {
+			out = append(out, info.Example)
+		}
+	}
+	return out
 }
 
 // KindsWithLock lists the examples of the kinds lock runs on.

@@ -28,14 +28,15 @@ func (redlockShape) Info() KindInfo {
 	return KindInfo{
 		Kind: KindRedlock, Syntax: fmt.Sprintf("redlock:N with 1 ≤ N ≤ %d", MaxMasters), Example: "redlock:N", Sample: "redlock:3", CanonicalFaultText: "one master killed",
 		Backend: lockimpl.BackendRedis, Program: "redis-server", Node: "master",
-		Drivers:   true,
-		Locks:     []string{lockimpl.LockRedlock, lockimpl.LockRedsync},
-		LockNotes: map[string]string{lockimpl.LockSingle: single, lockimpl.LockFenced: single, lockimpl.LockNaive: single, lockimpl.LockRedislock: single},
-		Providers: []string{ProviderLocal, ProviderDocker, ProviderExternal},
-		StartUp:   500 * time.Millisecond,
-		RunFlags:  redisFlags(),
-		Targets:   []FaultTarget{TargetNode},
-		ClockShim: true,
+		Drivers:           true,
+		Locks:             []string{lockimpl.LockRedlock, lockimpl.LockRedsync},
+		QuorumScriptLocks: true,
+		LockNotes:         map[string]string{lockimpl.LockSingle: single, lockimpl.LockFenced: single, lockimpl.LockNaive: single, lockimpl.LockRedislock: single},
+		Providers:         []string{ProviderLocal, ProviderDocker, ProviderExternal},
+		StartUp:           500 * time.Millisecond,
+		RunFlags:          redisFlags(),
+		Targets:           []FaultTarget{TargetNode},
+		ClockShim:         true,
 	}
 }
 

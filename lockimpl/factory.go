@@ -85,7 +85,15 @@ func New(name string, nodes []redis.Cmdable, opts Options) (Locker, error) {
 		return d.onRedis(nodes)
 	}
 	if IsDef(name) {
-		return NewDefLock(name, nodes)
+		d, err := LoadLockDef(DefFile(name))
+		if err != nil {
+			return nil, err
+		}
+		if d.Driver() == "" {
+			return newDefLocker(name, d, nodes, opts)
+		}
+		// A file naming a driver is that driver lock (exec:CMD).
+		name = d.Driver()
 	}
 	if IsGo(name) {
 		return opts.Go.build(name, nodes)

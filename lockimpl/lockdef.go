@@ -158,19 +158,20 @@ func parseMatcher(s string) (matcher, error) {
 	return matcher{kind: matchInt, n: n}, nil
 }
 
-// match reports whether a reply (val, as go-redis gives it, nil for a nil
-// reply) is of the matcher's kind.
-func (m matcher) match(val any) bool {
-	n, isInt := val.(int64)
+// match reports whether a reply is of the matcher's kind. A reply read
+// through go-redis is first made a rawReply (replyOf), so both paths are
+// read by these rules alone.
+func (m matcher) match(rep rawReply) bool {
+	isInt := rep.kind == ':'
 	switch m.kind {
 	case matchOK:
-		return val == "OK"
+		return rep.ok
 	case matchNil:
-		return val == nil
+		return rep.isNil
 	case matchInt:
-		return isInt && n == m.n
+		return isInt && rep.n == m.n
 	case matchPositive:
-		return isInt && n > 0
+		return isInt && rep.n > 0
 	case matchInteger:
 		return isInt
 	}
@@ -191,6 +192,10 @@ type defOp struct {
 	// fence and validity read the successful reply as the fencing token
 	// and as the remaining validity in ms.
 	fence, validity bool
+	// wire is the command encoded once for the raw path.
+	wire *defWire
+	// secs is true when a template holds {ttl_s}, which a call then formats.
+	secs bool
 }
 
 // LockDef is a parsed lock definition.
@@ -202,7 +207,23 @@ type LockDef struct {
 
 	acquire, release defOp
 	renew            *defOp
+	// quorum is true when the file asks for a majority of N masters
+	// (quorum: majority): the lock then runs on redlock:N only.
+	quorum bool
+	// driver, when set, is the --lock name (exec:CMD) of the driver the
+	// file names instead of scripts: plan runs that driver lock.
+	driver string
 }
+
+// Driver is the driver lock (exec:CMD) a file with driver: stands for, ""
+// for a file of scripts.
+func (d *LockDef) Driver() string { return d.driver }
+
+// Quorum reports whether the definition acquires on a majority of masters.
+func (d *LockDef) Quorum() bool { return d.quorum }
+
+// quorumMajority is the one value the quorum field accepts.
+const quorumMajority = "majority"
 
 // Renews reports whether the definition has a renew operation.
 func (d *LockDef) Renews() bool { return d.renew != nil }
@@ -213,6 +234,8 @@ func (d *LockDef) Fences() bool { return d.acquire.fence }
 // The YAML shapes, decoded with unknown fields refused.
 type defFile struct {
 	Name    string  `yaml:"name"`
+	Quorum  string  `yaml:"quorum"`
+	Driver  string  `yaml:"driver"`
 	Acquire *opFile `yaml:"acquire"`
 	Release *opFile `yaml:"release"`
 	Renew   *opFile `yaml:"renew"`
@@ -240,7 +263,7 @@ type replyFile struct {
 func acceptedFields(typ string) string {
 	switch typ {
 	case "defFile":
-		return "name, acquire, release, renew"
+		return "name, quorum, driver, acquire, release, renew"
 	case "opFile":
 		return "lua, command, keys, args, reply"
 	}
@@ -274,6 +297,16 @@ func ParseLockDef(b []byte) (*LockDef, error) {
 	if d.Name == "" {
 		d.Name = "unnamed"
 	}
+	if f.Driver != "" {
+		return parseDriverDef(d, &f)
+	}
+	switch f.Quorum {
+	case "":
+	case quorumMajority:
+		d.quorum = true
+	default:
+		return nil, fmt.Errorf("quorum: %q: accepted: %s (acquire on a majority of redlock:N's masters), or no quorum field for one master", f.Quorum, quorumMajority)
+	}
 	var err error
 	if f.Acquire == nil {
 		return nil, errors.New("no acquire: a definition needs acquire and release")
@@ -294,6 +327,19 @@ func ParseLockDef(b []byte) (*LockDef, error) {
 		}
 		d.renew = &op
 	}
+	return d, nil
+}
+
+// parseDriverDef reads a file naming a driver (driver: CMD ARGS): it holds
+// no scripts and no quorum, and its command parses as --lock exec:'CMD'.
+func parseDriverDef(d *LockDef, f *defFile) (*LockDef, error) {
+	if f.Acquire != nil || f.Release != nil || f.Renew != nil || f.Quorum != "" {
+		return nil, errors.New("driver: a definition naming a driver has no acquire, release, renew or quorum (its hello says what it does); give a driver or scripts")
+	}
+	if _, err := ParseDriverCommand(DriverPrefix + f.Driver); err != nil {
+		return nil, fmt.Errorf("driver: %w", err)
+	}
+	d.driver = DriverPrefix + f.Driver
 	return d, nil
 }
 
@@ -346,7 +392,26 @@ func compileOp(name string, f *opFile) (defOp, error) {
 	if f.Lua != "" {
 		op.script = redis.NewScript(f.Lua)
 	}
-	return op, compileReply(name, f.Reply, &op)
+	if err := compileReply(name, f.Reply, &op); err != nil {
+		return op, err
+	}
+	op.wire = newDefWire(&op, f.Lua)
+	op.secs = usesVar(tmplTTLs, op.command, op.keys, op.args)
+	return op, nil
+}
+
+// usesVar reports whether any template of lists holds variable v.
+func usesVar(v int, lists ...[]template) bool {
+	for _, l := range lists {
+		for _, t := range l {
+			for _, p := range t {
+				if p.v == v {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // compileTemplates compiles a list, naming the item that failed.

@@ -91,12 +91,31 @@ type pipeCommand struct {
 	n    int
 	// src is an EVALSHA's script source, for the EVAL after NOSCRIPT.
 	src string
+	// wire, when set, is a lock definition's command, encoded once and
+	// written with vals (args unused); eval resends it by EVAL.
+	wire *defWire
+	vals wireVals
+	eval bool
 }
 
 func (c *pipeCommand) argv() []string { return c.args[:c.n] }
 
+// appendTo appends the command in RESP.
+func (c *pipeCommand) appendTo(buf []byte) []byte {
+	if c.wire != nil {
+		return c.wire.encode(buf, &c.vals, c.eval)
+	}
+	return appendCommand(buf, c.argv()...)
+}
+
 // name is the command's name as INFO commandstats writes it.
 func (c *pipeCommand) name() string {
+	if c.wire != nil {
+		if c.eval {
+			return "eval"
+		}
+		return c.wire.name
+	}
 	switch c.args[0] {
 	case "SET":
 		return "set"
@@ -109,6 +128,14 @@ func (c *pipeCommand) name() string {
 // noScript is the EVAL to send after a NOSCRIPT reply, or false when err is
 // not one (or c runs no script by hash).
 func (c *pipeCommand) noScript(err error) (pipeCommand, bool) {
+	if c.wire != nil {
+		if c.wire.evalHead == nil || c.eval || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return pipeCommand{}, false
+		}
+		again := *c
+		again.eval = true
+		return again, true
+	}
 	if c.args[0] != "EVALSHA" || !redis.HasErrorPrefix(err, "NOSCRIPT") {
 		return pipeCommand{}, false
 	}
@@ -334,7 +361,7 @@ func (p *Pipe) send(conn *rawConn, batch []*pipeCall) *rawConn {
 	}
 	conn.buf = conn.buf[:0]
 	for _, c := range batch {
-		conn.buf = appendCommand(conn.buf, c.cmd.argv()...)
+		conn.buf = c.cmd.appendTo(conn.buf)
 	}
 	if err = p.write(conn, batch); err != nil {
 		_ = conn.conn.Close()
@@ -370,13 +397,16 @@ func (p *Pipe) write(conn *rawConn, calls []*pipeCall) error {
 		p.sent.roundTrip()
 		var set, evalsha, eval int64
 		for _, c := range calls {
-			switch c.cmd.name() {
+			switch name := c.cmd.name(); name {
 			case "set":
 				set++
 			case "eval":
 				eval++
-			default:
+			case "evalsha":
 				evalsha++
+			default:
+				// A lock definition's command of another name.
+				p.sent.commandsNamed(name, 1)
 			}
 		}
 		p.sent.commandsNamed("set", set)
@@ -429,7 +459,7 @@ func (p *Pipe) resend(conn *rawConn, again []*pipeCall) error {
 	}
 	conn.buf = conn.buf[:0]
 	for _, c := range again {
-		conn.buf = appendCommand(conn.buf, c.cmd.argv()...)
+		conn.buf = c.cmd.appendTo(conn.buf)
 	}
 	if err := p.write(conn, again); err != nil {
 		return broken(again, err)

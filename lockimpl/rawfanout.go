@@ -340,12 +340,18 @@ func (e rawError) Error() string { return string(e) }
 // RedisError marks rawError as a server reply.
 func (rawError) RedisError() {}
 
-// rawReply is one RESP reply as the lock commands need it: an integer, or
-// whether it was nil (a SET NX that found the key held). The text of a
-// simple or bulk string is not needed, and not copied.
+// rawReply is one RESP reply as the lock commands need it: an integer,
+// whether it was nil (a SET NX that found the key held), its kind, and
+// whether it said OK. The text of a simple or bulk string is not needed,
+// and not copied: a definition's rules tell replies apart by kind alone.
 type rawReply struct {
 	isNil bool
-	n     int64
+	// ok is a simple or bulk string reading OK (as go-redis's Cmd.Val
+	// gives both as the string "OK").
+	ok bool
+	// kind is the reply's RESP type byte: '+', ':', '$' or '*'.
+	kind byte
+	n    int64
 }
 
 // read reads one reply. A server error reply comes back as a rawError with
@@ -361,7 +367,7 @@ func (c *rawConn) read() (rawReply, error) {
 	body := line[1 : len(line)-2]
 	switch line[0] {
 	case '+':
-		return rawReply{}, nil
+		return rawReply{kind: '+', ok: string(body) == "OK"}, nil
 	case '-':
 		return rawReply{}, rawError(body)
 	case ':':
@@ -369,21 +375,60 @@ func (c *rawConn) read() (rawReply, error) {
 		if err != nil {
 			return rawReply{}, fmt.Errorf("malformed integer reply %q", body)
 		}
-		return rawReply{n: v}, nil
+		return rawReply{kind: ':', n: v}, nil
 	case '$':
 		size, err := strconv.Atoi(string(body))
 		if err != nil || size < -1 {
 			return rawReply{}, fmt.Errorf("malformed bulk reply %q", body)
 		}
 		if size == -1 {
-			return rawReply{isNil: true}, nil
+			return rawReply{kind: '$', isNil: true}, nil
 		}
-		if _, err := c.r.Discard(size + 2); err != nil {
-			return rawReply{}, err
-		}
-		return rawReply{}, nil
+		return c.readBulk(size)
+	case '*':
+		return c.readArray(body)
 	}
 	return rawReply{}, fmt.Errorf("unexpected reply %q", line)
+}
+
+// readBulk reads a bulk string's size bytes and CRLF, noting only whether
+// it reads OK.
+func (c *rawConn) readBulk(size int) (rawReply, error) {
+	rep := rawReply{kind: '$'}
+	if size == 2 {
+		b, err := c.r.Peek(2)
+		if err != nil {
+			return rawReply{}, err
+		}
+		rep.ok = string(b) == "OK"
+	}
+	if _, err := c.r.Discard(size + 2); err != nil {
+		return rawReply{}, err
+	}
+	return rep, nil
+}
+
+// readArray reads an array (a script may return a table) and skips its
+// elements, error replies among them: no rule reads an array, but the
+// connection stays in step. A nil array is nil, as go-redis reads it.
+//
+//go:noinline
+func (c *rawConn) readArray(body []byte) (rawReply, error) {
+	size, err := strconv.Atoi(string(body))
+	if err != nil || size < -1 {
+		return rawReply{}, fmt.Errorf("malformed array reply %q", body)
+	}
+	if size == -1 {
+		return rawReply{kind: '*', isNil: true}, nil
+	}
+	for range size {
+		if _, err := c.read(); err != nil {
+			if _, isReply := err.(rawError); !isReply {
+				return rawReply{}, err
+			}
+		}
+	}
+	return rawReply{kind: '*'}, nil
 }
 
 // appendCommand appends args as a RESP array of bulk strings.

@@ -71,8 +71,27 @@ func (o *rawOne) close() {
 // through its go-redis client. A server's error reply comes back as a
 // rawError; a connection whose state is unknown after a failure is closed.
 func (o *rawOne) do(ctx context.Context, cmd *rawCommand) (rep rawReply, err error, ok bool) {
-	if o == nil {
+	c := o.begin(ctx)
+	if c == nil {
 		return rawReply{}, nil, false
+	}
+	if err = o.write(c, cmd); err == nil {
+		rep, err = c.read()
+		if cmd.op == rawScript && err != nil {
+			rep, err = o.evalAfterNoScript(c, cmd, rep, err)
+		}
+	}
+	o.end(c, err)
+	return rep, err, true
+}
+
+// begin takes a connection of the raw path for one command, its deadlines
+// set by ctx's (or the client's read timeout), or returns nil when none was
+// idle: the caller then goes through its go-redis client, holding a client
+// slot that leftClient gives back.
+func (o *rawOne) begin(ctx context.Context) *rawConn {
+	if o == nil {
+		return nil
 	}
 	c := o.node.take(&o.dials)
 	if c == nil && !o.claimClient() {
@@ -82,25 +101,24 @@ func (o *rawOne) do(ctx context.Context, cmd *rawCommand) (rep rawReply, err err
 		// Through the client after all (the wait ended without one):
 		// the call holds a client slot like any other, left by leftClient.
 		o.viaClient.Add(1)
-		return rawReply{}, nil, false
+		return nil
 	}
 	deadline, has := ctx.Deadline()
 	if !has && o.timeout > 0 {
 		deadline = time.Now().Add(o.timeout)
 	}
 	c.setDeadlines(deadline, deadline)
-	if err = o.write(c, cmd); err == nil {
-		rep, err = c.read()
-		if cmd.op == rawScript && err != nil {
-			rep, err = o.evalAfterNoScript(c, cmd, rep, err)
-		}
-	}
+	return c
+}
+
+// end puts c back after a command whose reply was read whole (err nil or
+// the server's error reply), and closes it otherwise: its state is unknown.
+func (o *rawOne) end(c *rawConn, err error) {
 	if _, isReply := err.(rawError); err == nil || isReply {
 		o.node.put(c)
 	} else {
 		o.node.discard(c)
 	}
-	return rep, err, true
 }
 
 // claimClient takes one of the client's slots for a call that found no idle

@@ -116,7 +116,10 @@ func (s *Single) Close() error {
 // Cluster the lock key must carry a hash tag (prefix{17}, see bench's
 // Options.HashTag) so that its counter, which keeps the tag, lives in the
 // same slot and the fencing script may touch both.
-func FenceKey(key string) string { return key + ":fence" }
+func FenceKey(key string) string { return key + fenceSuffix }
+
+// fenceSuffix turns a lock key into its fencing counter's key.
+const fenceSuffix = ":fence"
 
 // Acquire makes one attempt at key. The rarer ways (fenced, replicated)
 // and the error's wrapping are calls of their own, so that the frame every

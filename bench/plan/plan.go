@@ -421,7 +421,7 @@ func Parse(v Values) (Plan, error) {
 	if pl.Pipeline == "auto" && p.err == nil {
 		switch {
 		case !lockimpl.IsPipelinable(pl.Lock):
-			p.fail("pipeline", "auto works with --lock %s; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Pipelinable }), " or "), pl.Lock)
+			p.fail("pipeline", "auto works with --lock %s or a --lock-def; %s needs each command's own deadline (Redlock's node timeout) or a plain client (peer libraries), which a batch of many workers' commands does not keep", strings.Join(lockimpl.LocksWhere(func(d lockimpl.Descriptor) bool { return d.Pipelinable }), " or "), pl.Lock)
 		case pl.LockOptions.Wait.Replicas > 0:
 			p.fail("pipeline", "auto cannot run WAIT on the connection that wrote the key; drop --wait-replicas or --pipeline")
 		case len(pl.Faults) > 0:
@@ -523,10 +523,22 @@ func (p *parser) lockFor(topo compose.Spec) string {
 			p.fail("lock", "%s", why)
 		}
 	case lockimpl.IsDef(lock):
-		if _, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock)); err != nil {
+		d, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock))
+		switch {
+		case err != nil:
 			p.fail("lock-def", "%v", err)
-		} else if why := topo.LockMisfit(lock); why != "" {
-			p.fail("lock-def", "%s", why)
+		case d.Driver() != "":
+			// A file naming a driver is that driver lock: every later step
+			// (its options, faults on its processes) sees exec:CMD.
+			lock = d.Driver()
+			p.v.Set("lock", lock)
+			if why := topo.LockMisfit(lock); why != "" {
+				p.fail("lock-def", "%s: %s", d.File, why)
+			}
+		default:
+			if why := topo.LockMisfit(lock); why != "" {
+				p.fail("lock-def", "%s", why)
+			}
 		}
 	case !slices.Contains(lockimpl.Names(), lock):
 		p.fail("lock", "%q: unknown; %s", lock, suggest.Unknown(lock, lockimpl.Names()))
