@@ -255,25 +255,28 @@ func etcdLeaderIsolated() Scenario {
 // primary only when the sentinels announce it. A key granted on the cut
 // primary in that window is free on the new one: a second holder is
 // granted while the first still works. At the heal the old primary
-// becomes the new one's replica and its grants vanish. Holds outlast the
-// ~2-3 s promotion; the cut outlasts the promotion too. fenced takes its
-// tokens from the same primary, whose counter the promoted replica has
-// only up to the cut: what a fence changes is measured, not assumed.
+// becomes the new one's replica and its grants vanish. The cut outlasts
+// the ~2-3 s promotion; holds of 1-2 s keep keys changing hands before
+// the cut, so that the WAIT variant (under which nothing is granted from
+// the cut until the demoted node resyncs, ~10 s after the heal) acquires
+// in its window and is conclusive. fenced takes its tokens from the same
+// primary, whose counter the promoted replica has only up to the cut:
+// what a fence changes is measured, not assumed.
 func replicatedPrimaryIsolated() Scenario {
 	return Scenario{
 		Name: "replicated-primary-isolated",
-		Description: "the primary of replicated is cut off from its replica and sentinels for 6 s with holders inside, " +
+		Description: "the primary of replicated is cut off from its replica and sentinels for 5 s with holders inside, " +
 			"its clients still reaching it; the sentinels promote the replica: is a key granted twice? (compare failover)",
 		Base: vals("topology", "replicated", "lock", "single", "keys", "uniform:16", "concurrency", "32",
-			"hold", "uniform:3s,4s", "ttl", "5s", "retry", "fixed:10ms", "acquire-timeout", "20s",
-			"duration", "10s", "warmup", "1s", "fault", "at=2s isolate primary for=6s"),
+			"hold", "uniform:1s,2s", "ttl", "3s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"duration", "10s", "warmup", "1s", "fault", "at=3s isolate primary for=5s"),
 		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
 		violated:     doubleGrants,
 		exposure:     atFault("isolate primary"),
 		Per:          "per isolation",
 		Availability: true,
 		Variants: []Variant{
-			{Name: "isolate primary 6s", TakesLock: true},
+			{Name: "isolate primary 5s", TakesLock: true},
 			{Name: "fenced (tokens from the primary)", Flags: vals("lock", lockimpl.LockFenced)},
 			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
 		},
