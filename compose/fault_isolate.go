@@ -44,14 +44,14 @@ type pairCutter interface {
 // a ring members enough that a neighbour's majority is not everyone's.
 func (isolateFault) fitSpec(f FaultSpec, s Spec) string {
 	n := s.Shape().DataNodes(s)
-	if n == 1 {
-		return fmt.Sprintf("isolate cuts a node from its peers, and %s has none; use 3 or more members", s)
-	}
 	if f.Target == TargetMinority && n > 0 && n < 3 {
 		return fmt.Sprintf("isolate minority needs at least 3 members, so that the leader's side is a minority of one or more; %s has %d", s, n)
 	}
 	if f.Target == TargetRing && n > 0 && n < 4 {
 		return fmt.Sprintf("isolate ring needs at least 4 members, so that each keeps a majority of its own; %s has %d", s, n)
+	}
+	if n == 1 {
+		return fmt.Sprintf("isolate cuts a node from its peers, and %s has none; use 3 or more members", s)
 	}
 	return ""
 }

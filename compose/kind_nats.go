@@ -32,7 +32,8 @@ func (natsShape) Info() KindInfo {
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   3 * time.Second,
 		RunFlags:  []string{"nats"},
-		Targets:   []FaultTarget{TargetNode, TargetLeader},
+		// minority: isolate cuts the leader's server from the other two.
+		Targets: []FaultTarget{TargetNode, TargetLeader, TargetMinority},
 		// Through the proxies the client keeps to the servers it was given
 		// (IgnoreDiscoveredServers); the cluster's routes stay direct.
 		ClockNote: "the clock shim cannot move nats-server's clock (Go reads the time without libc)",

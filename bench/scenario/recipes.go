@@ -277,7 +277,7 @@ func replicatedPrimaryIsolated() Scenario {
 		Availability: true,
 		Variants: []Variant{
 			{Name: "isolate primary 5s", TakesLock: true},
-			{Name: "fenced (tokens from the primary)", Flags: vals("lock", lockimpl.LockFenced)},
+			{Name: "fenced", Flags: vals("lock", lockimpl.LockFenced)},
 			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
 		},
 	}
