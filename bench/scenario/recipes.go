@@ -248,6 +248,29 @@ func etcdLeaderIsolated() Scenario {
 	return s
 }
 
+// etcdGroupsIsolated is etcd-leader-isolated on five members with the
+// group cuts: the leader's minority (the leader and one more) cut off from
+// the other three, which elect a leader of their own, or a ring in which
+// each member keeps its two neighbours, a majority of its own, and no two
+// the same one. A holder whose client talks to a cut member cannot renew
+// or release there; is its key granted to a second holder while it still
+// works?
+func etcdGroupsIsolated() Scenario {
+	s := etcdLeaderFailover()
+	s.Name = "etcd-groups-isolated"
+	s.Description = "etcd:5 is cut for 3 s with holders inside, its clients still reaching every member: the leader's " +
+		"minority from the majority, or a ring of overlapping majorities: is a key granted twice? (compare etcd-leader-isolated)"
+	s.Base["topology"] = []string{"etcd:5"}
+	s.exposure = atFault("isolate")
+	s.Per = "per cut"
+	s.Variants = []Variant{
+		{Name: "minority of 5 cut 3s", Mitigated: true, Flags: vals("fault", "at=2s isolate minority for=3s")},
+		{Name: "ring of 5 cut 3s", Mitigated: true, Flags: vals("fault", "at=2s isolate ring for=3s")},
+		{Name: "no fault (control)", Mitigated: true},
+	}
+	return s
+}
+
 // replicatedPrimaryIsolated is failover with the primary cut off from its
 // replica and the sentinels instead of killed: it keeps running and its
 // clients keep reaching it, so it grants locks nobody replicates while the
