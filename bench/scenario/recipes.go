@@ -455,3 +455,65 @@ func natsLeaderLoss() Scenario {
 		},
 	}
 }
+
+// natsLeaderIsolated is nats-leader-loss with the lock bucket's stream
+// leader cut off from the other two servers (its routes) instead of
+// killed: it keeps running and its clients still reach it, but it cannot
+// reach its stream's quorum, so it can commit nothing, and the other two
+// elect a stream leader of their own. Renewals and grants through the cut
+// server fail; does the new leader grant a key whose holder still works
+// with a valid lease? The cut (5 s) outlasts a stream election on this
+// host; holds as in nats-leader-loss, renewing every third of the 1 s TTL.
+// The key's revision fences a write; what the fence changes is measured
+// beside the same lock without it and a control without the cut.
+func natsLeaderIsolated() Scenario {
+	s := natsLeaderLoss()
+	s.Name = "nats-leader-isolated"
+	s.Description = "NATS JetStream KV: the lock stream's leader is cut off from the other two servers for 5 s with " +
+		"holders inside, its clients still reaching it; the others elect a leader: is a key granted twice? (compare nats-leader-loss)"
+	delete(s.Base, "fault")
+	cut := "at=2s isolate leader for=5s"
+	s.Violation = "double grants: a second holder was granted a key whose first holder was still inside with a valid lease"
+	s.violated = doubleGrants
+	s.exposure = atFault("isolate leader")
+	s.Per = "per isolation"
+	s.Variants = []Variant{
+		{Name: "leader cut 5s, unfenced", Mitigated: true, Flags: vals("fault", cut, "unfenced-writes", "true")},
+		{Name: "leader cut 5s, revision fence", Mitigated: true, Flags: vals("fault", cut)},
+		{Name: "no fault (control)", Mitigated: true},
+	}
+	return s
+}
+
+// clusterMasterIsolated is cluster-failover with the master of shard 0
+// (where a third of the keys live) cut off the cluster bus instead of
+// killed: it keeps running and its clients keep reaching it on its data
+// port, while the other masters fail it after the node timeout and promote
+// its replica. Until it counts itself in a minority (also a node timeout)
+// it keeps granting locks its replica never sees; a key granted there is
+// free on the promoted replica, and the ClusterClient moves to it when its
+// slot map reloads. At the heal the old master becomes a replica and its
+// grants vanish. Timings as in replicated-primary-isolated: the cut
+// outlasts the promotion, holds of 1-2 s keep keys changing hands. fenced
+// takes its tokens from the same master: what a fence changes is measured.
+func clusterMasterIsolated() Scenario {
+	cut := "at=3s isolate master=0 for=5s"
+	return Scenario{
+		Name: "cluster-master-isolated",
+		Description: "Redis Cluster: shard 0's master is cut off the cluster bus for 5 s with holders inside, its clients " +
+			"still reaching it; the cluster promotes its replica: is a key granted twice? (compare cluster-failover)",
+		Base: vals("topology", "cluster:3,1", "lock", "single", "keys", "uniform:24", "concurrency", "32",
+			"hold", "uniform:1s,2s", "ttl", "3s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"duration", "10s", "warmup", "1s"),
+		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:     doubleGrants,
+		exposure:     atFault("isolate master=0"),
+		Per:          "per isolation",
+		Availability: true,
+		Variants: []Variant{
+			{Name: "isolate master=0 5s", TakesLock: true, Flags: vals("fault", cut)},
+			{Name: "fenced", Flags: vals("lock", lockimpl.LockFenced, "fault", cut)},
+			{Name: "no fault (control)", Mitigated: true},
+		},
+	}
+}
