@@ -219,7 +219,43 @@ func (c *NatsCluster) start(ctx context.Context, bin string, n int) error {
 	if err := c.procs().startAll(ctx, c.timeout); err != nil {
 		return fmt.Errorf("start nats:%d: %w", n, err)
 	}
-	_, err = c.WaitMetaLeader(ctx, c.timeout)
+	if _, err = c.WaitMetaLeader(ctx, c.timeout); err != nil || n == 1 {
+		return err
+	}
+	return c.waitMetaPeers(ctx)
+}
+
+// waitMetaPeers waits until the meta leader counts every other server a
+// current peer. A leader is elected by a majority: until the last server
+// is current, an R3 stream cannot be placed ("no suitable peers for
+// placement, peer offline"), and the lock's bucket is created right after
+// Up. Through route proxies the last route came up after the election
+// often enough to fail one run of TestZkNatsScenarios.
+func (c *NatsCluster) waitMetaPeers(ctx context.Context) error {
+	_, err := waitFor(ctx, c.timeout, func() (struct{}, error) {
+		leader, err := c.MetaLeader(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		j, err := leader.jsz(pctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		current := 0
+		if j.Meta != nil {
+			for _, r := range j.Meta.Replicas {
+				if r.Current && !r.Offline {
+					current++
+				}
+			}
+		}
+		if current < len(c.servers)-1 {
+			return struct{}{}, fmt.Errorf("meta leader %s counts %d of %d other servers current", leader.Name, current, len(c.servers)-1)
+		}
+		return struct{}{}, nil
+	})
 	return err
 }
 
@@ -335,7 +371,12 @@ func (s *NatsServer) monitor(ctx context.Context, path string, limit int64) ([]b
 // each stream's leader.
 type natsJsz struct {
 	Meta *struct {
-		Leader string `json:"leader"`
+		Leader   string `json:"leader"`
+		Replicas []struct {
+			Name    string `json:"name"`
+			Current bool   `json:"current"`
+			Offline bool   `json:"offline"`
+		} `json:"replicas"`
 	} `json:"meta_cluster"`
 	Accounts []struct {
 		Streams []struct {
