@@ -45,7 +45,8 @@ type clusterInfo struct {
 	firstSlot []int
 	// shardOf is each data node's shard.
 	shardOf map[*Node]int
-	// busPort is each local node's cluster bus port.
+	// busPort is each local node's cluster bus port, as it announces it
+	// (its bus proxy's with UpOptions.PeerProxy).
 	busPort map[*Node]int
 }
 
@@ -77,17 +78,34 @@ func (t *Topology) upClusterLocal(ctx context.Context) error {
 	for s := range m {
 		info.firstSlot = append(info.firstSlot, s*clusterSlots/m)
 	}
+	var bus *clusterBus
+	if t.opts.PeerProxy {
+		bus = newClusterBus()
+		t.addCleanup(bus.close)
+		t.backendState = bus
+	}
 	start := func(i, shard int, name, role string) error {
 		var err error
 		for try := 0; try < 3; try++ {
-			var bus int
-			if bus, err = freePort(); err != nil {
+			var port int
+			if port, err = freePort(); err != nil {
 				return err
 			}
+			args := clusterArgs(port)
+			if bus != nil {
+				more, err := bus.add(i, port)
+				if err != nil {
+					return err
+				}
+				args = append(args, more...)
+			}
 			var n *Node
-			if n, err = t.startDataNode(ctx, i, name, role, clusterArgs(bus)); err == nil {
+			if n, err = t.startDataNode(ctx, i, name, role, args); err == nil {
 				t.Nodes = append(t.Nodes, n)
-				info.shardOf[n], info.busPort[n] = shard, bus
+				info.shardOf[n], info.busPort[n] = shard, port
+				if bus != nil {
+					info.busPort[n] = bus.port(i)
+				}
 				return nil
 			}
 			if ctx.Err() != nil {

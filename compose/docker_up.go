@@ -218,7 +218,7 @@ func (t *Topology) upDockerReplicated(ctx context.Context) error {
 		return err
 	}
 	t.Nodes = append(t.Nodes, replica)
-	if err := waitReplicaOnline(ctx, primary.Addr, replica.Addr); err != nil {
+	if err := waitReplicaOnline(ctx, primary.Addr, replica.Addr, replica.Addr); err != nil {
 		return err
 	}
 	nodes := make([]*Node, sentinelCount)

@@ -46,7 +46,7 @@ func FaultHelp() string {
 		forms = append(forms, k.Info().Form)
 	}
 	return "at=DURATION then one of: " + strings.Join(forms, " · ") +
-		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N and zookeeper:N leader; isolate also takes minority and ring (etcd:N, zookeeper:N)"
+		"; TARGET is node=N, primary, replica, master=S (cluster shard S), or on etcd:N, zookeeper:N and nats:N leader; isolate also takes minority (etcd:N, zookeeper:N, nats:3) and ring (etcd:N, zookeeper:N)"
 }
 
 // faultFormHint ends a refusal of a fault spec: FaultHelp, every form, is

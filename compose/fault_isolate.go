@@ -50,6 +50,9 @@ func (isolateFault) fitSpec(f FaultSpec, s Spec) string {
 	if f.Target == TargetRing && n > 0 && n < 4 {
 		return fmt.Sprintf("isolate ring needs at least 4 members, so that each keeps a majority of its own; %s has %d", s, n)
 	}
+	if n == 1 {
+		return fmt.Sprintf("isolate cuts a node from its peers, and %s has none; use 3 or more members", s)
+	}
 	return ""
 }
 

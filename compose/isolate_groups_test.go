@@ -51,7 +51,8 @@ func TestIsolateGroupsApart(t *testing.T) {
 	}
 	for _, tc := range []struct{ spec, topo, says string }{
 		{"at=1s isolate ring for=1s", "zookeeper:3", "at least 4 members"},
-		{"at=1s isolate minority for=1s", "nats:3", "has no minority"},
+		{"at=1s isolate ring for=1s", "nats:3", "has no ring"},
+		{"at=1s isolate minority for=1s", "replicated", "has no minority"},
 		{"at=1s isolate ring for=1s", "etcd:3", "at least 4 members"},
 		{"at=1s isolate minority for=1s", "etcd:1", "at least 3 members"},
 		{"at=1s isolate minority for=1s", "zookeeper:1", "at least 3 members"},

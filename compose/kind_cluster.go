@@ -35,6 +35,9 @@ func (clusterShape) Info() KindInfo {
 		Targets:   []FaultTarget{TargetNode, TargetMaster, TargetShard},
 		ClockShim: true,
 		Sharded:   true,
+		// isolate: each node's bus runs through a proxy it announces
+		// (compose/cluster_bus.go).
+		PeerProxy: true,
 	}
 }
 

@@ -32,10 +32,13 @@ func (natsShape) Info() KindInfo {
 		Providers: []string{ProviderLocal, ProviderExternal},
 		StartUp:   3 * time.Second,
 		RunFlags:  []string{"nats"},
-		Targets:   []FaultTarget{TargetNode, TargetLeader},
+		// minority: isolate cuts the leader's server from the other two.
+		Targets: []FaultTarget{TargetNode, TargetLeader, TargetMinority},
 		// Through the proxies the client keeps to the servers it was given
 		// (IgnoreDiscoveredServers); the cluster's routes stay direct.
 		ClockNote: "the clock shim cannot move nats-server's clock (Go reads the time without libc)",
+		// isolate: each route runs through a proxy of its own (compose/nats.go).
+		PeerProxy: true,
 	}
 }
 
@@ -122,7 +125,7 @@ func (t *Topology) upNats(ctx context.Context) error {
 	if t.opts.ClockShim {
 		return errors.New("the clock shim cannot move nats-server's clock; clock faults need Redis topologies")
 	}
-	c, err := StartNatsCluster(ctx, NatsOptions{Servers: t.Spec.Masters})
+	c, err := StartNatsCluster(ctx, NatsOptions{Servers: t.Spec.Masters, PeerProxy: t.opts.PeerProxy})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ func (replicatedShape) Info() KindInfo {
 		RunFlags:  []string{"persistence", "pool-size", "pipeline", "wait-replicas"},
 		Targets:   []FaultTarget{TargetNode, TargetPrimary, TargetReplica},
 		ClockShim: true,
+		// The replica's replicaof and the sentinels' monitor name a
+		// proxy in front of each data node (compose/replicated_peers.go).
+		PeerProxy: true,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,14 +120,22 @@ type NatsOptions struct {
 	// ReadyTimeout bounds the wait for JetStream to serve (a cluster elects
 	// its meta leader first); 0 means 30 s.
 	ReadyTimeout time.Duration
+	// PeerProxy puts a proxy on each direction of each route between two
+	// servers of a cluster (the isolate fault), as ZkOptions.PeerProxy
+	// does between ZooKeeper members.
+	PeerProxy bool
 }
 
 // NatsCluster is one NATS server with JetStream, or a cluster of three, on
 // free loopback ports, each with its own store directory.
 type NatsCluster struct {
-	version string
-	timeout time.Duration
-	servers []*NatsServer
+	version   string
+	timeout   time.Duration
+	peerProxy bool
+	servers   []*NatsServer
+	// links are the proxies on the routes (NatsOptions.PeerProxy), nil
+	// without them.
+	links *linkProxies
 }
 
 // NatsServer is one server of a local NATS deployment.
@@ -164,7 +173,7 @@ func StartNatsCluster(ctx context.Context, opts NatsOptions) (*NatsCluster, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &NatsCluster{version: version, timeout: opts.ReadyTimeout}
+	c := &NatsCluster{version: version, timeout: opts.ReadyTimeout, peerProxy: opts.PeerProxy}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
 	}
@@ -177,7 +186,7 @@ func StartNatsCluster(ctx context.Context, opts NatsOptions) (*NatsCluster, erro
 		if try == 2 || ctx.Err() != nil {
 			return nil, err
 		}
-		c.servers = nil
+		c.servers, c.links = nil, nil
 	}
 }
 
@@ -188,14 +197,20 @@ func (c *NatsCluster) start(ctx context.Context, bin string, n int) error {
 	if err != nil {
 		return err
 	}
-	var routes []string
-	if n > 1 {
-		for i := range n {
-			routes = append(routes, fmt.Sprintf("%q", "nats-route://127.0.0.1:"+strconv.Itoa(ports[2*n+i])))
-		}
+	routePorts := ports[2*n:]
+	routesOf := func(int) ([]string, error) { return natsRoutes(routePorts, nil), nil }
+	if n > 1 && c.peerProxy {
+		c.links = newLinkProxies()
+		routesOf = func(i int) ([]string, error) { return c.proxiedRoutes(i, routePorts) }
 	}
 	for i := range n {
-		s, err := newNatsServer(bin, i+1, ports[i], ports[n+i], ports[2*n+i], routes)
+		var routes []string
+		if n > 1 {
+			if routes, err = routesOf(i); err != nil {
+				return err
+			}
+		}
+		s, err := newNatsServer(bin, i+1, ports[i], ports[n+i], ports[2*n+i], routes, c.links != nil)
 		if err != nil {
 			return err
 		}
@@ -204,18 +219,86 @@ func (c *NatsCluster) start(ctx context.Context, bin string, n int) error {
 	if err := c.procs().startAll(ctx, c.timeout); err != nil {
 		return fmt.Errorf("start nats:%d: %w", n, err)
 	}
-	_, err = c.WaitMetaLeader(ctx, c.timeout)
+	if _, err = c.WaitMetaLeader(ctx, c.timeout); err != nil || n == 1 {
+		return err
+	}
+	return c.waitMetaPeers(ctx)
+}
+
+// waitMetaPeers waits until the meta leader counts every other server a
+// current peer. A leader is elected by a majority: until the last server
+// is current, an R3 stream cannot be placed ("no suitable peers for
+// placement, peer offline"), and the lock's bucket is created right after
+// Up. Through route proxies the last route came up after the election
+// often enough to fail one run of TestZkNatsScenarios.
+func (c *NatsCluster) waitMetaPeers(ctx context.Context) error {
+	_, err := waitFor(ctx, c.timeout, func() (struct{}, error) {
+		leader, err := c.MetaLeader(ctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		j, err := leader.jsz(pctx)
+		if err != nil {
+			return struct{}{}, err
+		}
+		current := 0
+		if j.Meta != nil {
+			for _, r := range j.Meta.Replicas {
+				if r.Current && !r.Offline {
+					current++
+				}
+			}
+		}
+		if current < len(c.servers)-1 {
+			return struct{}{}, fmt.Errorf("meta leader %s counts %d of %d other servers current", leader.Name, current, len(c.servers)-1)
+		}
+		return struct{}{}, nil
+	})
 	return err
 }
 
-func newNatsServer(bin string, id, port, monitorPort, routePort int, routes []string) (*NatsServer, error) {
+// natsRoutes are the route URLs of the route addresses (host:port), or of
+// ports on loopback when addrs is nil.
+func natsRoutes(ports []int, addrs []string) []string {
+	if addrs == nil {
+		for _, p := range ports {
+			addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
+		}
+	}
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = fmt.Sprintf("%q", "nats-route://"+a)
+	}
+	return out
+}
+
+// proxiedRoutes are server i's routes to every other server, each through
+// a proxy of its own on the link from i to it.
+func (c *NatsCluster) proxiedRoutes(i int, routePorts []int) ([]string, error) {
+	var addrs []string
+	for j, p := range routePorts {
+		if j == i {
+			continue
+		}
+		a, err := c.links.add(i, j, "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			return nil, err
+		}
+		addrs = append(addrs, a)
+	}
+	return natsRoutes(nil, addrs), nil
+}
+
+func newNatsServer(bin string, id, port, monitorPort, routePort int, routes []string, proxied bool) (*NatsServer, error) {
 	dir, err := makeTempDir(natsDirWhat)
 	if err != nil {
 		return nil, fmt.Errorf("temp dir for nats-server: %w", err)
 	}
 	s := &NatsServer{Name: "n" + strconv.Itoa(id), port: port, monitorPort: monitorPort}
 	conf := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(conf, []byte(natsConfig(s.Name, dir, port, monitorPort, routePort, routes)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(natsConfig(s.Name, dir, port, monitorPort, routePort, routes, proxied)), 0o600); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("write nats.conf: %w", err)
 	}
@@ -226,8 +309,10 @@ func newNatsServer(bin string, id, port, monitorPort, routePort int, routes []st
 
 // natsConfig is a server's nats.conf: JetStream on, its store in dir, and
 // for a cluster the routes to every server (its own included, which the
-// server skips).
-func natsConfig(name, dir string, port, monitorPort, routePort int, routes []string) string {
+// server skips). With proxied routes it advertises a route address
+// nothing listens on: a server learning of another by gossip (an implicit
+// route, tried once) must not reach it around the proxies.
+func natsConfig(name, dir string, port, monitorPort, routePort int, routes []string, proxied bool) string {
 	lines := []string{
 		"server_name: " + strconv.Quote(name),
 		"listen: " + strconv.Quote("127.0.0.1:"+strconv.Itoa(port)),
@@ -243,8 +328,11 @@ func natsConfig(name, dir string, port, monitorPort, routePort int, routes []str
 			"cluster {",
 			`  name: "lockbench"`,
 			"  listen: "+strconv.Quote("127.0.0.1:"+strconv.Itoa(routePort)),
-			"  routes: ["+strings.Join(routes, ", ")+"]",
-			"}")
+			"  routes: ["+strings.Join(routes, ", ")+"]")
+		if proxied {
+			lines = append(lines, "  advertise: "+strconv.Quote(unpointed))
+		}
+		lines = append(lines, "}")
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
@@ -283,7 +371,12 @@ func (s *NatsServer) monitor(ctx context.Context, path string, limit int64) ([]b
 // each stream's leader.
 type natsJsz struct {
 	Meta *struct {
-		Leader string `json:"leader"`
+		Leader   string `json:"leader"`
+		Replicas []struct {
+			Name    string `json:"name"`
+			Current bool   `json:"current"`
+			Offline bool   `json:"offline"`
+		} `json:"replicas"`
 	} `json:"meta_cluster"`
 	Accounts []struct {
 		Streams []struct {
@@ -407,8 +500,36 @@ func (c *NatsCluster) WaitStreamLeader(ctx context.Context, stream string, not *
 // Processes lists the running servers' process ids.
 func (c *NatsCluster) Processes() []int { return c.procs().pids() }
 
-// Stop ends every server and removes their directories.
-func (c *NatsCluster) Stop() error { return c.procs().stopAll() }
+// Stop ends every server, removes their directories and stops the
+// proxies on their routes.
+func (c *NatsCluster) Stop() error {
+	err := c.procs().stopAll()
+	if c.links != nil {
+		c.links.close()
+	}
+	return err
+}
+
+// peerCuts reports whether the servers' routes run through proxies.
+func (c *NatsCluster) peerCuts() bool { return c.links != nil }
+
+// isolate cuts every route to and from n's server, both ways, until the
+// undo; its clients still reach it.
+func (c *NatsCluster) isolate(_ context.Context, t *Topology, n *Node) (func() error, error) {
+	if c.links == nil {
+		return nil, errors.New("the cluster was started without proxies on its routes (NatsOptions.PeerProxy)")
+	}
+	return c.links.isolate(slices.Index(t.DataNodes(), n))
+}
+
+// cutApart cuts every route between two servers that apart says are on
+// two sides (isolate minority), until the undo.
+func (c *NatsCluster) cutApart(apart func(i, j int) bool) (func() error, error) {
+	if c.links == nil {
+		return nil, errors.New("the cluster was started without proxies on its routes (NatsOptions.PeerProxy)")
+	}
+	return c.links.cut(apart)
+}
 
 func (c *NatsCluster) procs() procGroup {
 	g := make(procGroup, len(c.servers))

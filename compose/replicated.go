@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,26 +39,36 @@ func (t *Topology) upReplicated(ctx context.Context) error {
 	// No diskless-sync delay: the replica's first sync (and the resync after a
 	// failover) should not wait 5 s for more replicas that never come.
 	replArgs := []string{"--repl-diskless-sync-delay", "0"}
-	primary, err := t.startDataNode(ctx, 0, "node-0", RolePrimary, replArgs)
+	// With peer proxies (the isolate fault) they listen first: each node
+	// announces its own as its address from the start.
+	argsOf := func(int) []string { return replArgs }
+	if t.opts.PeerProxy {
+		peers, err := startReplicatedPeers(2)
+		if err != nil {
+			return err
+		}
+		t.addCleanup(func() error { peers.close(); return nil })
+		t.backendState = peers
+		argsOf = func(i int) []string { return append(slices.Clone(replArgs), peers.announceArgs(i)...) }
+	}
+	primary, err := t.startReplicatedNode(ctx, 0, RolePrimary, argsOf(0))
 	if err != nil {
 		return fmt.Errorf("start primary of replicated: %w", err)
 	}
-	t.Nodes = append(t.Nodes, primary)
-	replica, err := t.startDataNode(ctx, 1, "node-1", RoleReplica,
-		append(replArgs, "--replicaof", "127.0.0.1", strconv.Itoa(primary.Server.Port())))
+	host, port, _ := net.SplitHostPort(t.peerAddr(primary))
+	replica, err := t.startReplicatedNode(ctx, 1, RoleReplica, append(argsOf(1), "--replicaof", host, port))
 	if err != nil {
 		return fmt.Errorf("start replica of replicated: %w", err)
 	}
-	t.Nodes = append(t.Nodes, replica)
 	t.logf("replicated: primary %s, replica %s; waiting for the replica to sync", primary.Addr, replica.Addr)
 	// Sentinels learn the replicas from the primary's INFO, which they read on
 	// connect and then only every 10 s: start them once the replica is listed.
-	if err := waitReplicaOnline(ctx, primary.Addr, replica.Addr); err != nil {
+	if err := waitReplicaOnline(ctx, primary.Addr, replica.Addr, t.peerAddr(replica)); err != nil {
 		return err
 	}
 
 	conf := []string{
-		fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d %d", MasterName, primary.Server.Port(), sentinelQuorum),
+		fmt.Sprintf("sentinel monitor %s %s %s %d", MasterName, host, port, sentinelQuorum),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", MasterName, downAfter.Milliseconds()),
 		fmt.Sprintf("sentinel failover-timeout %s %d", MasterName, failoverTimeout.Milliseconds()),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", MasterName),
@@ -70,7 +82,21 @@ func (t *Topology) upReplicated(ctx context.Context) error {
 			Server: srv, opts: &redis.Options{Addr: srv.Addr()}})
 		t.sentinels = append(t.sentinels, redis.NewSentinelClient(adminOptions(srv.Addr())))
 	}
-	return t.waitSentinels(ctx, replica.Addr)
+	return t.waitSentinels(ctx, t.peerAddr(replica))
+}
+
+// startReplicatedNode starts data node i of replicated, adds it to the
+// topology, and leads its peer proxy, if any, to it.
+func (t *Topology) startReplicatedNode(ctx context.Context, i int, role string, args []string) (*Node, error) {
+	n, err := t.startDataNode(ctx, i, fmt.Sprintf("node-%d", i), role, args)
+	if err != nil {
+		return nil, err
+	}
+	t.Nodes = append(t.Nodes, n)
+	if p := t.replPeers(); p != nil {
+		return n, p.point(i, n.Addr)
+	}
+	return n, nil
 }
 
 // adminOptions are for the topology's own short control commands: no retries,
@@ -87,12 +113,12 @@ func (t *Topology) logf(format string, args ...any) {
 }
 
 // waitReplicaOnline waits until the replica's link is up and the primary lists
-// it as online.
-func waitReplicaOnline(ctx context.Context, primary, replica string) error {
+// it as online, at the address it announces (its own, or its peer proxy's).
+func waitReplicaOnline(ctx context.Context, primary, replica, announced string) error {
 	p, r := redis.NewClient(adminOptions(primary)), redis.NewClient(adminOptions(replica))
 	defer p.Close()
 	defer r.Close()
-	_, port, _ := strings.Cut(replica, ":")
+	_, port, _ := strings.Cut(announced, ":")
 	deadline := time.Now().Add(replicationSynced)
 	for {
 		rinfo, rerr := r.Info(ctx, "replication").Result()
@@ -261,10 +287,8 @@ func (t *Topology) CurrentPrimary(ctx context.Context) (*Node, error) {
 	if best == "" {
 		return nil, fmt.Errorf("no sentinel named the primary: %w", errors.Join(errs...))
 	}
-	for _, n := range data {
-		if n.Addr == best {
-			return n, nil
-		}
+	if n := t.dataNodeAt(best); n != nil {
+		return n, nil
 	}
 	return nil, fmt.Errorf("sentinels name %s as primary, which is none of the topology's data nodes", best)
 }

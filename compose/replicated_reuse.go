@@ -77,7 +77,7 @@ func (t *Topology) RestoreReplica(ctx context.Context, lastKill time.Time) error
 		if err != nil {
 			return fmt.Errorf("restore %s (%s): start: %w", n.Name, n.Addr, err)
 		}
-		host, port, _ := strings.Cut(primary.Addr, ":")
+		host, port, _ := strings.Cut(t.peerAddr(primary), ":")
 		if err := adminDo(ctx, t.adminOptionsFor(n), "REPLICAOF", host, port); err != nil {
 			return fmt.Errorf("restore %s (%s): REPLICAOF %s: %w", n.Name, n.Addr, primary.Addr, err)
 		}
@@ -87,10 +87,10 @@ func (t *Topology) RestoreReplica(ctx context.Context, lastKill time.Time) error
 	if err != nil {
 		return fmt.Errorf("restore a replica: %w", err)
 	}
-	if err := waitReplicaOnline(ctx, primary.Addr, replica.Addr); err != nil {
+	if err := waitReplicaOnline(ctx, primary.Addr, replica.Addr, t.peerAddr(replica)); err != nil {
 		return fmt.Errorf("restore a replica: %w", err)
 	}
-	if err := t.sentinelsReach(ctx, replica.Addr); err != nil {
+	if err := t.sentinelsReach(ctx, t.peerAddr(replica)); err != nil {
 		return fmt.Errorf("restore a replica: %w", err)
 	}
 	if !lastKill.IsZero() {

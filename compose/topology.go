@@ -389,20 +389,20 @@ func (t *Topology) FailoverClient(co ClientOptions) *redis.Client {
 		ReadBufferSize:        connBufferSize,
 		WriteBufferSize:       connBufferSize,
 	}
-	if t.opts.Proxy {
+	if t.opts.Proxy || t.replPeers() != nil {
 		fo.Dialer = t.dialViaProxy
 	}
 	return t.track(redis.NewFailoverClient(fo))
 }
 
-// dialViaProxy dials a data node's proxy instead of the node, and anything
-// else (the sentinels) directly, so faults on the proxy reach failover clients.
+// dialViaProxy dials the address a client of a data node dials (its proxy
+// when it has one, the node otherwise) for a data node the sentinels name
+// (by its address or its peer proxy's), and anything else (the sentinels)
+// directly: faults on the client proxy reach failover clients, and a cut
+// of the peer proxy does not.
 func (t *Topology) dialViaProxy(ctx context.Context, network, addr string) (net.Conn, error) {
-	for _, n := range t.DataNodes() {
-		if n.Addr == addr && n.ProxyAddr != "" {
-			addr = n.ProxyAddr
-			break
-		}
+	if n := t.dataNodeAt(addr); n != nil {
+		addr = n.ClientAddr()
 	}
 	d := net.Dialer{Timeout: time.Second, KeepAlive: 5 * time.Minute}
 	return d.DialContext(ctx, network, addr)

@@ -248,6 +248,64 @@ func etcdLeaderIsolated() Scenario {
 	return s
 }
 
+// etcdGroupsIsolated is etcd-leader-isolated on five members with the
+// group cuts: the leader's minority (the leader and one more) cut off from
+// the other three, which elect a leader of their own, or a ring in which
+// each member keeps its two neighbours, a majority of its own, and no two
+// the same one. A holder whose client talks to a cut member cannot renew
+// or release there; is its key granted to a second holder while it still
+// works?
+func etcdGroupsIsolated() Scenario {
+	s := etcdLeaderFailover()
+	s.Name = "etcd-groups-isolated"
+	s.Description = "etcd:5 is cut for 3 s with holders inside, its clients still reaching every member: the leader's " +
+		"minority from the majority, or a ring of overlapping majorities: is a key granted twice? (compare etcd-leader-isolated)"
+	s.Base["topology"] = []string{"etcd:5"}
+	s.exposure = atFault("isolate")
+	s.Per = "per cut"
+	s.Variants = []Variant{
+		{Name: "minority of 5 cut 3s", Mitigated: true, Flags: vals("fault", "at=2s isolate minority for=3s")},
+		{Name: "ring of 5 cut 3s", Mitigated: true, Flags: vals("fault", "at=2s isolate ring for=3s")},
+		{Name: "no fault (control)", Mitigated: true},
+	}
+	return s
+}
+
+// replicatedPrimaryIsolated is failover with the primary cut off from its
+// replica and the sentinels instead of killed: it keeps running and its
+// clients keep reaching it, so it grants locks nobody replicates while the
+// sentinels promote the replica, and the failover client moves to the new
+// primary only when the sentinels announce it. A key granted on the cut
+// primary in that window is free on the new one: a second holder is
+// granted while the first still works. At the heal the old primary
+// becomes the new one's replica and its grants vanish. The cut outlasts
+// the ~2-3 s promotion; holds of 1-2 s keep keys changing hands before
+// the cut, so that the WAIT variant (under which nothing is granted from
+// the cut until the demoted node resyncs, ~10 s after the heal) acquires
+// in its window and is conclusive. fenced takes its tokens from the same
+// primary, whose counter the promoted replica has only up to the cut:
+// what a fence changes is measured, not assumed.
+func replicatedPrimaryIsolated() Scenario {
+	return Scenario{
+		Name: "replicated-primary-isolated",
+		Description: "the primary of replicated is cut off from its replica and sentinels for 5 s with holders inside, " +
+			"its clients still reaching it; the sentinels promote the replica: is a key granted twice? (compare failover)",
+		Base: vals("topology", "replicated", "lock", "single", "keys", "uniform:16", "concurrency", "32",
+			"hold", "uniform:1s,2s", "ttl", "3s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"duration", "10s", "warmup", "1s", "fault", "at=3s isolate primary for=5s"),
+		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:     doubleGrants,
+		exposure:     atFault("isolate primary"),
+		Per:          "per isolation",
+		Availability: true,
+		Variants: []Variant{
+			{Name: "isolate primary 5s", TakesLock: true},
+			{Name: "fenced", Flags: vals("lock", lockimpl.LockFenced)},
+			{Name: "--wait-replicas 1", Mitigated: true, Flags: vals("wait-replicas", "1", "wait-timeout", "100ms")},
+		},
+	}
+}
+
 // zkLeaderIsolated: the ZooKeeper leader is cut off from its followers
 // while its clients still reach it (isolate leader on zookeeper:3), or the
 // leader's side of five members is (isolate minority: the leader and one
@@ -394,6 +452,73 @@ func natsLeaderLoss() Scenario {
 		Variants: []Variant{
 			{Name: "nats-kv, unfenced writes", Flags: vals("unfenced-writes", "true")},
 			{Name: "nats-kv, revision fence", Mitigated: true},
+		},
+	}
+}
+
+// natsLeaderIsolated is nats-leader-loss with the lock bucket's stream
+// leader cut off from the other two servers (its routes) instead of
+// killed: it keeps running and its clients still reach it, but it cannot
+// reach its stream's quorum, so it can commit nothing, and the other two
+// elect a stream leader of their own. Renewals and grants through the cut
+// server fail; does the new leader grant a key whose holder still works
+// with a valid lease? The cut (5 s) outlasts a stream election on this
+// host; holds as in nats-leader-loss, renewing every third of the 1 s TTL.
+// The key's revision fences a write; what the fence changes is measured
+// beside the same lock without it and a control without the cut.
+func natsLeaderIsolated() Scenario {
+	s := natsLeaderLoss()
+	s.Name = "nats-leader-isolated"
+	s.Description = "NATS JetStream KV: the lock stream's leader is cut off from the other two servers for 5 s with " +
+		"holders inside, its clients still reaching it; the others elect a leader: is a key granted twice? (compare nats-leader-loss)"
+	delete(s.Base, "fault")
+	cut := "at=2s isolate leader for=5s"
+	s.Violation = "double grants: a second holder was granted a key whose first holder was still inside with a valid lease"
+	s.violated = doubleGrants
+	s.exposure = atFault("isolate leader")
+	s.Per = "per isolation"
+	s.Variants = []Variant{
+		{Name: "leader cut 5s, unfenced", Mitigated: true, Flags: vals("fault", cut, "unfenced-writes", "true")},
+		{Name: "leader cut 5s, revision fence", Mitigated: true, Flags: vals("fault", cut)},
+		{Name: "no fault (control)", Mitigated: true},
+	}
+	return s
+}
+
+// clusterMasterIsolated is cluster-failover with the master of shard 0
+// (where a third of the keys live) cut off the cluster bus instead of
+// killed: it keeps running and its clients keep reaching it on its data
+// port, while the other masters fail it after the node timeout and promote
+// its replica. Until it counts itself in a minority (also a node timeout)
+// it could grant locks its replica never sees, free on the promoted
+// replica. Redis Cluster closes that window by design: the cut master
+// counts itself in a minority and answers CLUSTERDOWN after one node
+// timeout, while the others promote its replica only after a node timeout
+// and an election delay. So every variant is marked mitigated: the recipe
+// tests that claim (3 trials of each showed no double grant, the cut
+// master's refusals counted as clusterdown errors). At the heal the old
+// master becomes a replica. Timings as in replicated-primary-isolated: the
+// cut outlasts the promotion, holds of 1-2 s keep keys changing hands.
+// fenced takes its tokens from the same master: what a fence changes is
+// measured.
+func clusterMasterIsolated() Scenario {
+	cut := "at=3s isolate master=0 for=5s"
+	return Scenario{
+		Name: "cluster-master-isolated",
+		Description: "Redis Cluster: shard 0's master is cut off the cluster bus for 5 s with holders inside, its clients " +
+			"still reaching it; the cluster promotes its replica: is a key granted twice? (compare cluster-failover)",
+		Base: vals("topology", "cluster:3,1", "lock", "single", "keys", "uniform:24", "concurrency", "32",
+			"hold", "uniform:1s,2s", "ttl", "3s", "retry", "fixed:10ms", "acquire-timeout", "20s",
+			"duration", "10s", "warmup", "1s"),
+		Violation:    "double grants: a second holder was granted a key whose first holder was still inside with a valid lease",
+		violated:     doubleGrants,
+		exposure:     atFault("isolate master=0"),
+		Per:          "per isolation",
+		Availability: true,
+		Variants: []Variant{
+			{Name: "isolate master=0 5s", Mitigated: true, TakesLock: true, Flags: vals("fault", cut)},
+			{Name: "fenced", Mitigated: true, Flags: vals("lock", lockimpl.LockFenced, "fault", cut)},
+			{Name: "no fault (control)", Mitigated: true},
 		},
 	}
 }

@@ -76,7 +76,7 @@ func doubleGrants(r *results.Result) bool { return r.Incidents.DoubleGrants > 0 
 // All returns the scenarios in list order.
 func All() []Scenario {
 	return []Scenario{gcPause(), failover(), clusterFailover(), redlockRestart(), redlockClockJump(), redlockNodeDown(), redlockSlowNode(), naiveRelease(),
-		etcdLeaderFailover(), etcdLeaderIsolated(), etcdGCPause(), pgSessionLoss(), zkSessionExpiry(), zkLeaderIsolated(), natsLeaderLoss()}
+		replicatedPrimaryIsolated(), clusterMasterIsolated(), etcdLeaderFailover(), etcdLeaderIsolated(), etcdGroupsIsolated(), etcdGCPause(), pgSessionLoss(), zkSessionExpiry(), zkLeaderIsolated(), natsLeaderLoss(), natsLeaderIsolated()}
 }
 
 // Lookup finds a scenario by name; the error lists the names.

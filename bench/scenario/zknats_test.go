@@ -67,14 +67,15 @@ func TestZkNatsRecipeRefused(t *testing.T) {
 	}
 }
 
-// TestZkNatsScenarios runs both recipes with 2 trials on real servers: an
+// TestZkNatsScenarios runs the recipes with 3 trials on real servers: an
 // expired session's holder writes after the next holder, which the czxid
 // fence rejects and an unfenced write lets through; the KV stream's leader
-// loss lets no stale write through the revision fence; nothing of the
+// loss lets no stale write through the revision fence; the stream leader
+// cut off from the other servers grants no key twice; nothing of the
 // servers is left.
 func TestZkNatsScenarios(t *testing.T) {
 	longtest.Waiting(t)
-	for _, name := range []string{"zk-session-expiry", "nats-leader-loss"} {
+	for _, name := range []string{"zk-session-expiry", "nats-leader-loss", "nats-leader-isolated"} {
 		t.Run(name, func(t *testing.T) {
 			if name == "zk-session-expiry" && !compose.ZkInstalled() {
 				t.Skip(compose.ErrNoZooKeeper)
@@ -108,6 +109,8 @@ func TestZkNatsScenarios(t *testing.T) {
 				switch {
 				case vv.Variant.Mitigated && vv.StaleAccepted != 0:
 					t.Errorf("%s: %d stale writes accepted through the fence", vv.Variant.Name, vv.StaleAccepted)
+				case name == "nats-leader-isolated" && vv.DoubleGrants != 0:
+					t.Errorf("%s: %d double grants with the stream leader cut off", vv.Variant.Name, vv.DoubleGrants)
 				case name == "zk-session-expiry" && !vv.Variant.Mitigated && vv.Violated == 0:
 					t.Errorf("%s: no stale write accepted in %d trials of four expiries", vv.Variant.Name, len(vv.Trials))
 				}
