@@ -110,14 +110,14 @@ func summary(r *Report) string {
 		Key
 		Counts
 		Violations int    `json:"violations"`
-		Porcupine  string `json:"porcupine"`
+		Porcupine  string `json:"linearizability"`
 	}
 	j := struct {
 		Counts    Counts `json:"window"`
 		Outside   Counts `json:"outside_window"`
 		Keys      int    `json:"keys_checked"`
 		Events    int    `json:"events_checked"`
-		Porcupine string `json:"porcupine"`
+		Porcupine string `json:"linearizability"`
 		Complete  bool   `json:"complete"`
 		Illegal   int    `json:"illegal_segments"`
 		Unsafe    bool   `json:"unsafe"`

@@ -26,7 +26,7 @@ func (r *Report) Render(w io.Writer) {
 	}
 	fmt.Fprintf(w, "run       %s, generator(s) %d, lock %s (%s), ttl %v, resource %s\n", h.RunID, max(1, h.Generators), h.Lock, fencing,
 		time.Duration(h.TTLNS), h.Resource)
-	fmt.Fprintf(w, "model     lease lock per key, clock-drift allowance %v; %d key(s), %d resource event(s); Porcupine: %s\n",
+	fmt.Fprintf(w, "model     lease lock per key, clock-drift allowance %v; %d key(s), %d resource event(s); linearizability: %s\n",
 		r.Drift, r.CheckedKeys, r.CheckedEvents, r.Porcupine)
 	if !r.Complete {
 		fmt.Fprintln(w, "warning   the history has no trailer: the run was cut short, its last events may be missing")
@@ -123,7 +123,7 @@ func (r *Report) renderKeys(w io.Writer) {
 			break
 		}
 		c := kr.Counts
-		fmt.Fprintf(w, "  %s: %d double grant(s), %d overrun(s), %d stale write(s) accepted, %d rejected in the window; Porcupine: %s\n",
+		fmt.Fprintf(w, "  %s: %d double grant(s), %d overrun(s), %d stale write(s) accepted, %d rejected in the window; linearizability: %s\n",
 			kr.Key, c.DoubleGrants, c.Overruns, c.StaleAccepted, c.FencingRejected, kr.Porcupine)
 		for j, v := range kr.Violations {
 			if j == listViolations {

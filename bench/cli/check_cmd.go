@@ -34,7 +34,7 @@ func (e unknownError) Error() string { return e.msg }
 func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name: "check",
-		Usage: "check run histories (--history) against a lease-lock model with Porcupine, reading them once in bounded memory; " +
+		Usage: "check run histories (--history) against a lease-lock model (replayed per key; Porcupine draws --visualize), reading them once in bounded memory; " +
 			"exit 4 when unsafe, 5 when a key's search ran out of --timeout (unknown)",
 		ArgsUsage: "HISTORY… (the files of one run's generators are merged)",
 		Flags: []cli.Flag{
@@ -131,7 +131,7 @@ func checkJSON(r *check.Report) any {
 		check.Key
 		check.Counts
 		Violations int    `json:"violations"`
-		Porcupine  string `json:"porcupine"`
+		Porcupine  string `json:"linearizability"`
 	}
 	out := struct {
 		RunID     string       `json:"run_id"`
@@ -142,7 +142,7 @@ func checkJSON(r *check.Report) any {
 		DriftNS   int64        `json:"drift_ns"`
 		Keys      int          `json:"keys_checked"`
 		Events    int          `json:"events_checked"`
-		Porcupine string       `json:"porcupine"`
+		Porcupine string       `json:"linearizability"`
 		Complete  bool         `json:"complete"`
 		Failing   []key        `json:"failing_keys"`
 		Unknown   []check.Key  `json:"unknown_keys"`

@@ -175,7 +175,7 @@ func TestCheckCommand(t *testing.T) {
 		{"overrun", []string{overrun}, 4, []string{"UNSAFE: 1 overrun(s)"}},
 		{"a larger drift allowance makes the grant legal", []string{"--drift", "60ms", doubleGrant}, 4, []string{"UNSAFE: 1 overrun(s)", "allowance 60ms"}},
 		{"json", []string{"--format", "json", doubleGrant}, 4, []string{`"double_grants": 1`, `"safe": false`}},
-		{"a search out of its budget: unknown, exit 5", []string{"--timeout", "1ns", hot}, 5, []string{"UNKNOWN", "key 7", "Porcupine: Unknown"}},
+		{"a search out of its budget: unknown, exit 5", []string{"--timeout", "1ns", hot}, 5, []string{"UNKNOWN", "key 7", "linearizability: Unknown"}},
 		{"unknown in json", []string{"--timeout", "1ns", "--format", "json", hot}, 5, []string{`"verdict": "unknown"`, `"safe": false`,
 			`"unknown_keys": [`, `"key": 7`}},
 		{"the same history with a budget: safe", []string{hot}, 0, []string{"SAFE"}},
