@@ -54,15 +54,8 @@ func BuildLockbenchImage(ctx context.Context, opts LockbenchImageOptions) (Image
 	if opts.Tag == "" {
 		opts.Tag = LockbenchImage
 	}
-	bin := opts.Binary
-	if bin == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return ImageInfo{}, fmt.Errorf("find this lockbench binary: %w", err)
-		}
-		bin = self
-	}
-	if err := checkStatic(bin); err != nil {
+	bin, err := staticLockbench(opts.Binary)
+	if err != nil {
 		return ImageInfo{}, err
 	}
 	files := []imageFile{{src: bin, dst: "/usr/local/bin/lockbench"}}
@@ -101,4 +94,21 @@ func LockbenchImageNextStep(binary string) string {
 	}
 	return "this lockbench is not a static executable, so make image-lockbench makes it from a static build " +
 		"(or CGO_ENABLED=0 go build -o lockbench-static ./cmd/lockbench, then lockbench-static image build lockbench)"
+}
+
+// staticLockbench is the lockbench binary an image carries: bin, or this
+// process's own when bin is "", refused unless static (ErrNotStatic), since
+// a FROM scratch image has no loader or libraries for it.
+func staticLockbench(bin string) (string, error) {
+	if bin == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("find this lockbench binary: %w", err)
+		}
+		bin = self
+	}
+	if err := checkStatic(bin); err != nil {
+		return "", err
+	}
+	return bin, nil
 }

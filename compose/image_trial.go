@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -55,15 +54,8 @@ func BuildTrialImage(ctx context.Context, opts TrialImageOptions) (ImageInfo, er
 	if opts.Tag == "" {
 		opts.Tag = TrialImage
 	}
-	bin := opts.Binary
-	if bin == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return ImageInfo{}, fmt.Errorf("find this lockbench binary: %w", err)
-		}
-		bin = self
-	}
-	if err := checkStatic(bin); err != nil {
+	bin, err := staticLockbench(opts.Binary)
+	if err != nil {
 		return ImageInfo{}, err
 	}
 	server := opts.RedisServer
