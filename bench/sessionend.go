@@ -36,7 +36,11 @@ func (s *section) noteLeaseEnd() {
 		return
 	}
 	end, ok := s.sessions.LeaseEnded(s.lease)
-	if !ok || !end.Before(s.lease.ValidUntil()) {
+	if !ok {
+		return
+	}
+	end = onLeaseClock(s.lease, end)
+	if !end.Before(s.lease.ValidUntil()) {
 		return
 	}
 	s.lease.Validity = end.Sub(s.lease.Start)
@@ -75,6 +79,7 @@ func (w *worker) settleLeaseEnd() {
 	if !ok {
 		return
 	}
+	end = onLeaseClock(wl.lease, end)
 	wl.pending = false
 	if !end.Before(wl.lease.ValidUntil()) {
 		return
@@ -85,6 +90,18 @@ func (w *worker) settleLeaseEnd() {
 	}
 	w.rec.latency(opOverrun, wl.at.Sub(end), false)
 	w.rec.count(func(c *counters) { c.Incidents.ExpiredDuringWork++ })
+}
+
+// onLeaseClock is end on lease's own clock: the lease's start plus the
+// time between them. A lock may report the end in wall time only (the
+// ctx-lock adapter keeps it as Unix nanoseconds); the history times the
+// lease's validity on the monotonic clock its start carries, and the two
+// clocks drift apart by nanoseconds while the wall clock is slewed, so the
+// lost event and the write cut short by it would name two instants and
+// check would read the write's validity as disagreeing with the lock's
+// report (seen on rueidislock, 20 ns apart).
+func onLeaseClock(lease lockimpl.Lease, end time.Time) time.Time {
+	return lease.Start.Add(end.Sub(lease.Start))
 }
 
 // recordLeaseEnd records the lock's report that lease ended at end, heard

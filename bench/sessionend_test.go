@@ -22,8 +22,11 @@ import (
 type sessionLocker struct {
 	*memLocker
 	end, learnt time.Duration
-	mu          sync.Mutex
-	lastStart   time.Time
+	// wallEnd reports the end without a monotonic reading, as a lock that
+	// keeps it as Unix time does (rueidislock's and valkeylock's adapter).
+	wallEnd   bool
+	mu        sync.Mutex
+	lastStart time.Time
 }
 
 var errNoSession = errors.New("no session")
@@ -52,6 +55,9 @@ func (s *sessionLocker) LeaseEnded(lease lockimpl.Lease) (time.Time, bool) {
 	if time.Since(lease.Start) < s.learnt {
 		return time.Time{}, false
 	}
+	if s.wallEnd {
+		return time.Unix(0, lease.Start.Add(s.end).UnixNano()), true
+	}
 	return lease.Start.Add(s.end), true
 }
 
@@ -70,13 +76,19 @@ func TestRunCountsWritesAfterASessionEnded(t *testing.T) {
 		allLate     bool
 		late        bool
 		heardAfter  bool
+		wallEnd     bool
 	}{
-		{"known before the write", 5 * time.Millisecond, 0, true, true, false},
-		{"learnt after the write", 5 * time.Millisecond, 40 * time.Millisecond, false, true, true},
-		{"the session outlived the lease", 2 * time.Second, 0, false, false, false},
+		{"known before the write", 5 * time.Millisecond, 0, true, true, false, false},
+		{"learnt after the write", 5 * time.Millisecond, 40 * time.Millisecond, false, true, true, false},
+		{"the session outlived the lease", 2 * time.Second, 0, false, false, false, false},
+		// An end in wall time only, as rueidislock's adapter reports it:
+		// the path through onLeaseClock. (The wall clock's slewing that
+		// set it 20 ns apart from the lease's monotonic clock cannot be
+		// planted in process; TestOnLeaseClock holds the arithmetic.)
+		{"known before the write, in wall time", 5 * time.Millisecond, 0, true, true, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &sessionLocker{memLocker: newMemLocker(true), end: tc.end, learnt: tc.learnt}
+			l := &sessionLocker{memLocker: newMemLocker(true), end: tc.end, learnt: tc.learnt, wallEnd: tc.wallEnd}
 			wl := workloads.Workload{Keys: mustKeys(t, "unique"), TTL: time.Second, Hold: mustDist(t, "20ms")}
 			path := filepath.Join(t.TempDir(), "h.jsonl.gz")
 			hw, err := history.Create(path, history.Header{Origin: time.Now(), Lock: "session", Fencing: true, TTLNS: int64(wl.TTL),
@@ -152,4 +164,24 @@ func heardAfterWrite(h *history.History) bool {
 		}
 	}
 	return false
+}
+
+// TestOnLeaseClock: an end reported in wall time lands on the lease's own
+// clock at the same distance from its start, so the lost event and the
+// lease cut short by it are one instant wherever the history measures.
+func TestOnLeaseClock(t *testing.T) {
+	start := time.Now()
+	lease := lockimpl.Lease{Start: start, Validity: time.Second}
+	wall := time.Unix(0, start.Add(300*time.Millisecond).UnixNano())
+	got := onLeaseClock(lease, wall)
+	if d := got.Sub(start); d != 300*time.Millisecond {
+		t.Fatalf("end is %v after the start on the lease's clock, want 300ms", d)
+	}
+	lease.Validity = got.Sub(lease.Start)
+	if !lease.ValidUntil().Equal(got) || got.Sub(start) != lease.ValidUntil().Sub(start) {
+		t.Fatalf("the lease cut short at %v and its recorded end %v differ", lease.ValidUntil(), got)
+	}
+	if got.Round(0) == got {
+		t.Fatal("the end carries no monotonic reading: the history would time it on the wall clock")
+	}
 }
