@@ -83,16 +83,29 @@ func (g GoLocks) Names() []string {
 	return out
 }
 
+// Unregistered says why the Go lock named lock is not one this program
+// registered, or nil when it is (or lock is not a well-formed Go lock's
+// name: the plan says what is wrong with that).
+func (g GoLocks) Unregistered(lock string) error {
+	if !IsGo(lock) || !goName.MatchString(strings.TrimPrefix(lock, GoPrefix)) {
+		return nil
+	}
+	if _, ok := g.Find(lock); ok {
+		return nil
+	}
+	if len(g) == 0 {
+		return fmt.Errorf("lock %s: this program registered no Go lock; go:NAME names a lock registered by a Go program that calls lockbench's bench/cli.Main", lock)
+	}
+	return fmt.Errorf("lock %s: not registered; this program registers %s", lock, strings.Join(g.Names(), ", "))
+}
+
 // build is New's case for a Go lock: its constructor over the masters, and
 // the lock's Info named as --lock names it.
 func (g GoLocks) build(lock string, nodes []redis.Cmdable) (Locker, error) {
-	l, ok := g.Find(lock)
-	if !ok {
-		if len(g) == 0 {
-			return nil, fmt.Errorf("lock %s: this program registered no Go lock; go:NAME names a lock registered by a Go program that calls lockbench's bench/cli.Main", lock)
-		}
-		return nil, fmt.Errorf("lock %s: not registered; this program registers %s", lock, strings.Join(g.Names(), ", "))
+	if err := g.Unregistered(lock); err != nil {
+		return nil, err
 	}
+	l, _ := g.Find(lock)
 	locker, err := l.New(nodes)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", lock, err)

@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -216,7 +218,63 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 	}
 	setUsageErrors(app.Commands, app.OnUsageError)
+	refuseUnregisteredGoLocks(app.Commands)
 	return app
+}
+
+// refuseUnregisteredGoLocks makes every command that takes --lock refuse a
+// go:NAME this program did not register before it starts anything: the
+// registered locks travel in the context, which the plan's parsing does
+// not see, and a run would otherwise start its servers first.
+func refuseUnregisteredGoLocks(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		refuseUnregisteredGoLocks(cmd.Subcommands)
+		flag := flagNamed(cmd, "lock")
+		if flag == nil {
+			continue
+		}
+		_, multi := flag.(*cli.StringSliceFlag)
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			for _, lock := range lockFlagWords(c, "lock", multi) {
+				if err := lockimpl.GoLocksIn(c.Context).Unregistered(lock); err != nil {
+					return usageError{msg: "--lock: " + err.Error()}
+				}
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+	}
+}
+
+// flagNamed is cmd's flag called name, or nil.
+func flagNamed(cmd *cli.Command, name string) cli.Flag {
+	for _, f := range cmd.Flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// lockFlagWords are the comma-separated words of a string or string-slice
+// flag (a sweep's axis lists several locks in one value).
+func lockFlagWords(c *cli.Context, name string, multi bool) []string {
+	raw := []string{c.String(name)}
+	if multi {
+		raw = c.StringSlice(name)
+	}
+	var out []string
+	for _, r := range raw {
+		for _, w := range strings.Split(r, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // setUsageErrors makes every subcommand report flag errors as bad input,

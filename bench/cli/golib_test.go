@@ -110,19 +110,24 @@ func TestGoLibraryExample(t *testing.T) {
 }
 
 // TestGoLockWithoutProgram: the stock binary registers no Go lock, and a
-// Go lock's name is checked like any --lock before anything starts.
+// Go lock's name is checked like any --lock before anything starts (no
+// server is started for a run a registered name would refuse).
 func TestGoLockWithoutProgram(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--lock", "go:a b"}, "a Go lock's name is letters, digits"},
-		{[]string{"--lock", "go:x", "--topology", "etcd:1"}, "a Go lock cannot run on etcd:1; it runs on single, redlock:N"},
-		{[]string{"--lock", "go:x", "--topology", "single"}, "this program registered no Go lock"},
+		{[]string{"run", "--lock", "go:a b"}, "a Go lock's name is letters, digits"},
+		// Unregistered comes first: no program registered it anywhere.
+		{[]string{"run", "--lock", "go:x", "--topology", "etcd:1"}, "this program registered no Go lock"},
+		{[]string{"run", "--lock", "go:x", "--topology", "single"}, "this program registered no Go lock"},
+		{[]string{"lock-cost", "--lock", "single", "--lock", "go:x"}, "--lock: lock go:x: this program registered no Go lock"},
+		{[]string{"sweep", "--lock", "single,go:x"}, "--lock: lock go:x: this program registered no Go lock"},
+		{[]string{"capacity", "--lock", "go:x"}, "--lock: lock go:x: this program registered no Go lock"},
 	} {
-		code, _, errs := lockbench(t, append([]string{"run", "-d", "1s", "-q", "--out", t.TempDir()}, tc.args...)...)
-		if code != 2 || !strings.Contains(errs, tc.want) {
-			t.Errorf("%q: exit %d, stderr %q; want 2 with %q", tc.args, code, errs, tc.want)
+		code, _, errs := lockbench(t, append(tc.args, "-d", "1s", "-q", "--out", t.TempDir())...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "starting") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 with %q and nothing started", tc.args, code, errs, tc.want)
 		}
 	}
 }
