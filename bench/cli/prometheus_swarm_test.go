@@ -33,7 +33,7 @@ import (
 // longer than promLinger, since Prometheus must first find the task by DNS
 // (refreshed every scrape interval) and a task's scrape crosses the
 // overlay network on a loaded host.
-const swarmJobLinger = "6s"
+const swarmJobLinger = "15s"
 
 // testImages builds the three images of the test under tags of its own
 // (id), each removed when the test ends: a static lockbench (the
