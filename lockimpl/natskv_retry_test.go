@@ -30,3 +30,20 @@ func TestBucketRetryable(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacementRefused: JetStream's placement refusal (a peer still
+// joining) is told apart from the other refusals, which fail at once.
+func TestPlacementRefused(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{errors.New("nats: API error: code=400 err_code=10005 description=no suitable peers for placement, peer offline"), true},
+		{errors.New("nats: API error: code=400 err_code=10052 description=replicas > 1 not supported in non-clustered mode"), false},
+		{jetstream.ErrJetStreamNotEnabled, false},
+	} {
+		if got := placementRefused(c.err); got != c.want {
+			t.Errorf("placementRefused(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
