@@ -13,7 +13,6 @@ import (
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/renewal"
-	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
@@ -128,14 +127,10 @@ func renewalCheckCommand() *cli.Command {
 // hold one run of the matrix's longest cell is refused.
 func renewalOptions(c *cli.Context, cases []renewal.Case, locks []renewal.Lock, trials int) (renewal.Options, error) {
 	o := renewal.Options{Trials: trials}
-	level, err := verdict.ParseLevel("safety-level", c.String("safety-level"))
-	if err != nil {
-		return o, usageError{msg: err.Error()}
-	}
-	if o.Parallel, err = parallelOf(c); err != nil {
+	var err error
+	if o.Level, o.Parallel, err = trialSettings(c); err != nil {
 		return o, err
 	}
-	o.Level = level
 	if s := c.String("budget"); s != "0" {
 		if o.Budget, err = advise.ParseBudget(s); err != nil {
 			return o, err

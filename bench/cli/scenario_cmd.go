@@ -140,14 +140,10 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 // shorter than one trial's window is refused.
 func scenarioOptions(c *cli.Context, s scenario.Scenario, trials int) (scenario.Options, error) {
 	o := scenario.Options{Trials: trials}
-	level, err := verdict.ParseLevel("safety-level", c.String("safety-level"))
-	if err != nil {
-		return o, usageError{msg: err.Error()}
-	}
-	if o.Parallel, err = parallelOf(c); err != nil {
+	var err error
+	if o.Level, o.Parallel, err = trialSettings(c); err != nil {
 		return o, err
 	}
-	o.Level = level
 	if b := c.String("budget"); b != "0" {
 		if o.Budget, err = advise.ParseBudget(b); err != nil {
 			return o, err
@@ -182,4 +178,14 @@ func scenarioWithLock(c *cli.Context, s scenario.Scenario) (scenario.Scenario, e
 		return s, usageError{msg: "--peer-option: tunes a peer library given with --lock (redsync, redislock); give --lock too"}
 	}
 	return s, nil
+}
+
+// trialSettings reads --safety-level and --parallel, which scenario and
+// renewal-check read alike.
+func trialSettings(c *cli.Context) (level float64, parallel int, err error) {
+	if level, err = verdict.ParseLevel("safety-level", c.String("safety-level")); err != nil {
+		return 0, 0, usageError{msg: err.Error()}
+	}
+	parallel, err = parallelOf(c)
+	return level, parallel, err
 }

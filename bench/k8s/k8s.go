@@ -84,7 +84,12 @@ func WriteJob(w io.Writer, s job.Spec, envSecret string) error {
 	if err != nil {
 		return err
 	}
-	b, err := yaml.Marshal(j)
+	return writeManifest(w, j)
+}
+
+// writeManifest prints a manifest as YAML: the one writer of both jobs.
+func writeManifest(w io.Writer, manifest any) error {
+	b, err := yaml.Marshal(manifest)
 	if err != nil {
 		return fmt.Errorf("job manifest: %w", err)
 	}

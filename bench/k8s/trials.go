@@ -8,7 +8,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/lockbench/lockbench/bench/job"
 )
@@ -88,10 +87,5 @@ func WriteTrialJob(w io.Writer, s TrialJobSpec) error {
 	if err != nil {
 		return err
 	}
-	b, err := yaml.Marshal(j)
-	if err != nil {
-		return fmt.Errorf("job manifest: %w", err)
-	}
-	_, err = w.Write(b)
-	return err
+	return writeManifest(w, j)
 }
