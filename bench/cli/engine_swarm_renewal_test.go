@@ -6,15 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/lockbench/lockbench/compose"
-	"github.com/lockbench/lockbench/compose/composetest"
-	"github.com/lockbench/lockbench/compose/longtest"
 )
 
 // TestRenewalCheckOnSwarm runs one renewal-check cell (process-paused on
@@ -28,26 +23,7 @@ import (
 // the second run keeps the first, with its history, and leaves nothing
 // either.
 func TestRenewalCheckOnSwarm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: needs a Docker engine with Swarm mode and an image build")
-	}
-	longtest.Skip(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := compose.CheckDockerEngine(ctx); err != nil {
-		t.Skipf("needs a Docker engine: %v", err)
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("needs redis-server on PATH for the trial image")
-	}
-	composetest.SwarmLock(t)
-	dc, err := compose.DockerClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dc.Close()
-	cli := dc.Client
-	before := snapshot(t, ctx, cli)
+	ctx, cli, before := swarmTrialEngine(t)
 	image := trialTestImage(t, ctx, cli)
 	// The runner's temporary directories go here, to be seen gone.
 	tmp := t.TempDir()

@@ -30,26 +30,7 @@ import (
 // secret, nor the Swarm where it was inactive. Then Ctrl-C in the second
 // trial keeps the first and leaves nothing either.
 func TestScenarioOnSwarm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: needs a Docker engine with Swarm mode and an image build")
-	}
-	longtest.Skip(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := compose.CheckDockerEngine(ctx); err != nil {
-		t.Skipf("needs a Docker engine: %v", err)
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("needs redis-server on PATH for the trial image")
-	}
-	composetest.SwarmLock(t)
-	dc, err := compose.DockerClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dc.Close()
-	cli := dc.Client
-	before := snapshot(t, ctx, cli)
+	ctx, cli, before := swarmTrialEngine(t)
 	t.Cleanup(func() {
 		if after := snapshot(t, context.Background(), cli); fmt.Sprint(after) != fmt.Sprint(before) {
 			t.Errorf("the engine was left changed:\nbefore %+v\nafter  %+v", before, after)
@@ -137,4 +118,32 @@ func storedLabels(t *testing.T, dir string) []string {
 	}
 	sort.Strings(labels)
 	return labels
+}
+
+// swarmTrialEngine is what both engine tests need before they start: the
+// long suite, a Docker engine and redis-server (for the trial image), the
+// machine's Swarm held for the test (composetest.SwarmLock), a client of
+// the engine for the test's life, and the engine's state to compare with
+// after. The context ends with the test, at the latest in 10 minutes.
+func swarmTrialEngine(t *testing.T) (context.Context, *client.Client, engineState) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs a Docker engine with Swarm mode and an image build")
+	}
+	longtest.Skip(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	if err := compose.CheckDockerEngine(ctx); err != nil {
+		t.Skipf("needs a Docker engine: %v", err)
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("needs redis-server on PATH for the trial image")
+	}
+	composetest.SwarmLock(t)
+	dc, err := compose.DockerClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dc.Close() })
+	return ctx, dc.Client, snapshot(t, ctx, dc.Client)
 }
