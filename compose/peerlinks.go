@@ -35,8 +35,9 @@ func (p *linkProxies) add(from, to int, upstream string) (string, error) {
 	if err := px.Start(); err != nil {
 		return "", fmt.Errorf("proxy on the link from server %d to %d: %w", from, to, err)
 	}
-	p.links = append(p.links, &peerLinkProxy{from: from, to: to, proxy: &nodeProxy{p: px}})
-	return px.Listen, nil
+	np := newNodeProxy(px)
+	p.links = append(p.links, &peerLinkProxy{from: from, to: to, proxy: np})
+	return np.addr, nil
 }
 
 // isolate cuts every link to and from server index (each proxy closes its

@@ -15,6 +15,11 @@ import (
 // is used as a library, not as a server: no HTTP API is opened.
 type nodeProxy struct {
 	p *toxiproxy.Proxy
+	// addr is where the proxy listens, read once after its first start:
+	// toxiproxy rewrites Proxy.Listen (to the same address) in its server
+	// goroutine on every restart, so reading that field while a partition
+	// heals is a data race.
+	addr string
 
 	mu     sync.Mutex
 	cut    int  // partitions in effect; the proxy is down while > 0
@@ -34,15 +39,20 @@ func (t *Topology) startProxies() error {
 		if err := p.Start(); err != nil {
 			return fmt.Errorf("start proxy for %s (%s): %w", n.Name, n.Addr, err)
 		}
-		n.proxy = &nodeProxy{p: p}
-		n.ProxyAddr = p.Listen
+		n.proxy = newNodeProxy(p)
+		n.ProxyAddr = n.proxy.addr
 		if n.opts != nil {
 			o := *n.opts
-			o.Addr = p.Listen
+			o.Addr = n.proxy.addr
 			n.opts = &o
 		}
 	}
 	return nil
+}
+
+// newNodeProxy wraps a started proxy.
+func newNodeProxy(p *toxiproxy.Proxy) *nodeProxy {
+	return &nodeProxy{p: p, addr: p.Listen}
 }
 
 // addLatency delays every reply from the node by d (the downstream
@@ -85,7 +95,7 @@ func (np *nodeProxy) partition() (undo func() error, err error) {
 			np.cut--
 			if np.cut == 0 && !np.closed {
 				if serr := np.p.Start(); serr != nil {
-					err = fmt.Errorf("heal partition: restart proxy %s on %s: %w", np.p.Name, np.p.Listen, serr)
+					err = fmt.Errorf("heal partition: restart proxy %s on %s: %w", np.p.Name, np.addr, serr)
 				}
 			}
 		})

@@ -41,13 +41,13 @@ func startReplicatedPeers(n int) (*replicatedPeers, error) {
 			p.close()
 			return nil, fmt.Errorf("peer proxy for data node %d: %w", i, err)
 		}
-		p.proxies = append(p.proxies, &nodeProxy{p: px})
+		p.proxies = append(p.proxies, newNodeProxy(px))
 	}
 	return p, nil
 }
 
 // addr is the address data node i is known by to its peers.
-func (p *replicatedPeers) addr(i int) string { return p.proxies[i].p.Listen }
+func (p *replicatedPeers) addr(i int) string { return p.proxies[i].addr }
 
 // announceArgs make data node i name its peer proxy as its address to its
 // primary, whoever that is.
@@ -59,9 +59,9 @@ func (p *replicatedPeers) announceArgs(i int) []string {
 // point leads data node i's proxy to the node (at addr), listening again
 // on the same port.
 func (p *replicatedPeers) point(i int, addr string) error {
-	px := p.proxies[i].p
-	if err := px.Update(&toxiproxy.Proxy{Listen: px.Listen, Upstream: addr, Enabled: true}); err != nil {
-		return fmt.Errorf("point peer proxy %s at %s: %w", px.Listen, addr, err)
+	np := p.proxies[i]
+	if err := np.p.Update(&toxiproxy.Proxy{Listen: np.addr, Upstream: addr, Enabled: true}); err != nil {
+		return fmt.Errorf("point peer proxy %s at %s: %w", np.addr, addr, err)
 	}
 	return nil
 }
