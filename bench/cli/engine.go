@@ -28,17 +28,6 @@ const (
 	engineK8s   = "k8s"
 )
 
-// engineFlag is --engine of failover-map, whose cells run on this machine
-// only (a new flag each call: urfave/cli keeps what a parse set on the
-// flag).
-func engineFlag() cli.Flag {
-	return &cli.StringFlag{Name: "engine", Value: engineLocal, Usage: "where the cells run: local only (a cell's failovers share one topology kept up between them, so a cell does not split into tasks)"}
-}
-
-// failoverMapOnEngine is why failover-map refuses swarm and k8s.
-const failoverMapOnEngine = "a cell's failovers run one after another on one topology kept up between them " +
-	"(each restarts the dead primary as the new one's replica), so a cell cannot be split into tasks of one trial; run it with --engine local"
-
 // renewalOnK8s is why renewal-check refuses k8s.
 const renewalOnK8s = "renewal-check reads each run's history, which a pod's log does not bring back " +
 	"(results collect gathers results only); run it with --engine swarm or local"
@@ -53,6 +42,18 @@ func engineFlags(withK8s bool) []cli.Flag {
 	} else {
 		usage += "; not k8s (a pod's log does not bring back a run's history)"
 	}
+	return engineFlagsWith(usage)
+}
+
+// failoverEngineFlags are failover-map's --engine and --engine-image: on an
+// engine each failover is a task (or pod) on a fresh topology of its own.
+func failoverEngineFlags() []cli.Flag {
+	return engineFlagsWith("where the failovers run: local (this machine, --parallel at once), " +
+		"swarm (each failover a Swarm task with its servers inside, on this machine's Docker engine, on a fresh topology: --fresh; --parallel tasks at once) " +
+		"or k8s (print the Indexed Job of the planned failovers, one per index, --parallel pods at once)")
+}
+
+func engineFlagsWith(usage string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "engine", Value: engineLocal, Usage: usage},
 		&cli.StringFlag{Name: "engine-image", Value: compose.TrialImage, Usage: "with an --engine other than local: the image of lockbench and the trials' servers (lockbench image build trial makes it)"},
@@ -85,7 +86,7 @@ func engineRefusals(c *cli.Context, engine string) error {
 		"image":    "the trials' servers are those of --engine-image",
 	}
 	if engine == engineK8s {
-		why["budget"] = "the job runs the planned trials only; run the verdict's undecided variants again with more --trials"
+		why["budget"] = "the job runs the planned trials only, with no more within a budget; collect them, and --resume without --engine runs more where undecided"
 		why["resume"] = "the job's trials are collected and resumed afterwards (lockbench results collect, then --resume without --engine)"
 	}
 	for _, name := range []string{"provider", "history", "image", "budget", "resume"} {

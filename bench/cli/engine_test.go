@@ -40,8 +40,13 @@ func TestEngineRefusals(t *testing.T) {
 		"renewal all on swarm":    {[]string{"renewal-check", "--engine", "swarm"}, "choose --locks among single,fenced,"},
 		"renewal image no engine": {[]string{"renewal-check", "--engine-image", "x"}, "--engine-image"},
 		"renewal bad engine":      {[]string{"renewal-check", "--engine", "nomad"}, "want local, swarm or k8s"},
-		"failover-map on k8s":     {[]string{"failover-map", "--engine", "k8s"}, "--engine k8s: a cell's failovers run one after another on one topology"},
-		"failover-map on swarm":   {[]string{"failover-map", "--engine", "swarm"}, "--engine swarm: a cell's failovers"},
+		"failover-map budget k8s": {[]string{"failover-map", "--engine", "k8s", "--budget", "10m"}, "--budget with --engine k8s"},
+		"failover-map resume k8s": {[]string{"failover-map", "--engine", "k8s", "--resume"}, "--resume with --engine k8s"},
+		"failover-map no pods":    {[]string{"failover-map", "--engine", "k8s", "--parallel", "0"}, "--parallel 0"},
+		"failover-map index":      {[]string{"failover-map", "--lock", "single", "--mitigation", "none", "--lag", "0", "--hold", "100ms", "--failovers", "2", "--trial-index", "2"}, "--trial-index 2: want 0 to 1"},
+		"failover-map index k8s":  {[]string{"failover-map", "--trial-index", "0", "--engine", "swarm"}, "--engine does not apply"},
+		"failover-map index plan": {[]string{"failover-map", "--trial-index", "0", "--plan-only"}, "--trial-index"},
+		"failover-map plan k8s":   {[]string{"failover-map", "--plan-only", "--engine", "k8s"}, "--plan-only with --engine k8s"},
 		"failover-map bad engine": {[]string{"failover-map", "--engine", "x"}, "want local, swarm or k8s"},
 	} {
 		t.Run(name, func(t *testing.T) {

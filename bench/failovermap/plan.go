@@ -22,6 +22,11 @@ type Cell struct {
 	Mitigation Mitigation    `json:"mitigation"`
 	Lag        time.Duration `json:"lag"`
 	Hold       time.Duration `json:"hold"`
+	// Fresh runs every failover of the cell on a fresh topology of its
+	// own, where it would otherwise follow the last one on a shared
+	// topology (Successive): so the plan has it on an engine, whose tasks
+	// each bring up their own servers (Plan.SetFresh).
+	Fresh bool `json:"fresh,omitempty"`
 }
 
 // String names the cell, as progress lines and the disagreements do.
@@ -100,7 +105,7 @@ func workersOf(hold time.Duration) int { return waitersPerKey * keysOf(hold) }
 // which the window's restart fault gives only on a fresh topology, where
 // the dead primary is node 0.
 func (c Cell) Successive(spec compose.Spec) bool {
-	return spec.Kind == compose.KindReplicated && c.Mitigation != Wait
+	return !c.Fresh && spec.Kind == compose.KindReplicated && c.Mitigation != Wait
 }
 
 // Timing is when one failover's events fall, from its window's start.
@@ -281,6 +286,39 @@ func (p *Plan) SetParallel(n int) {
 		p.Parallel = n
 	}
 	p.fit()
+}
+
+// SetFresh puts every failover on a fresh topology of its own (Cell.Fresh)
+// and fits the plan to the budget again: a fresh failover costs a start-up
+// where a successive one costs a restore.
+func (p *Plan) SetFresh() {
+	for i := range p.all {
+		p.all[i].Fresh = true
+	}
+	p.fit()
+}
+
+// Planned is how many failovers the plan runs before any top-up: PerCell
+// of each cell.
+func (p Plan) Planned() int { return p.PerCell * len(p.Cells) }
+
+// PlannedFailover is the k-th planned failover (from 0) in the order Run
+// runs them, round by round: its cell, its number in the cell (from 1),
+// and its run flags, labelled as Run labels them and storing in p.Out.
+func (p Plan) PlannedFailover(k int) (Cell, int, plan.Values, error) {
+	if k < 0 || k >= p.Planned() {
+		return Cell{}, 0, nil, fmt.Errorf("%d: want 0 to %d, the plan's %d failovers (%d per cell)", k, p.Planned()-1, p.Planned(), p.PerCell)
+	}
+	c, n := p.Cells[k%len(p.Cells)], k/len(p.Cells)+1
+	return c, n, p.failoverValues(c, n), nil
+}
+
+// failoverValues are the run flags of failover n of cell c.
+func (p Plan) failoverValues(c Cell, n int) plan.Values {
+	v := c.Values(p.spec, p.Axes.WaitTimeout)
+	v.Set("label", Label(c, n))
+	v.Set("out", p.Out)
+	return v
 }
 
 // width is how many failovers run at once.

@@ -174,10 +174,8 @@ func (b *batch) round(ctx, runCtx context.Context, cells []int, hard time.Durati
 	p := b.p
 	jobs := make([]pending, len(cells))
 	for k, i := range cells {
-		c := p.Cells[i]
-		jobs[k] = pending{cell: i, n: len(b.byCell[i]) + 1, v: c.Values(p.spec, p.Axes.WaitTimeout)}
-		jobs[k].v.Set("label", Label(c, jobs[k].n))
-		jobs[k].v.Set("out", p.Out)
+		n := len(b.byCell[i]) + 1
+		jobs[k] = pending{cell: i, n: n, v: p.failoverValues(p.Cells[i], n)}
 	}
 	over := false
 	outcomes := pool.Round[Failover]{

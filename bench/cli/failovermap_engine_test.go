@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lockbench/lockbench/bench/job"
+	"github.com/lockbench/lockbench/compose/longtest"
+)
+
+// oneCellMap is a failover map of one cell: single without a mitigation,
+// no lag, holds of 100 ms, whose failovers take about 10 s each.
+var oneCellMap = []string{"failover-map", "--lock", "single", "--mitigation", "none", "--lag", "0", "--hold", "100ms"}
+
+// failoverMapJSON runs a failover map with --format json and decodes it.
+type failoverMapJSON struct {
+	Plan struct {
+		PerCell int `json:"per_cell"`
+	} `json:"plan"`
+	Cells []struct {
+		Fresh      bool `json:"fresh"`
+		Conclusive int  `json:"conclusive"`
+		Failovers  []struct {
+			RunID      string `json:"run"`
+			Status     string `json:"status"`
+			OnTopology int    `json:"on_topology"`
+		} `json:"failovers"`
+	} `json:"cells"`
+	Measured int `json:"measured"`
+}
+
+// --engine k8s prints an Indexed Job of the planned failovers, every one
+// asked for (no budget fits them: a 1 s budget would hold none), one index
+// each, --parallel pods at once; each pod's command is the map's axes with
+// --trial-index from the completion index.
+func TestFailoverMapK8sJob(t *testing.T) {
+	args := []string{"failover-map", "--lock", "single", "--mitigation", "none", "--lag", "0,100ms", "--hold", "100ms", "--failovers", "3", "--parallel", "4",
+		"--engine", "k8s", "--engine-image", "registry.example/lockbench/trial:1"}
+	code, out, errs := lockbench(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	var j batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(out), &j); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, out)
+	}
+	s := j.Spec
+	if *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 6 || *s.Parallelism != 4 || *s.BackoffLimit != 0 {
+		t.Fatalf("job %+v: want 6 indexes (2 cells × 3 failovers), 4 at once, no retries", s)
+	}
+	c := s.Template.Spec.Containers[0]
+	want := "failover-map --topology replicated --lag 0,100ms --hold 100ms --mitigation none --wait-timeout 100ms --failovers 3 --lock single --out " +
+		job.ResultsDir + " -q --trial-index $(JOB_COMPLETION_INDEX)"
+	if got := strings.Join(c.Args, " "); got != want || c.Image != "registry.example/lockbench/trial:1" {
+		t.Errorf("pod args %q, image %s: want %q", got, c.Image, want)
+	}
+}
+
+// The pods of --engine k8s, run here: each index runs the failover the
+// local map would run at that place, on a fresh topology, and prints it
+// between the markers; results collect stores what their logs hold, and
+// --fresh --resume folds them into the map, running none again: both
+// failovers reused, each from a fresh topology.
+func TestFailoverMapTrialIndexMergesAsLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real failovers")
+	}
+	longtest.Skip(t)
+	var logs strings.Builder
+	for k := range 2 {
+		code, out, errs := lockbench(t, append(append([]string{}, oneCellMap...), "--failovers", "2", "--out", t.TempDir(), "-q",
+			"--trial-index", strconv.Itoa(k))...)
+		if code != 0 {
+			t.Fatalf("index %d: exit %d, stderr %q", k, code, errs)
+		}
+		// As kubectl logs --prefix writes them.
+		for _, line := range strings.SplitAfter(out, "\n") {
+			if line != "" {
+				fmt.Fprintf(&logs, "[pod/fm-%d/trial] %s", k, line)
+			}
+		}
+	}
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "pods.log")
+	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "runs")
+	if code, _, errs := lockbench(t, "results", "collect", "--logs", logFile, "--out", store); code != 0 {
+		t.Fatalf("results collect: exit %d, stderr %q", code, errs)
+	}
+	before, _ := os.ReadDir(store)
+	code, out, errs := lockbench(t, append(append([]string{}, oneCellMap...), "--failovers", "2", "--fresh", "--resume", "--out", store, "--format", "json", "-q")...)
+	if code != 0 {
+		t.Fatalf("--resume: exit %d, stderr %q", code, errs)
+	}
+	after, _ := os.ReadDir(store)
+	if len(before) != 2 || len(after) != len(before) {
+		t.Errorf("%d stored failovers before --resume, %d after: want 2, none run again", len(before), len(after))
+	}
+	var m failoverMapJSON
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(m.Cells) != 1 || !m.Cells[0].Fresh || len(m.Cells[0].Failovers) != 2 || m.Measured != 0 {
+		t.Fatalf("map %+v: want one fresh cell of 2 failovers, none measured here", m)
+	}
+	for _, f := range m.Cells[0].Failovers {
+		if f.Status != "reused" || f.OnTopology != 0 {
+			t.Errorf("failover %+v: want reused, from a fresh topology", f)
+		}
+	}
+}
+
+// TestFailoverMapOnSwarm runs a one-cell map of two failovers with
+// --engine swarm --parallel 2: each failover a Swarm task on a fresh
+// topology inside the trial image, both side by side. Both are measured
+// and stored on the host, the map says each had a fresh topology, and
+// nothing is left on the engine.
+func TestFailoverMapOnSwarm(t *testing.T) {
+	ctx, cli, before := swarmTrialEngine(t)
+	t.Cleanup(func() {
+		if after := snapshot(t, context.Background(), cli); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the engine was left changed:\nbefore %+v\nafter  %+v", before, after)
+		}
+	})
+	image := trialTestImage(t, ctx, cli)
+	out := t.TempDir()
+	// --budget 1m: top-ups (of a failover the stalled machine made
+	// inconclusive) stay few.
+	code, stdout, errs := lockbench(t, append(append([]string{}, oneCellMap...), "--failovers", "2", "--parallel", "2", "--budget", "1m",
+		"--engine", "swarm", "--engine-image", image, "--out", out, "--format", "json", "-q")...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, errs, stdout)
+	}
+	var m failoverMapJSON
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(m.Cells) != 1 || !m.Cells[0].Fresh || len(m.Cells[0].Failovers) < 2 || m.Measured != len(m.Cells[0].Failovers) {
+		t.Fatalf("map %+v: want one fresh cell of 2 or more failovers, every one measured", m)
+	}
+	for _, f := range m.Cells[0].Failovers {
+		if f.OnTopology != 0 {
+			t.Errorf("failover %+v: want a fresh topology", f)
+		}
+		if _, err := os.Stat(filepath.Join(out, f.RunID+".json")); err != nil {
+			t.Errorf("failover %s: its result on the host: %v", f.RunID, err)
+		}
+	}
+	if after := snapshot(t, ctx, cli); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the run left the engine changed:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
