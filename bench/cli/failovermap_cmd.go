@@ -168,13 +168,24 @@ func failoverPlanOutput() results.Output[failovermap.Plan] {
 // runFailoverMap runs the plan and prints the map; an interrupted run
 // prints what was measured and says how to run the rest.
 func runFailoverMap(c *cli.Context, p failovermap.Plan, format results.Format, engine string) (err error) {
+	// Stored results first: a --resume that could not go on is bad input,
+	// refused before the plan is printed or an engine joined.
+	var stored []*results.Result
+	if c.Bool("resume") {
+		if stored, err = storedForResume(c, "failover-map", p.Out, "failover"); err != nil {
+			return err
+		}
+		if p.StoredOnlyFresh(stored) {
+			return usageError{msg: fmt.Sprintf("--resume: the failovers stored in %s ran each on a fresh topology (--engine swarm or k8s, or --fresh); give --fresh to go on from them", p.Out)}
+		}
+	}
 	quiet := c.Bool("quiet")
 	if !quiet {
 		if err := failovermap.WritePlan(c.App.ErrWriter, p); err != nil {
 			return err
 		}
 	}
-	deps := failovermap.Deps{Deps: advise.Deps{Run: storeRunner(c)}, On: func(topo *compose.Topology) sweep.Runner {
+	deps := failovermap.Deps{Deps: advise.Deps{Run: storeRunner(c), Stored: stored}, On: func(topo *compose.Topology) sweep.Runner {
 		batch := plan.Batch{Build: buildVersion(c), Stored: storedOf(c).add, Topology: topo}
 		return batch.RunValues
 	}}
@@ -185,13 +196,6 @@ func runFailoverMap(c *cli.Context, p failovermap.Plan, format results.Format, e
 		}
 		defer func() { err = errors.Join(err, leave()) }()
 		deps.Run = func(ctx context.Context, v plan.Values, _ string, _ int) (*results.Result, error) { return run(ctx, v) }
-	}
-	if c.Bool("resume") {
-		stored, err := storedForResume(c, "failover-map", p.Out, "failover")
-		if err != nil {
-			return err
-		}
-		deps.Stored = stored
 	}
 	if !quiet {
 		deps.Progress = budgetProgress(c, "failovers")

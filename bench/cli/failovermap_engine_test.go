@@ -107,6 +107,12 @@ func TestFailoverMapTrialIndexMergesAsLocal(t *testing.T) {
 	if len(before) != 2 || len(after) != len(before) {
 		t.Errorf("%d stored failovers before --resume, %d after: want 2, none run again", len(before), len(after))
 	}
+	// Without --fresh the map would run them all again: refused, naming
+	// the flag.
+	if code, _, errs := lockbench(t, append(append([]string{}, oneCellMap...), "--failovers", "2", "--resume", "--out", store, "-q")...); code != exitBadInput ||
+		!strings.Contains(errs, "give --fresh") {
+		t.Errorf("--resume without --fresh: exit %d, stderr %q: want exit 2 naming --fresh", code, errs)
+	}
 	var m failoverMapJSON
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("%v: %s", err, out)

@@ -321,6 +321,31 @@ func (p Plan) failoverValues(c Cell, n int) plan.Values {
 	return v
 }
 
+// StoredOnlyFresh says whether stored holds failovers of p's planned cells
+// run on fresh topologies (an engine's, or --fresh) and none run in
+// succession, while p would run those cells in succession: resuming p
+// would then reuse none of them (a fresh failover's flags differ) and run
+// them all again.
+func (p Plan) StoredOnlyFresh(stored []*results.Result) bool {
+	fresh, successive := 0, 0
+	for _, c := range p.Cells {
+		if !c.Successive(p.spec) {
+			continue
+		}
+		fc := c
+		fc.Fresh = true
+		for n := 1; n <= p.PerCell; n++ {
+			if advise.MatchLabelled(stored, p.failoverValues(fc, n)) != nil {
+				fresh++
+			}
+			if advise.MatchLabelled(stored, p.failoverValues(c, n)) != nil {
+				successive++
+			}
+		}
+	}
+	return fresh > 0 && successive == 0
+}
+
 // width is how many failovers run at once.
 func (p Plan) width() int { return max(1, p.Parallel) }
 
