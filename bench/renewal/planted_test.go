@@ -336,8 +336,8 @@ func lockNamed(t *testing.T, name string) Lock {
 // its node: overran, or fenced where a newer holder wrote first; never
 // caught. The lock reports the session's end, which the run records before
 // each write: lockbench check then counts every late write the cell saw
-// as a write after the lease, as the run's incidents do (expired during
-// work), and agrees with them.
+// as a write after the lease (and any outside the firings too), as the
+// run's incidents do (expired during work), and agrees with them.
 func TestPlantedZk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs ZooKeeper for ten seconds; run without -short")
@@ -371,8 +371,12 @@ func TestPlantedZk(t *testing.T) {
 		}
 		checked += rep.Counts.LateWrites
 	}
-	if late == 0 || checked != int64(late) {
-		t.Errorf("renewal-failing on zk: the cell saw %d late write(s), check counts %d writes after the lease; want the same, at least one",
+	// Check reads the whole history, the trials only the firings: a
+	// session a stalled host let lapse between the faults (CI saw 5 late
+	// leases in the trials and 6 late writes in check) is a late write no
+	// trial owns. So check counts at least every late write of the trials.
+	if late == 0 || checked < int64(late) {
+		t.Errorf("renewal-failing on zk: the cell saw %d late write(s), check counts %d writes after the lease; want at least as many, at least one",
 			late, checked)
 	}
 }
