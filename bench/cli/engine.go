@@ -28,21 +28,12 @@ const (
 	engineK8s   = "k8s"
 )
 
-// renewalOnK8s is why renewal-check refuses k8s.
-const renewalOnK8s = "renewal-check reads each run's history, which a pod's log does not bring back " +
-	"(results collect gathers results only); run it with --engine swarm or local"
-
-// engineFlags are --engine and --engine-image, of the commands that run
-// trials on an engine; withK8s says whether k8s is one of them.
-func engineFlags(withK8s bool) []cli.Flag {
-	usage := "where the trials run: local (this machine, --parallel at once), " +
-		"swarm (each trial a Swarm task with its servers inside, on this machine's Docker engine; --parallel tasks at once)"
-	if withK8s {
-		usage += " or k8s (print the Indexed Job of the trials, one per index, --parallel pods at once)"
-	} else {
-		usage += "; not k8s (a pod's log does not bring back a run's history)"
-	}
-	return engineFlagsWith(usage)
+// engineFlags are --engine and --engine-image of scenario and
+// renewal-check, whose trials run on every engine.
+func engineFlags() []cli.Flag {
+	return engineFlagsWith("where the trials run: local (this machine, --parallel at once), " +
+		"swarm (each trial a Swarm task with its servers inside, on this machine's Docker engine; --parallel tasks at once) " +
+		"or k8s (print the Indexed Job of the trials, one per index, --parallel pods at once)")
 }
 
 // failoverEngineFlags are failover-map's --engine and --engine-image: on an
@@ -308,4 +299,74 @@ func scenarioOneTrial(c *cli.Context, s scenario.Scenario, trials int, run scena
 		return err
 	}
 	return job.WriteMarked(c.App.Writer, r)
+}
+
+// renewalK8sJob prints the Indexed Job of the matrix's planned runs: index
+// k runs renewal.PlannedRuns' k-th (lockbench renewal-check with the same
+// cases, locks and trials, --trial-index k), which prints its result and
+// its history for results collect; the probes run at --resume, from the
+// process that gives the matrix.
+func renewalK8sJob(c *cli.Context, cases []renewal.Case, locks []renewal.Lock, trials int) error {
+	parallel := c.Int("parallel")
+	if parallel < 1 {
+		return usageError{msg: fmt.Sprintf("--parallel %d: want 1 or more pods at once", parallel)}
+	}
+	if c.IsSet("html") {
+		return usageError{msg: "--html with --engine k8s: the job prints no matrix; give --html to the --resume that folds the collected runs"}
+	}
+	runs := renewal.PlannedRuns(cases, locks, trials)
+	if len(runs) == 0 {
+		return usageError{msg: "--engine k8s: no run to put in a job (the cells are probes, which call the lock from here, or n/a); run it with --engine local"}
+	}
+	args := append(renewalPodArgs(c, trials), "--out", job.ResultsDir, "-q")
+	return k8s.WriteTrialJob(c.App.Writer, k8s.TrialJobSpec{Name: "lockbench-renewal-check", RunID: plan.NewRunID(), Image: c.String("engine-image"),
+		Args: args, Trials: len(runs), Parallel: parallel})
+}
+
+// renewalPodArgs is the matrix a pod plans its index from: the cases,
+// locks and trials as given (the pod's lockbench is the image's, so a
+// default is written out rather than left to it).
+func renewalPodArgs(c *cli.Context, trials int) []string {
+	return []string{"renewal-check", "--cases", c.String("cases"), "--locks", c.String("locks"), "--trials", strconv.Itoa(trials)}
+}
+
+// oneRunRefusals refuses, with renewal-check's --trial-index (a pod's
+// command), the flags of a whole matrix, before anything is planned.
+func oneRunRefusals(c *cli.Context) error {
+	if !c.IsSet("trial-index") {
+		return nil
+	}
+	for _, name := range []string{"budget", "resume", "engine", "html"} {
+		if c.IsSet(name) {
+			return usageError{msg: fmt.Sprintf("--trial-index runs one planned run; --%s does not apply", name)}
+		}
+	}
+	return nil
+}
+
+// renewalOneRun runs planned run k of the matrix (a pod's index) with its
+// history, stores both in --out, and prints the result between the
+// markers and the history between its own, for results collect.
+func renewalOneRun(c *cli.Context, cases []renewal.Case, locks []renewal.Lock, trials int, run renewal.Runner) error {
+	runs := renewal.PlannedRuns(cases, locks, trials)
+	k := c.Int("trial-index")
+	if k < 0 || k >= len(runs) {
+		return usageError{msg: fmt.Sprintf("--trial-index %d: want 0 to %d (the matrix's planned runs, probes not among them)", k, len(runs)-1)}
+	}
+	r, err := run(c.Context, runs[k].Values())
+	if err != nil {
+		return fmt.Errorf("renewal-check %s on %s, run %d: %w", runs[k].Case.Name, runs[k].Lock.Name, runs[k].N, err)
+	}
+	if !strings.HasSuffix(r.History, ".gz") {
+		return fmt.Errorf("run %s: its history is %q, want a gzip'd file (a --history directory's)", r.ID, r.History)
+	}
+	f, err := os.Open(r.History)
+	if err != nil {
+		return fmt.Errorf("run %s: its history: %w", r.ID, err)
+	}
+	defer f.Close()
+	if err := job.WriteMarked(c.App.Writer, r); err != nil {
+		return err
+	}
+	return job.WriteMarkedHistory(c.App.Writer, r.ID, f)
 }

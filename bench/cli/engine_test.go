@@ -35,7 +35,7 @@ func TestEngineRefusals(t *testing.T) {
 		"no pods at once":         {[]string{"scenario", "naive-release", "--engine", "k8s", "--parallel", "0"}, "--parallel 0"},
 		"index out of the plan":   {[]string{"scenario", "naive-release", "--trials", "1", "--trial-index", "2"}, "--trial-index"},
 		"index with an engine":    {[]string{"scenario", "naive-release", "--trial-index", "0", "--engine", "local"}, "--engine does not apply"},
-		"renewal-check on k8s":    {[]string{"renewal-check", "--engine", "k8s"}, "--engine k8s: renewal-check reads each run's history"},
+		"renewal budget on k8s":   {[]string{"renewal-check", "--engine", "k8s", "--budget", "10m"}, "--budget with --engine k8s"},
 		"renewal etcd on swarm":   {[]string{"renewal-check", "--engine", "swarm", "--locks", "etcd"}, "on etcd: its servers (etcd, topology etcd:1) are not in the trial image"},
 		"renewal all on swarm":    {[]string{"renewal-check", "--engine", "swarm"}, "choose --locks among single,fenced,"},
 		"renewal image no engine": {[]string{"renewal-check", "--engine-image", "x"}, "--engine-image"},

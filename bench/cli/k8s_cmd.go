@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -87,7 +89,10 @@ func checkRunFlags(c *cli.Context, args []string) error {
 	return err
 }
 
-// resultsCollect reads generators' results from pod logs and stores them.
+// resultsCollect reads generators' results from pod logs and stores them,
+// with the histories the logs carry (renewal-check's pods print each run's
+// beside its result): each written into --out beside its result, as a
+// local run writes it, the stored result naming it.
 func resultsCollect(c *cli.Context) error {
 	in := os.Stdin
 	if path := c.String("logs"); path != "-" {
@@ -98,19 +103,84 @@ func resultsCollect(c *cli.Context) error {
 		defer f.Close()
 		in = f
 	}
-	rs, err := job.Collect(in)
-	for _, r := range rs {
-		path, werr := storeResult(c, c.String("out"), r)
+	out := c.String("out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	got, err := job.CollectWith(in, historyInto(out))
+	for _, r := range got.Results {
+		hist := ""
+		switch {
+		case got.Histories[r.ID]:
+			hist = collectedHistory(out, r.ID)
+			r.History = hist
+		case r.History != "":
+			fmt.Fprintf(c.App.ErrWriter, "run %s: its history (%s) is not in the logs: it stayed where the run wrote it\n", r.ID, r.History)
+		}
+		path, werr := storeResult(c, out, r)
 		if werr != nil {
-			return werr
+			return errors.Join(werr, err)
 		}
 		fmt.Fprintln(c.App.Writer, path)
+		if hist != "" {
+			fmt.Fprintln(c.App.Writer, hist)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	if len(rs) == 0 {
+	if len(got.Results) == 0 {
 		return usageError{msg: "collect: no result between " + job.BeginMarker + " and " + job.EndMarker + " in the logs"}
 	}
 	return nil
+}
+
+// collectedHistory is where results collect writes run id's history: in
+// out, named as a run names its history in a --history directory.
+func collectedHistory(out, id string) string {
+	return filepath.Join(out, id+".history.jsonl.gz")
+}
+
+// historyInto is the sink of results collect: each history into a
+// temporary file in out, renamed to collectedHistory once kept (a
+// history already there, from collecting the same logs before, is
+// replaced), removed when dropped.
+func historyInto(out string) job.HistorySink {
+	return func(id string) (job.HistoryWriter, error) {
+		f, err := os.CreateTemp(out, "."+id+".history-*")
+		if err != nil {
+			return nil, err
+		}
+		return &historyFile{f: f, dst: collectedHistory(out, id)}, nil
+	}
+}
+
+// historyFile is one history being collected.
+type historyFile struct {
+	f   *os.File
+	dst string
+}
+
+func (h *historyFile) Write(p []byte) (int, error) { return h.f.Write(p) }
+
+// Keep closes the file and renames it into place, readable as a local
+// run's history is.
+func (h *historyFile) Keep() error {
+	err := h.f.Chmod(0o644)
+	if cerr := h.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(h.f.Name(), h.dst)
+	}
+	if err != nil {
+		_ = os.Remove(h.f.Name())
+	}
+	return err
+}
+
+// Drop closes and removes the file.
+func (h *historyFile) Drop() {
+	_ = h.f.Close()
+	_ = os.Remove(h.f.Name())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbench/lockbench/bench/advise"
 	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/renewal"
+	"github.com/lockbench/lockbench/bench/verdict"
 	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
@@ -23,7 +24,7 @@ func renewalCheckCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "renewal-check",
 		Usage: "which lock tells its holder the lease is gone before the next write: renewal cases × every lock that renews",
-		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--engine local|swarm] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
+		UsageText: "lockbench renewal-check [--cases all|A,B] [--locks all|A,B] [--trials N] [--parallel N] [--engine local|swarm|k8s] [--budget 8m] [--safety-level 0.1] [--resume]\n" +
 			"      [--out DIR] [--html FILE] [--format table|json]",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "cases", Value: "all", Usage: "the cases to run, a comma list (see the README's Renewal check)"},
@@ -37,7 +38,8 @@ func renewalCheckCommand() *cli.Command {
 			&cli.StringFlag{Name: "html", Usage: "also write the matrix as an HTML page to FILE, its cells linking to their runs"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines"},
 			formatFlag(renewalOutput()),
-		}, engineFlags(false)...),
+			trialIndexFlag(),
+		}, engineFlags()...),
 		Action: func(c *cli.Context) (err error) {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("renewal-check takes no arguments, got %q", c.Args().First())}
@@ -46,8 +48,11 @@ func renewalCheckCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if engine == engineK8s {
-				return usageError{msg: "--engine k8s: " + renewalOnK8s}
+			if err := engineRefusals(c, engine); err != nil {
+				return err
+			}
+			if err := oneRunRefusals(c); err != nil {
+				return err
 			}
 			format, err := checkFormat(c, renewalOutput())
 			if err != nil {
@@ -61,10 +66,16 @@ func renewalCheckCommand() *cli.Command {
 			if trials < 1 || trials > 30 {
 				return usageError{msg: fmt.Sprintf("--trials %d: want a whole number from 1 to 30", trials)}
 			}
-			if engine == engineSwarm {
+			if engine != engineLocal {
 				if err := renewalFitsImage(cases, locks, engine); err != nil {
 					return err
 				}
+			}
+			if engine == engineK8s {
+				if _, err := verdict.ParseLevel("safety-level", c.String("safety-level")); err != nil {
+					return usageError{msg: err.Error()}
+				}
+				return renewalK8sJob(c, cases, locks, trials)
 			}
 			opts, err := renewalOptions(c, cases, locks, trials)
 			if err != nil {
@@ -79,6 +90,15 @@ func renewalCheckCommand() *cli.Command {
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return fmt.Errorf("--out %s: %w", out, err)
 			}
+			store := storeRunner(c)
+			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
+				v.Set("out", out)
+				v.Set("history", filepath.Clean(out)+"/")
+				return store(ctx, v, "", 0)
+			}
+			if c.IsSet("trial-index") {
+				return renewalOneRun(c, cases, locks, trials, run)
+			}
 			if c.Bool("resume") {
 				if opts.Stored, err = storedForResume(c, "renewal-check", out, "run"); err != nil {
 					return err
@@ -86,12 +106,6 @@ func renewalCheckCommand() *cli.Command {
 			}
 			if !c.Bool("quiet") {
 				opts.Progress = budgetProgress(c, "runs")
-			}
-			store := storeRunner(c)
-			run := func(ctx context.Context, v plan.Values) (*results.Result, error) {
-				v.Set("out", out)
-				v.Set("history", filepath.Clean(out)+"/")
-				return store(ctx, v, "", 0)
 			}
 			if engine == engineSwarm {
 				var leave func() error

@@ -59,7 +59,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			&cli.StringFlag{Name: "image", Usage: "with --provider docker: the Redis image (default " + compose.DefaultImage + "; without a registry: lockbench image build, then " + compose.LocalImage + ")"},
 			formatFlag(verdictOutput()),
 			trialIndexFlag(),
-		}, engineFlags(true)...),
+		}, engineFlags()...),
 		Action: func(c *cli.Context) (err error) {
 			if c.NArg() > 0 {
 				return usageError{msg: fmt.Sprintf("scenario %s takes no arguments, got %q", s.Name, c.Args().First())}

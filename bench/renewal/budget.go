@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbench/lockbench/bench/advise"
+	"github.com/lockbench/lockbench/bench/plan"
 	"github.com/lockbench/lockbench/bench/pool"
 )
 
@@ -34,6 +35,45 @@ func RunEstimate(c Case, l Lock) time.Duration {
 // on a loaded 2-core machine.
 const serverStart = 2 * time.Second
 
+// PlannedRun is one of the runs Run plans before any budget: the N-th run
+// (from 1) of Case on Lock.
+type PlannedRun struct {
+	// Case is the row's case as it runs on Lock (a session or
+	// self-extending lock's form of it).
+	Case Case
+	Lock Lock
+	// N numbers the run among its cell's, from 1 (its Label's).
+	N int
+	// i, j place the cell in the matrix.
+	i, j int
+}
+
+// Values are the run's flags, labelled as Run stores it: a pod of an
+// Indexed Job that runs them stores the run that --resume then finds.
+func (p PlannedRun) Values() plan.Values { return runValues(p.Case, p.Lock, p.N) }
+
+// PlannedRuns are the runs Run plans for trials a cell, before any budget,
+// in the order it starts them: cell by cell (case by case, each on lock
+// after lock), each cell's runs one after another. Probes are not among
+// them: they call the lock from the process that runs the matrix. Run
+// takes its planned round from here, so index k of an Indexed Job (runs
+// elsewhere, collected, then --resume) is the run Run would start k-th.
+func PlannedRuns(cases []Case, locks []Lock, trials int) []PlannedRun {
+	var out []PlannedRun
+	for i, c := range cases {
+		for j, l := range locks {
+			if ok, _ := c.Applies(l); !ok || c.probe != nil {
+				continue
+			}
+			on := c.on(l)
+			for n := range runsFor(on, trials) {
+				out = append(out, PlannedRun{Case: on, Lock: l, N: n + 1, i: i, j: j})
+			}
+		}
+	}
+	return out
+}
+
 // slot is one applicable non-probe cell and the runs it has had.
 type slot struct {
 	i, j int
@@ -54,8 +94,8 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 	m := Matrix{Cases: cases, Locks: locks, Level: o.LevelOrDefault()}
 	m.Cells = make([][]Cell, len(cases))
 	var slots []*slot
+	slotOf := map[[2]int]*slot{}
 	probing := map[string][]Case{}
-	total := 0
 	for i, c := range cases {
 		m.Cells[i] = make([]Cell, len(locks))
 		for j, l := range locks {
@@ -65,14 +105,19 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 			} else if c.probe != nil {
 				probing[l.Name] = append(probing[l.Name], c)
 			} else {
-				slots = append(slots, &slot{i: i, j: j, c: c, l: l})
-				total += runsFor(c.on(l), o.Trials)
+				s := &slot{i: i, j: j, c: c, l: l}
+				slots, slotOf[[2]int{i, j}] = append(slots, s), s
 			}
 			m.Cells[i][j] = cell
 		}
 	}
+	// The planned runs, cell by cell, each under its planned number.
+	var planned []runAt
+	for _, p := range PlannedRuns(cases, locks, o.Trials) {
+		planned = append(planned, runAt{s: slotOf[[2]int{p.i, p.j}], n: p.N})
+	}
 	b := budget{o: o, now: now, start: start}
-	total += len(probing)
+	total := len(planned) + len(probing)
 	done := 0
 	tell := func(label string, left int) {
 		if o.Progress != nil {
@@ -90,13 +135,6 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 			}
 		}
 	}
-	// The planned runs, cell by cell.
-	var planned []*slot
-	for _, s := range slots {
-		for range runsFor(s.c.on(s.l), o.Trials) {
-			planned = append(planned, s)
-		}
-	}
 	if err := b.runRound(ctx, planned, &m, run, tell, func() int { return total - done }, &done); err != nil {
 		return m, err
 	}
@@ -109,12 +147,12 @@ func Run(ctx context.Context, cases []Case, locks []Lock, o Options, run Runner)
 		}
 	}
 	for o.Budget > 0 && ctx.Err() == nil {
-		var undecided []*slot
+		var undecided []runAt
 		for _, s := range slots {
 			cell := &m.Cells[s.i][s.j]
 			cell.judge(s.c, m.Level)
 			if cell.Undecided() && b.fits(RunEstimate(s.c, s.l)) {
-				undecided = append(undecided, s)
+				undecided = append(undecided, runAt{s: s})
 			}
 		}
 		if len(undecided) == 0 {
@@ -173,15 +211,26 @@ func (b *budget) eta(left int) time.Duration {
 	return b.spent / time.Duration(b.runs) * time.Duration(left) / time.Duration(max(1, b.o.Parallel))
 }
 
-// runRound runs one more run of each slot listed (a slot may repeat),
-// o.Parallel at once (pool.Round): a run that would end past the budget
-// is skipped; what Ctrl-C cut short is kept unstored. The runs are added
-// to their cells in the order listed, whichever finished first. left is
-// the runs left, for the ETA; done counts the runs begun or skipped.
-func (b *budget) runRound(ctx context.Context, slots []*slot, m *Matrix, run Runner, tell func(string, int), left func() int, done *int) error {
+// runAt is a run of a slot's cell: the n-th (its planned number), or the
+// next after those it had (n 0: a run a budget adds).
+type runAt struct {
+	s *slot
+	n int
+}
+
+// runRound runs the runs listed (a slot may repeat), o.Parallel at once
+// (pool.Round): a run that would end past the budget is skipped; what
+// Ctrl-C cut short is kept unstored. The runs are added to their cells in
+// the order listed, whichever finished first. left is the runs left, for
+// the ETA; done counts the runs begun or skipped.
+func (b *budget) runRound(ctx context.Context, runs []runAt, m *Matrix, run Runner, tell func(string, int), left func() int, done *int) error {
 	type job struct {
 		n    int
 		took time.Duration
+	}
+	slots := make([]*slot, len(runs))
+	for k, r := range runs {
+		slots[k] = r.s
 	}
 	jobs := make([]job, len(slots))
 	outcomes := pool.Round[runPart]{
@@ -192,9 +241,15 @@ func (b *budget) runRound(ctx context.Context, slots []*slot, m *Matrix, run Run
 				*done++
 				return false
 			}
-			s.runs++
-			jobs[k].n = s.runs
-			tell(fmt.Sprintf("%s on %s, run %d", s.c.Name, s.l.Name, s.runs), left())
+			// A planned run keeps its number though one before it was
+			// skipped: its label is the one its pod stored it under.
+			n := runs[k].n
+			if n == 0 {
+				n = s.runs + 1
+			}
+			s.runs = max(s.runs, n)
+			jobs[k].n = n
+			tell(fmt.Sprintf("%s on %s, run %d", s.c.Name, s.l.Name, n), left())
 			return true
 		},
 		Run: func(ctx context.Context, _, k int) (runPart, error) {

@@ -142,12 +142,20 @@ type runPart struct {
 	agreement                      string
 }
 
+// runValues are the flags of the n-th run (from 1) of c on l, labelled
+// (Label): a run of the matrix, here or in a pod of an Indexed Job, is
+// stored under them, and --resume finds it by them.
+func runValues(c Case, l Lock, n int) plan.Values {
+	v := c.Flags(l)
+	v.Set("label", Label(c, l, n))
+	return v
+}
+
 // runOne runs c on l once (or reuses a stored run of the same label and
 // configuration: --resume) and reads its trials, incidents and check; it
 // touches no cell, so that runs of one matrix may go side by side.
 func runOne(ctx context.Context, c Case, l Lock, n int, o Options, run Runner) (runPart, error) {
-	v := c.Flags(l)
-	v.Set("label", Label(c, l, n))
+	v := runValues(c, l, n)
 	r := o.Reusable(v)
 	if r == nil || r.History == "" {
 		var err error
