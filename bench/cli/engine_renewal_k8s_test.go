@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/yaml"
-
 	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/results"
 )
@@ -24,34 +21,19 @@ import (
 // command is the matrix's cases, locks and trials, stored in the pod, its
 // index from the completion index.
 func TestRenewalCheckK8sJob(t *testing.T) {
-	code, out, errs := lockbench(t, "renewal-check", "--cases", "process-paused,renew-after-unlock,renewal-failing", "--locks", "single,fenced",
-		"--trials", "6", "--parallel", "3", "--engine", "k8s", "--engine-image", "registry.example/lockbench/trial:1")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errs)
+	j := k8sTrialJob(t, "renewal-check", "--cases", "process-paused,renew-after-unlock,renewal-failing", "--locks", "single,fenced",
+		"--trials", "6", "--parallel", "3", "--engine", "k8s", "--engine-image", testJobImage)
+	if *j.Completions != 8 || *j.Parallelism != 3 {
+		t.Fatalf("job %+v: want 8 indexes (2 cases × 2 locks × 2 runs; the probe none), 3 at once", j)
 	}
-	var j batchv1.Job
-	if err := yaml.UnmarshalStrict([]byte(out), &j); err != nil {
-		t.Fatalf("strict decode: %v\n%s", err, out)
-	}
-	s := j.Spec
-	if *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 8 || *s.Parallelism != 3 || *s.BackoffLimit != 0 {
-		t.Fatalf("job %+v: want 8 indexes (2 cases × 2 locks × 2 runs; the probe none), 3 at once, no retries", s)
-	}
-	c := s.Template.Spec.Containers[0]
 	want := "renewal-check --cases process-paused,renew-after-unlock,renewal-failing --locks single,fenced --trials 6 --out " +
 		job.ResultsDir + " -q --trial-index $(JOB_COMPLETION_INDEX)"
-	if got := strings.Join(c.Args, " "); got != want || c.Image != "registry.example/lockbench/trial:1" {
-		t.Errorf("pod args %q, image %s: want %q", got, c.Image, want)
+	if got := podArgs(j); got != want {
+		t.Errorf("pod args %q: want %q", got, want)
 	}
 	// The defaults are written out: the pod's lockbench is the image's.
-	code, out, errs = lockbench(t, "renewal-check", "--locks", "single", "--engine", "k8s")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errs)
-	}
-	if err := yaml.UnmarshalStrict([]byte(out), &j); err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(j.Spec.Template.Spec.Containers[0].Args, " "); !strings.HasPrefix(got, "renewal-check --cases all --locks single --trials 3 ") {
+	j = k8sTrialJob(t, "renewal-check", "--locks", "single", "--engine", "k8s")
+	if got := podArgs(j); !strings.HasPrefix(got, "renewal-check --cases all --locks single --trials 3 ") {
 		t.Errorf("pod args %q: want --cases all and --trials 3 written out", got)
 	}
 }

@@ -31,11 +31,6 @@ import (
 // trial keeps the first and leaves nothing either.
 func TestScenarioOnSwarm(t *testing.T) {
 	ctx, cli, before := swarmTrialEngine(t)
-	t.Cleanup(func() {
-		if after := snapshot(t, context.Background(), cli); fmt.Sprint(after) != fmt.Sprint(before) {
-			t.Errorf("the engine was left changed:\nbefore %+v\nafter  %+v", before, after)
-		}
-	})
 	image := trialTestImage(t, ctx, cli)
 
 	out := t.TempDir()
@@ -124,7 +119,7 @@ func storedLabels(t *testing.T, dir string) []string {
 // long suite, a Docker engine and redis-server (for the trial image), the
 // machine's Swarm held for the test (composetest.SwarmLock), a client of
 // the engine for the test's life, and the engine's state to compare with
-// after. The context ends with the test, at the latest in 10 minutes.
+// after, compared again when the test ends. The context ends with the test, at the latest in 10 minutes.
 func swarmTrialEngine(t *testing.T) (context.Context, *client.Client, engineState) {
 	t.Helper()
 	if testing.Short() {
@@ -145,5 +140,13 @@ func swarmTrialEngine(t *testing.T) (context.Context, *client.Client, engineStat
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dc.Close() })
-	return ctx, dc.Client, snapshot(t, ctx, dc.Client)
+	before := snapshot(t, ctx, dc.Client)
+	// Registered after the client's close, so it runs before it: on every
+	// path out of the test, the engine must be as it was.
+	t.Cleanup(func() {
+		if after := snapshot(t, context.Background(), dc.Client); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("the engine was left changed:\nbefore %+v\nafter  %+v", before, after)
+		}
+	})
+	return ctx, dc.Client, before
 }
