@@ -18,6 +18,7 @@ import (
 	"github.com/lockbench/lockbench/bench/scenario"
 	"github.com/lockbench/lockbench/bench/swarm"
 	"github.com/lockbench/lockbench/compose"
+	"github.com/lockbench/lockbench/lockimpl"
 	"github.com/lockbench/lockbench/results"
 )
 
@@ -100,12 +101,30 @@ func engineUnit(engine string) string {
 // that does not fit, named, in one line.
 func scenarioFitsImage(s scenario.Scenario, engine string) error {
 	for i, v := range s.Variants {
-		flags := s.TrialFlags(i, 1)
-		if why := compose.TrialImageMisfit(flags.Get("topology"), flags["fault"]); why != "" {
+		if why := trialMisfit(s.TrialFlags(i, 1)); why != "" {
 			return usageError{msg: fmt.Sprintf("scenario %s --engine %s: variant %q: %s; run it with --engine local", s.Name, engine, v.Name, why)}
 		}
 	}
 	return nil
+}
+
+// trialMisfit says why a run of flags cannot run in the trial image, ""
+// when it can: its servers or tools (compose.TrialImageMisfit), or its
+// lock. A driver's program and a definition file are on this machine, not
+// in the image; a go: lock is in it when the image was built from this
+// program (lockbench image build trial copies the running executable).
+func trialMisfit(flags plan.Values) string {
+	if why := compose.TrialImageMisfit(flags.Get("topology"), flags["fault"]); why != "" {
+		return why
+	}
+	lock := flags.Get("lock")
+	switch {
+	case flags.Get("lock-def") != "" || strings.HasPrefix(lock, lockimpl.DefPrefix):
+		return "its lock definition is a file of this machine, which the trial image does not carry"
+	case strings.HasPrefix(lock, lockimpl.DriverPrefix):
+		return "its lock's driver is a program of this machine, which the trial image does not carry"
+	}
+	return ""
 }
 
 // renewalFitsImage refuses a matrix with a cell whose runs need servers or
@@ -126,7 +145,7 @@ func renewalFitsImage(cases []renewal.Case, locks []renewal.Lock, engine string)
 			if flags == nil {
 				continue
 			}
-			if why := compose.TrialImageMisfit(flags.Get("topology"), flags["fault"]); why != "" {
+			if why := trialMisfit(flags); why != "" {
 				ok = false
 				if first == "" {
 					first = fmt.Sprintf("renewal-check --engine %s: %s on %s: %s", engine, cs.Name, l.Name, why)

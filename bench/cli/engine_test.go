@@ -28,6 +28,8 @@ func TestEngineRefusals(t *testing.T) {
 		"etcd on swarm":           {[]string{"scenario", "etcd-leader-failover", "--engine", "swarm"}, "etcd, topology etcd:3) are not in the trial image"},
 		"zookeeper on k8s":        {[]string{"scenario", "zk-session-expiry", "--engine", "k8s"}, "zk-session-expiry --engine k8s"},
 		"clock fault on swarm":    {[]string{"scenario", "redlock-clock-jump", "--engine", "swarm"}, "C compiler"},
+		"driver lock on swarm":    {[]string{"scenario", "gc-pause", "--engine", "swarm", "--lock", "exec:/bin/true"}, "its lock's driver is a program of this machine"},
+		"def lock on k8s":         {[]string{"scenario", "gc-pause", "--engine", "k8s", "--lock", "def:../../lockimpl/defs/single.yaml"}, "its lock definition is a file of this machine"},
 		"history on swarm":        {[]string{"scenario", "naive-release", "--engine", "swarm", "--history", "h/"}, "--history with --engine swarm"},
 		"docker provider":         {[]string{"scenario", "naive-release", "--engine", "swarm", "--provider", "docker"}, "--provider with --engine swarm"},
 		"budget on k8s":           {[]string{"scenario", "naive-release", "--engine", "k8s", "--budget", "10m"}, "--budget with --engine k8s"},

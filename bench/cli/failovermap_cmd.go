@@ -225,8 +225,7 @@ const unbudgeted = 10000 * time.Hour
 // servers or tools the trial image does not carry, naming the first.
 func failoverMapFitsImage(p failovermap.Plan, engine string) error {
 	for _, cell := range p.Cells {
-		v := cell.Values(p.Spec(), p.Axes.WaitTimeout)
-		if why := compose.TrialImageMisfit(v.Get("topology"), v["fault"]); why != "" {
+		if why := trialMisfit(cell.Values(p.Spec(), p.Axes.WaitTimeout)); why != "" {
 			return usageError{msg: fmt.Sprintf("failover-map --engine %s: cell %s: %s; run it with --engine local", engine, cell, why)}
 		}
 	}
