@@ -171,8 +171,10 @@ func renewalFitsImage(cases []renewal.Case, locks []renewal.Lock, engine string)
 // with the closer that leaves Swarm as it was found. With history, each
 // task writes its run's history into a directory of this machine bound
 // into it, and the history is copied into out beside the result, where the
-// local runner writes it (renewal-check reads it there).
-func swarmTrialRunner(c *cli.Context, out string, history bool) (scenario.Runner, func() error, error) {
+// local runner writes it (renewal-check reads it there). group, when set,
+// is recorded in each result's configuration as a local run of the group
+// records it.
+func swarmTrialRunner(c *cli.Context, out, group string, history bool) (scenario.Runner, func() error, error) {
 	self, _ := os.Executable()
 	trials, err := swarm.OpenTrials(c.Context, swarm.TrialsOptions{Image: c.String("engine-image"), RunID: plan.NewRunID(),
 		ImageNextStep: compose.TrialImageNextStep(self), Progress: c.App.ErrWriter})
@@ -192,6 +194,14 @@ func swarmTrialRunner(c *cli.Context, out string, history bool) (scenario.Runner
 		}
 		if err != nil {
 			return nil, err
+		}
+		if group != "" {
+			// As a local run of the group records it (plan.Env.Group):
+			// the task's run has no such flag.
+			if r.Config == nil {
+				r.Config = map[string]any{}
+			}
+			r.Config["group"] = group
 		}
 		if _, err := storeResult(c, out, r); err != nil {
 			return nil, err

@@ -190,7 +190,7 @@ func runFailoverMap(c *cli.Context, p failovermap.Plan, format results.Format, e
 		return batch.RunValues
 	}}
 	if engine == engineSwarm {
-		run, leave, err := swarmTrialRunner(c, p.Out, false)
+		run, leave, err := swarmTrialRunner(c, p.Out, "failover-map", false)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbench/lockbench/bench/job"
 	"github.com/lockbench/lockbench/compose/longtest"
+	"github.com/lockbench/lockbench/results"
 )
 
 // oneCellMap is a failover map of one cell: single without a mitigation,
@@ -138,6 +139,16 @@ func TestFailoverMapOnSwarm(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(out, f.RunID+".json")); err != nil {
 			t.Errorf("failover %s: its result on the host: %v", f.RunID, err)
+		}
+	}
+	// Stored as a local failover is: in the map's group.
+	stored, _, err := results.List(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range stored {
+		if r.Config["group"] != "failover-map" {
+			t.Errorf("stored failover %s: group %v, want failover-map", r.ID, r.Config["group"])
 		}
 	}
 	if after := snapshot(t, ctx, cli); fmt.Sprint(after) != fmt.Sprint(before) {

@@ -109,7 +109,7 @@ func renewalCheckCommand() *cli.Command {
 			}
 			if engine == engineSwarm {
 				var leave func() error
-				if run, leave, err = swarmTrialRunner(c, out, true); err != nil {
+				if run, leave, err = swarmTrialRunner(c, out, "", true); err != nil {
 					return err
 				}
 				defer func() { err = errors.Join(err, leave()) }()

@@ -113,7 +113,7 @@ func scenarioSubcommand(s scenario.Scenario) *cli.Command {
 			}
 			if engine == engineSwarm {
 				var leave func() error
-				if run, leave, err = swarmTrialRunner(c, c.String("out"), false); err != nil {
+				if run, leave, err = swarmTrialRunner(c, c.String("out"), "", false); err != nil {
 					return err
 				}
 				defer func() { err = errors.Join(err, leave()) }()
