@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -103,8 +104,38 @@ func (p *localProc) Dir() string { return p.dir }
 func (p *localProc) Kill() error { return p.kill() }
 
 // Pause stops the server with SIGSTOP: it keeps its sockets and answers
-// nothing, to its clients or its peers.
-func (p *localProc) Pause() error { return p.signal(syscall.SIGSTOP) }
+// nothing, to its clients or its peers. It returns once the kernel shows
+// the process stopped (or after a second): kill(2) only queues the signal,
+// and CI saw a ZooKeeper member, signalled, still answer srvr.
+func (p *localProc) Pause() error {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	pid := 0
+	if p.cmd != nil && p.cmd.Process != nil {
+		pid = p.cmd.Process.Pid
+	}
+	p.mu.Unlock()
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if processStopped(pid) {
+			break
+		}
+	}
+	return nil
+}
+
+// processStopped reports whether /proc shows pid stopped by a signal
+// (state T); false where /proc cannot tell.
+func processStopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's closing parenthesis.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
+}
 
 // Resume continues a paused server with SIGCONT.
 func (p *localProc) Resume() error { return p.signal(syscall.SIGCONT) }

@@ -665,6 +665,12 @@ func (p *driverProc) readAnswers() {
 		delete(p.wait, a.ID)
 		p.mu.Unlock()
 		switch {
+		case !ok && p.killed.Load():
+			// Killed on purpose (a crash): crash answered its callers
+			// with ErrDriverCrashed, and what the process wrote before it
+			// died, still in the pipe, is moot. CI saw such a line fail a
+			// shared process's run.
+			return
 		case !ok:
 			p.driver.fail(fmt.Errorf("answered request id %d, which it was not asked (or was answered already)", a.ID))
 			return
