@@ -151,7 +151,10 @@ func TestGeneratorsAreOneRun(t *testing.T) {
 	merged := naive[3]
 	var acquired, contended, overlaps int64
 	for _, r := range naive[:3] {
-		if r.Resource != resURL || r.StartOffsetS < 0 || r.StartOffsetS > 1 {
+		// The offset is each generator's start after the earliest one's:
+		// started together, but a loaded CI host took 1.26 s to start the
+		// third process, so the bound only says "the same run".
+		if r.Resource != resURL || r.StartOffsetS < 0 || r.StartOffsetS > 10 {
 			t.Errorf("%s: resource %q, start offset %vs", r.ID, r.Resource, r.StartOffsetS)
 		}
 		acquired += r.Contention.Acquired
