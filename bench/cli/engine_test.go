@@ -149,15 +149,7 @@ func TestScenarioTrialIndexMergesAsLocal(t *testing.T) {
 		}
 		logs.WriteString(out)
 	}
-	dir := t.TempDir()
-	logFile := filepath.Join(dir, "pods.log")
-	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	store := filepath.Join(dir, "runs")
-	if code, _, errs := lockbench(t, "results", "collect", "--logs", logFile, "--out", store); code != 0 {
-		t.Fatalf("results collect: exit %d, stderr %q", code, errs)
-	}
+	store := collectPodLogs(t, logs.String())
 	before, _ := os.ReadDir(store)
 	code, out, errs := lockbench(t, "scenario", "naive-release", "--trials", "1", "--resume", "--out", store, "-q")
 	if code != 0 {
@@ -239,4 +231,21 @@ func TestFetchTaskHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// collectPodLogs writes pods' logs to a file and stores what results
+// collect finds in them, as a user does after a k8s job; it returns the
+// store.
+func collectPodLogs(t *testing.T, logs string) string {
+	t.Helper()
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "pods.log")
+	if err := os.WriteFile(logFile, []byte(logs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "runs")
+	if code, _, errs := lockbench(t, "results", "collect", "--logs", logFile, "--out", store); code != 0 {
+		t.Fatalf("results collect: exit %d, stderr %q", code, errs)
+	}
+	return store
 }

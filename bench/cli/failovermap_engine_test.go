@@ -72,15 +72,7 @@ func TestFailoverMapTrialIndexMergesAsLocal(t *testing.T) {
 		// As kubectl logs --prefix writes them.
 		logs.WriteString(prefixLines(fmt.Sprintf("[pod/fm-%d/trial] ", k), out))
 	}
-	dir := t.TempDir()
-	logFile := filepath.Join(dir, "pods.log")
-	if err := os.WriteFile(logFile, []byte(logs.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	store := filepath.Join(dir, "runs")
-	if code, _, errs := lockbench(t, "results", "collect", "--logs", logFile, "--out", store); code != 0 {
-		t.Fatalf("results collect: exit %d, stderr %q", code, errs)
-	}
+	store := collectPodLogs(t, logs.String())
 	before, _ := os.ReadDir(store)
 	code, out, errs := lockbench(t, append(append([]string{}, oneCellMap...), "--failovers", "2", "--fresh", "--resume", "--out", store, "--format", "json", "-q")...)
 	if code != 0 {
