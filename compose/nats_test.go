@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lockbench/lockbench/lockimpl"
 )
 
 func TestNatsVersionAtLeast(t *testing.T) {
@@ -78,7 +80,7 @@ func TestNatsClusterLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := createTestBucket(ctx, js, jetstream.KeyValueConfig{Bucket: "lifecycle", Replicas: 3}); err != nil {
+	if _, err := lockimpl.CreateNatsBucket(ctx, js, jetstream.KeyValueConfig{Bucket: "lifecycle", Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
 	const stream = "KV_lifecycle"
@@ -185,24 +187,4 @@ func waitStopped(t *testing.T, pid int) {
 		}
 	}
 	t.Fatalf("process %d not stopped 10 s after SIGSTOP", pid)
-}
-
-// createTestBucket creates a bucket, each try bounded to 5 s and sent
-// again while ctx lasts: a request sent while the meta group settles may
-// never be answered (CI's waited out the test's 5 minutes), as
-// lockimpl's bucket creation knows.
-func createTestBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) error {
-	for {
-		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := js.CreateOrUpdateKeyValue(tctx, cfg)
-		cancel()
-		if err == nil || ctx.Err() != nil {
-			return err
-		}
-		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) &&
-			!strings.Contains(err.Error(), "temporarily unavailable") && !strings.Contains(err.Error(), "no suitable peers for placement") {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

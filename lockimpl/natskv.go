@@ -83,7 +83,7 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 	if _, err := NatsTTLSeconds(opts.MarkerTTL); err != nil {
 		return nil, fmt.Errorf("lock nats-kv: marker %w", err)
 	}
-	kv, err := createBucket(ctx, js, jetstream.KeyValueConfig{
+	kv, err := CreateNatsBucket(ctx, js, jetstream.KeyValueConfig{
 		Bucket: opts.Bucket, Description: "lockbench's lock keys",
 		// Only the latest revision of a key matters to a lock.
 		History: 1, Replicas: opts.Replicas, Storage: jetstream.FileStorage,
@@ -105,10 +105,13 @@ func NewNatsKV(ctx context.Context, js jetstream.JetStream, opts NatsKVOptions) 
 // until ctx ends (CI saw one wait out 30 s on nats:3).
 const bucketTry = 5 * time.Second
 
-// createBucket creates or updates the bucket (idempotent, so safe to
-// repeat), trying again while ctx lasts after a try that timed out or that
-// JetStream refused as not ready yet.
-func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+// CreateNatsBucket creates or updates a JetStream key-value bucket
+// (idempotent, so safe to repeat), trying again while ctx lasts after a
+// try that timed out or that JetStream refused as not ready yet, and for
+// up to 15 s while it cannot place the bucket's replicas. It is the one
+// place that knows how a cluster just started answers: the lock and the
+// topology tests create their buckets through it.
+func CreateNatsBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var placementSince time.Time
 	for {
 		tctx, cancel := context.WithTimeout(ctx, bucketTry)
@@ -141,7 +144,7 @@ func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	}
 }
 
-// placementWait bounds how long createBucket sends again a bucket that
+// placementWait bounds how long CreateNatsBucket sends again a bucket that
 // JetStream could not place on enough peers.
 const placementWait = 15 * time.Second
 

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -81,12 +79,7 @@ func TestScenarioOnSwarm(t *testing.T) {
 // lockbench under a tag of the test's own, removed when the test ends.
 func trialTestImage(t *testing.T, ctx context.Context, cli *client.Client) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lockbench")
-	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("static build: %v: %s", err, out)
-	}
+	bin := staticLockbench(t, ctx)
 	tag := "lockbench/trial:e2e-" + filepath.Base(t.TempDir())
 	info, err := compose.BuildTrialImage(ctx, compose.TrialImageOptions{Tag: strings.ToLower(tag), Binary: bin})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -41,12 +40,7 @@ const swarmJobLinger = "15s"
 // dynamically linked and so copied with their libraries and loader.
 func testImages(t *testing.T, ctx context.Context, cli *client.Client, id string) (lockbenchImage, redisImage, promImage string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lockbench")
-	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("static build: %v: %s", err, out)
-	}
+	bin := staticLockbench(t, ctx)
 	removeLater := func(tag string) {
 		t.Cleanup(func() {
 			if _, err := cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true, PruneChildren: true}); err != nil {

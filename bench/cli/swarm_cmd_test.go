@@ -107,6 +107,20 @@ func snapshot(t *testing.T, ctx context.Context, cli *client.Client) engineState
 	return s
 }
 
+// staticLockbench builds this lockbench statically (CGO off, stripped),
+// as the images' FROM scratch needs it, into the test's temporary
+// directory, and returns its path.
+func staticLockbench(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lockbench")
+	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("static build: %v: %s", err, out)
+	}
+	return bin
+}
+
 // swarmTestImages builds a static lockbench, the lockbench image from it
 // and the Redis image, or skips where no engine answers.
 func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
@@ -122,12 +136,7 @@ func swarmTestImages(t *testing.T, ctx context.Context) (redisImage string) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("needs redis-server on PATH for the Redis image")
 	}
-	bin := filepath.Join(t.TempDir(), "lockbench")
-	build := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-ldflags", "-s -w", "-o", bin, "../../cmd/lockbench")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("static build: %v: %s", err, out)
-	}
+	bin := staticLockbench(t, ctx)
 	dc, err := compose.DockerClient(ctx)
 	if err != nil {
 		t.Fatal(err)
