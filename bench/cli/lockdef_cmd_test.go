@@ -29,6 +29,9 @@ func TestLockDefBadInput(t *testing.T) {
 	}{
 		{[]string{"--lock-def", bad}, "--lock-def: lock definition " + bad + ": acquire.command[1]: unknown template {kee}"},
 		{[]string{"--lock-def", filepath.Join(dir, "none.yaml")}, "none.yaml: no such file"},
+		// Given as --lock def:FILE, the line names --lock.
+		{[]string{"--lock", "def:" + bad}, "--lock: lock definition " + bad + ": acquire.command[1]: unknown template {kee}"},
+		{[]string{"--lock", "def:" + good, "--topology", "redlock:3"}, "--lock: lock definition " + good + " runs on one master"},
 		{[]string{"--lock-def", good, "--lock", "single"}, "give one"},
 		{[]string{"--lock-def", good, "--topology", "redlock:3"}, "lock definition " + good + " runs on one master, not on redlock:3; add quorum: majority"},
 		{[]string{"--lock-def", quorum}, "lock definition " + quorum + " asks for a quorum (quorum: majority), which runs on redlock:N, not on single"},

@@ -495,12 +495,14 @@ func Parse(v Values) (Plan, error) {
 // the lock runs there.
 func (p *parser) lockFor(topo compose.Spec) string {
 	lock := p.v.Get("lock")
+	// A definition's faults are told under the flag that named it.
+	defFlag := "lock"
 	if file := p.v.Get("lock-def"); file != "" {
 		if lock != "" {
 			p.fail("lock-def", "%s given with --lock %s; give one", file, lock)
 			return lock
 		}
-		lock = lockimpl.DefPrefix + file
+		lock, defFlag = lockimpl.DefPrefix+file, "lock-def"
 		p.v.Set("lock", lock)
 	}
 	if lock == "" {
@@ -526,18 +528,18 @@ func (p *parser) lockFor(topo compose.Spec) string {
 		d, err := lockimpl.LoadLockDef(lockimpl.DefFile(lock))
 		switch {
 		case err != nil:
-			p.fail("lock-def", "%v", err)
+			p.fail(defFlag, "%v", err)
 		case d.Driver() != "":
 			// A file naming a driver is that driver lock: every later step
 			// (its options, faults on its processes) sees exec:CMD.
 			lock = d.Driver()
 			p.v.Set("lock", lock)
 			if why := topo.LockMisfit(lock); why != "" {
-				p.fail("lock-def", "%s: %s", d.File, why)
+				p.fail(defFlag, "%s: %s", d.File, why)
 			}
 		default:
 			if why := topo.LockMisfit(lock); why != "" {
-				p.fail("lock-def", "%s", why)
+				p.fail(defFlag, "%s", why)
 			}
 		}
 	case !slices.Contains(lockimpl.Names(), lock):
