@@ -42,28 +42,29 @@ func TestSuccessiveFailovers(t *testing.T) {
 		// a failover of its own. (The last kill, passed here before, let
 		// the second come 3.5 s after the first, mid-reconfiguration: the
 		// likely cause of CI's restored node left a primary of nothing.)
-		if err := topo.RestoreReplica(ctx, kill); err != nil {
-			t.Fatalf("failover %d: restore: %v\n%s", i+1, err, log.String())
-		}
-		t.Logf("failover %d: killed %s, restored and verified %v after the kill", i+1, p.Addr, time.Since(kill).Round(time.Millisecond))
+		err = topo.RestoreReplica(ctx, kill)
 		// On a loaded host the sentinels may fail over again on their own
 		// (a primary slow past their down-after: CI caught one mid-way,
 		// the promoted node a primary of nothing while the sentinels
-		// named the other), which the map answers with a fresh topology.
-		// Here the restore is asked again, until it is clean or 30 s pass.
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			err := topo.VerifyClean(ctx, prefix)
+		// named the other), or not list the restored node within the
+		// restore's 15 s (CI, and here 1 in about 20 runs beside three
+		// busy loops; the error says what each sentinel listed). The map
+		// answers both with a fresh topology; here the restore is asked
+		// again, until the topology is clean or 45 s pass.
+		for deadline := time.Now().Add(45 * time.Second); ; {
+			if err == nil {
+				err = topo.VerifyClean(ctx, prefix)
+			}
 			if err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("failover %d: the restored topology refused: %v", i+1, err)
+				t.Fatalf("failover %d: restored and checked for 45 s, still refused: %v\n%s", i+1, err, log.String())
 			}
-			t.Logf("failover %d: the restored topology refused (%v); restoring again", i+1, err)
-			if err := topo.RestoreReplica(ctx, time.Now()); err != nil {
-				t.Fatalf("failover %d: restore again: %v\n%s", i+1, err, log.String())
-			}
+			t.Logf("failover %d: the restore or the check refused (%v); restoring again", i+1, err)
+			err = topo.RestoreReplica(ctx, time.Now())
 		}
+		t.Logf("failover %d: killed %s, restored and verified %v after the kill", i+1, p.Addr, time.Since(kill).Round(time.Millisecond))
 	}
 	if primaries[0] == primaries[1] {
 		t.Fatalf("the second failover killed %s again: the first did not promote the replica", primaries[0])
