@@ -1,7 +1,6 @@
 package compose
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,23 +117,11 @@ func (p *localProc) Pause() error {
 	}
 	p.mu.Unlock()
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if processStopped(pid) {
+		if st, readable := ProcessState(pid); !readable || st == "T" {
 			break
 		}
 	}
 	return nil
-}
-
-// processStopped reports whether /proc shows pid stopped by a signal
-// (state T); false where /proc cannot tell.
-func processStopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command's closing parenthesis.
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }
 
 // Resume continues a paused server with SIGCONT.

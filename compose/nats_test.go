@@ -3,9 +3,7 @@ package compose
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -177,12 +175,11 @@ func TestNatsSingle(t *testing.T) {
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			t.Fatalf("state of process %d: %v", pid, err)
+		st, readable := ProcessState(pid)
+		if !readable {
+			t.Fatalf("state of process %d: /proc cannot tell", pid)
 		}
-		// The state follows the command name, which is in parentheses.
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'T' {
+		if st == "T" {
 			return
 		}
 	}

@@ -261,38 +261,6 @@ func childrenOf(pid int) []int {
 	return out
 }
 
-// parentOf reads a process's parent id from /proc/PID/stat, or -1.
-func parentOf(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	// pid (comm) state ppid …; comm may hold spaces and parentheses.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return -1
-	}
-	ppid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return -1
-	}
-	return ppid
-}
-
-// alive reports whether pid names a running (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
-}
-
 // exitAll waits until postgres and the backends it had have exited, so its
 // shared memory is free for a new postmaster, or timeout passes.
 func (s *PgServer) exitAll(kids []int, timeout time.Duration) bool {

@@ -35,11 +35,10 @@ func processCPUSeconds(pids ...int) (secs float64, ok bool) {
 // /proc/PID/stat line: "pid (comm) state ppid … utime stime …", where comm
 // may itself hold spaces and parentheses.
 func parseProcStatCPU(stat string) (int64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
+	f, named := statFields(stat)
+	if !named {
 		return 0, fmt.Errorf("/proc stat %q: no command name", shorten(stat))
 	}
-	f := strings.Fields(stat[i+1:])
 	// After the command: state(0) ppid(1) … utime(11) stime(12).
 	if len(f) <= 12 {
 		return 0, fmt.Errorf("/proc stat %q: %d fields after the command, want utime and stime (12 and 13)", shorten(stat), len(f))

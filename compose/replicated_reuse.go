@@ -111,40 +111,53 @@ func (t *Topology) sentinelsReach(ctx context.Context, replica string) error {
 	deadline := time.Now().Add(restoredWithin)
 	for {
 		reached := 0
-		// What each sentinel last said of the replica: the error names it,
-		// as a sentinel that lists it down differs from one that has not
-		// listed it yet.
-		var seen []string
-		for i, c := range t.sentinels {
+		for _, c := range t.sentinels {
 			replicas, err := c.Replicas(ctx, MasterName).Result()
 			if err != nil {
-				seen = append(seen, fmt.Sprintf("sentinel %d: %v", i, err))
 				continue
 			}
-			view := "not listed"
 			for _, r := range replicas {
-				if r["ip"]+":"+r["port"] == replica {
-					view = "flags " + r["flags"]
-					if healthy(r["flags"]) {
-						reached++
-					}
+				if r["ip"]+":"+r["port"] == replica && healthy(r["flags"]) {
+					reached++
 				}
 			}
-			if m, err := c.Master(ctx, MasterName).Result(); err == nil {
-				view += fmt.Sprintf(" under master %s:%s, flags %s, failover state %s", m["ip"], m["port"], m["flags"], m["failover-state"])
-			}
-			seen = append(seen, fmt.Sprintf("sentinel %d: %s", i, view))
 		}
 		if reached == len(t.sentinels) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d sentinels reach replica %s after %v (%s)", reached, len(t.sentinels), replica, restoredWithin, strings.Join(seen, "; "))
+			return fmt.Errorf("%d of %d sentinels reach replica %s after %v (%s)", reached, len(t.sentinels), replica, restoredWithin, t.sentinelViews(ctx, replica))
 		}
 		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
 			return fmt.Errorf("wait for the sentinels to reach replica %s: %w", replica, err)
 		}
 	}
+}
+
+// sentinelViews says what each sentinel lists of replica (its flags, or
+// not listed) and of the master (address, flags, failover state), for an
+// error: a sentinel that lists the replica down differs from one that has
+// not listed it, or one still in a failover.
+func (t *Topology) sentinelViews(ctx context.Context, replica string) string {
+	var views []string
+	for i, c := range t.sentinels {
+		replicas, err := c.Replicas(ctx, MasterName).Result()
+		if err != nil {
+			views = append(views, fmt.Sprintf("sentinel %d: %v", i, err))
+			continue
+		}
+		view := "not listed"
+		for _, r := range replicas {
+			if r["ip"]+":"+r["port"] == replica {
+				view = "flags " + r["flags"]
+			}
+		}
+		if m, err := c.Master(ctx, MasterName).Result(); err == nil {
+			view += fmt.Sprintf(" under master %s:%s, flags %s, failover state %s", m["ip"], m["port"], m["flags"], m["failover-state"])
+		}
+		views = append(views, fmt.Sprintf("sentinel %d: %s", i, view))
+	}
+	return strings.Join(views, "; ")
 }
 
 // livePrimary waits until the sentinels name a data node that is running.

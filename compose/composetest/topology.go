@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,30 +48,20 @@ func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		if os.IsNotExist(err) {
+	st, readable := compose.ProcessState(pid)
+	if !readable {
+		// No /proc entry: gone; one that cannot be read: ask the kernel.
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
 			return false
 		}
 		return syscall.Kill(pid, 0) == nil
 	}
-	return ProcState(stat) != "Z"
+	return st != "Z"
 }
 
 // Stopped reports whether pid is stopped by a signal (SIGSTOP), from its
 // /proc state.
 func Stopped(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	return err == nil && ProcState(stat) == "T"
-}
-
-// ProcState extracts the state letter from a /proc/PID/stat line; the
-// command name before it is in parentheses and may itself hold spaces.
-func ProcState(stat []byte) string {
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+3 > len(s) {
-		return ""
-	}
-	return s[i+2 : i+3]
+	st, _ := compose.ProcessState(pid)
+	return st == "T"
 }
